@@ -1,0 +1,80 @@
+# stencilc: one flat Makefile.
+#   make            build bin/stencilc
+#   make deps       install the Debian packages the project needs (skips what is there)
+#   make check      build and run every test (what CI runs)
+#   make demo       the main job: check the examples (later: compile and solve cavity)
+#   make fuzz-long  run the front-end fuzzer for FUZZ_RUNS executions
+#   make SAN=address,undefined check   the same with sanitizers
+#
+# re2c and bison run at build time; their outputs go to build/ and are never edited.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+SAN     ?=
+WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -Ibuild -Iparser -Icodegen \
+             $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+LDLIBS   = -lm
+
+RE2C    ?= re2c
+BISON   ?= bison
+
+PARSER_SRC  = parser/arena.c parser/util.c parser/diag.c parser/source.c parser/intern.c parser/ast.c
+GEN_SRC     = build/lexer.c build/grammar.c
+SEMA_SRC    = codegen/frontend.c codegen/sema.c codegen/sema_expr.c codegen/sema_regions.c codegen/builtins.c
+FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
+DRIVER_SRC  = codegen/main.c
+HEADERS     = $(wildcard parser/*.h codegen/*.h) build/grammar.h
+
+FRONT_OBJ   = $(patsubst %.c,build/obj/%.o,$(notdir $(FRONT_SRC)))
+DRIVER_OBJ  = $(patsubst %.c,build/obj/%.o,$(notdir $(DRIVER_SRC)))
+
+vpath %.c parser codegen build
+
+.PHONY: all deps check demo fuzz fuzz-long clean
+
+all: bin/stencilc
+
+bin/stencilc: $(FRONT_OBJ) $(DRIVER_OBJ)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/obj/%.o: %.c $(HEADERS)
+	@mkdir -p build/obj
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+build/lexer.c: parser/lexer.re build/grammar.h
+	@mkdir -p build
+	$(RE2C) -W --no-generation-date --no-version -o $@ $<
+
+build/grammar.c build/grammar.h: parser/grammar.y
+	@mkdir -p build
+	$(BISON) -Wall -Werror --header=build/grammar.h -o build/grammar.c $<
+
+deps:
+	scripts/install-deps.sh
+
+check: deps
+	$(MAKE) all
+	tests/run.sh
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+# The fuzzer needs clang's libFuzzer (Debian: clang, libclang-rt-14-dev).
+FUZZ_CC   ?= clang
+FUZZ_RUNS ?= 1000000
+build/fuzz-frontend: tests/fuzz/fuzz_frontend.c $(FRONT_SRC) $(HEADERS)
+	$(FUZZ_CC) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Ibuild -Iparser -Icodegen \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -o $@ tests/fuzz/fuzz_frontend.c $(FRONT_SRC) -lm
+
+fuzz: build/fuzz-frontend
+	tests/fuzz/run.sh build/fuzz-frontend 20000
+
+fuzz-long: build/fuzz-frontend
+	tests/fuzz/run.sh build/fuzz-frontend $(FUZZ_RUNS)
+
+clean:
+	rm -rf build bin

@@ -1,0 +1,78 @@
+/*
+** builtins.c: the tables behind builtins.h. Lookups compare strings: they
+** run once per name use in sema, on short tables.
+*/
+#include <string.h>
+
+#include "builtins.h"
+
+/* Must stay in step with enum BuiltinValue. */
+const BuiltinValueInfo builtin_values[BV_COUNT] = {
+  [BV_I]   = {"i", 0, true, false, "grid index in x, 0 .. nx-1"},
+  [BV_J]   = {"j", 1, true, false, "grid index in y, 0 .. ny-1"},
+  [BV_K]   = {"k", 2, true, false, "grid index in z, 0 .. nz-1"},
+  [BV_X]   = {"x", 0, true, true, "x coordinate of the point"},
+  [BV_Y]   = {"y", 1, true, true, "y coordinate of the point"},
+  [BV_Z]   = {"z", 2, true, true, "z coordinate of the point"},
+  [BV_HX]  = {"hx", 0, false, true, "grid spacing in x"},
+  [BV_HY]  = {"hy", 1, false, true, "grid spacing in y"},
+  [BV_HZ]  = {"hz", 2, false, true, "grid spacing in z"},
+  [BV_NX]  = {"nx", 0, false, true, "number of points in x"},
+  [BV_NY]  = {"ny", 1, false, true, "number of points in y"},
+  [BV_NZ]  = {"nz", 2, false, true, "number of points in z"},
+  [BV_PI]  = {"pi", -1, false, false, "3.14159..."},
+  [BV_INF] = {"inf", -1, false, false, "infinity, for open parameter ranges"},
+};
+
+/* Must stay in step with enum BuiltinFunc. */
+const BuiltinFuncInfo builtin_funcs[BF_COUNT] = {
+  [BF_ABS] = {"abs", 1, "absolute value"},
+  [BF_MIN] = {"min", 2, "smaller of two values"},
+  [BF_MAX] = {"max", 2, "larger of two values"},
+  [BF_EXP] = {"exp", 1, "e to the power"},
+  [BF_LOG] = {"log", 1, "natural logarithm"},
+  [BF_POW] = {"pow", 2, "pow(a, b) = a^b"},
+  [BF_SQRT] = {"sqrt", 1, "square root"},
+  [BF_SIN] = {"sin", 1, "sine"},
+  [BF_COS] = {"cos", 1, "cosine"},
+  [BF_TAN] = {"tan", 1, "tangent"},
+  [BF_ASIN] = {"asin", 1, "arc sine"},
+  [BF_ACOS] = {"acos", 1, "arc cosine"},
+  [BF_ATAN] = {"atan", 1, "arc tangent"},
+  [BF_ATAN2] = {"atan2", 2, "atan2(y, x), angle of the point (x, y)"},
+  [BF_SINH] = {"sinh", 1, "hyperbolic sine"},
+  [BF_COSH] = {"cosh", 1, "hyperbolic cosine"},
+  [BF_TANH] = {"tanh", 1, "hyperbolic tangent"},
+};
+
+/* Must stay in step with enum Face. */
+const char *const face_names[FACE_COUNT] = {"left", "right", "bottom", "top", "front", "back"};
+
+/* Must stay in step with enum RegionWord. */
+const char *const region_words[RW_COUNT] = {"interior", "boundary", "all"};
+
+const char *const axis_names[3] = {"x", "y", "z"};
+
+int builtin_value_lookup(const char *name) {
+  for (int i = 0; i < BV_COUNT; i++)
+    if (strcmp(builtin_values[i].name, name) == 0) return i;
+  return -1;
+}
+
+int builtin_func_lookup(const char *name) {
+  for (int i = 0; i < BF_COUNT; i++)
+    if (strcmp(builtin_funcs[i].name, name) == 0) return i;
+  return -1;
+}
+
+int face_lookup(const char *name) {
+  for (int i = 0; i < FACE_COUNT; i++)
+    if (strcmp(face_names[i], name) == 0) return i;
+  return -1;
+}
+
+int region_word_lookup(const char *name) {
+  for (int i = 0; i < RW_COUNT; i++)
+    if (strcmp(region_words[i], name) == 0) return i;
+  return -1;
+}

@@ -1,0 +1,540 @@
+/*
+** sema.c: the semantic pass. Declarations are checked in source order
+** (a name must be declared before it is used, which also rules out cycles);
+** the grid, the stencil, the fields and the precedence are collected first
+** wherever they stand, since every expression needs them. Expressions are
+** checked by sema_expr.c, regions and precedence by sema_regions.c.
+*/
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema_int.h"
+#include "util.h"
+
+/* ----------------------------------------------------------- scopes */
+
+void scope_init(Scope *sc, Scope *parent) {
+  sc->parent = parent;
+  sc->cap = 16;
+  sc->count = 0;
+  sc->slots = calloc((size_t)sc->cap, sizeof *sc->slots);
+  if (!sc->slots) ice("out of memory (scope)");
+}
+
+void scope_free(Scope *sc) {
+  free(sc->slots);
+  sc->slots = NULL;
+}
+
+static size_t slot_of(const char *name, int cap) { return ((uintptr_t)name >> 4) * 2654435761u & (size_t)(cap - 1); }
+
+static const Node *find_here(const Scope *sc, const char *name) {
+  for (size_t i = slot_of(name, sc->cap);; i = (i + 1) & (size_t)(sc->cap - 1)) {
+    if (!sc->slots[i].name) return NULL;
+    if (sc->slots[i].name == name) return sc->slots[i].decl;
+  }
+}
+
+const Node *scope_find(const Scope *sc, const char *name) {
+  for (; sc; sc = sc->parent) {
+    const Node *d = find_here(sc, name);
+    if (d) return d;
+  }
+  return NULL;
+}
+
+void scope_put(Scope *sc, const char *name, const Node *decl) {
+  if (2 * (sc->count + 1) > sc->cap) {
+    ScopeSlot *old = sc->slots;
+    int oldcap = sc->cap;
+    sc->cap *= 2;
+    sc->slots = calloc((size_t)sc->cap, sizeof *sc->slots);
+    if (!sc->slots) ice("out of memory (scope)");
+    sc->count = 0;
+    for (int i = 0; i < oldcap; i++)
+      if (old[i].name) scope_put(sc, old[i].name, old[i].decl);
+    free(old);
+  }
+  size_t i = slot_of(name, sc->cap);
+  while (sc->slots[i].name && sc->slots[i].name != name) i = (i + 1) & (size_t)(sc->cap - 1);
+  if (!sc->slots[i].name) sc->count++;
+  sc->slots[i].name = name;
+  sc->slots[i].decl = decl;
+}
+
+/* ------------------------------------------------------ suggestions */
+
+static int distance(const char *a, const char *b) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 32 || lb > 32) return 99;
+  int row[33];
+  for (int j = 0; j <= lb; j++) row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      int up = row[j];
+      int best = diag + (a[i - 1] != b[j - 1]);
+      if (row[j] + 1 < best) best = row[j] + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+typedef struct Best {
+  const char *name;
+  int         dist;
+} Best;
+
+static void consider(Best *b, const char *want, const char *name) {
+  int d = distance(want, name);
+  int limit = strlen(want) <= 3 ? 1 : 2;
+  if (d <= limit && d < b->dist) {
+    b->name = name;
+    b->dist = d;
+  }
+}
+
+static void consider_scope(Best *b, const char *want, const Scope *sc) {
+  for (; sc; sc = sc->parent)
+    for (int i = 0; i < sc->cap; i++)
+      if (sc->slots[i].name) consider(b, want, sc->slots[i].name);
+}
+
+void sema_suggest(Sema *s, const char *name, bool functions) {
+  Best b = {NULL, 99};
+  if (functions) {
+    consider_scope(&b, name, &s->funcs);
+    for (int i = 0; i < BF_COUNT; i++) consider(&b, name, builtin_funcs[i].name);
+  } else {
+    consider_scope(&b, name, s->scope);
+    for (int i = 0; i < BV_COUNT; i++)
+      if (builtin_values[i].axis < s->m->dim || !s->have_grid) consider(&b, name, builtin_values[i].name);
+  }
+  if (b.name) diag_hint(s->d, "did you mean '%s'?", b.name);
+}
+
+/* ------------------------------------------------------- declarations */
+
+static void previous(Sema *s, const Node *decl) {
+  diag_note(s->d, decl->loc, "'%s' was first declared here",
+            decl->kind == N_FIELD ? decl->field.name : decl->kind == N_PARAM ? decl->param.name
+            : decl->kind == N_LET ? decl->let.name : decl->kind == N_DEF ? decl->def.name : decl->name.name);
+}
+
+/* Adds a value name to the innermost scope, refusing built-ins and duplicates. */
+static void declare(Sema *s, const char *name, const Node *decl) {
+  int bv = builtin_value_lookup(name);
+  /* k and z belong to 3D grids only: a 2D program may use them as names. */
+  if (bv >= 0 && s->have_grid && builtin_values[bv].axis >= s->m->dim) bv = -1;
+  if (bv >= 0) {
+    diag_error(s->d, decl->loc, "'%s' is a built-in name (the %s); choose another name", name, builtin_values[bv].doc);
+    return;
+  }
+  const Node *old = scope_find(s->scope, name);
+  if (old) {
+    diag_error(s->d, decl->loc, "'%s' is already declared, as %s", name, sema_kind_name(old));
+    previous(s, old);
+    return;
+  }
+  scope_put(s->scope, name, decl);
+}
+
+/* Checks a top-level expression, refusing depths the recursive passes should not meet. */
+static ExprInfo expr(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
+  ExprInfo none = {0};
+  if (e->depth > MAX_EXPR_DEPTH) {
+    diag_error(s->d, e->loc, "expression nested too deeply (%d levels; the limit is %d)", e->depth, MAX_EXPR_DEPTH);
+    diag_hint(s->d, "split it into named parts with 'let'");
+    return none;
+  }
+  return sema_expr(s, e, cx, reads);
+}
+
+static bool fold_bound(Sema *s, Node *e, double *v) {
+  int before = s->d->nerr;
+  expr(s, e, CX_BOUND, NULL);
+  if (s->d->nerr != before) return false;
+  if (!sema_fold(e, v)) {
+    diag_error(s->d, e->loc, "this must be a number");
+    return false;
+  }
+  return true;
+}
+
+static void grid(Sema *s, Node *g) {
+  Model *m = s->m;
+  int n = 0, before = s->d->nerr;
+  for (Node *ax = g->grid.axes; ax; ax = ax->next, n++) {
+    if (n == MAX_DIM) {
+      diag_error(s->d, ax->loc, "a grid has at most 3 directions (x, y, z)");
+      break;
+    }
+    if (strcmp(ax->axis.name, axis_names[n]) != 0) {
+      diag_error(s->d, ax->loc, "direction %d of the grid must be named '%s', not '%s'", n + 1, axis_names[n],
+                 ax->axis.name);
+      diag_hint(s->d, "directions are declared in the order x, y, z");
+    }
+    if (ax->axis.points < 3) {
+      diag_error(s->d, ax->axis.points_loc, "%s needs at least 3 points, not %lld", axis_names[n], ax->axis.points);
+      diag_hint(s->d, "a direction has two boundary points and at least one point inside");
+    }
+    Axis *a = &m->axes[n];
+    a->decl = ax;
+    a->name = ax->axis.name;
+    a->points = ax->axis.points;
+    a->periodic = ax->axis.periodic;
+    bool ok = fold_bound(s, ax->axis.lo, &a->lo);
+    ok = fold_bound(s, ax->axis.hi, &a->hi) && ok;
+    if (ok && !(a->lo < a->hi && isfinite(a->lo) && isfinite(a->hi))) {
+      diag_error(s->d, ax->axis.lo->loc, "the extent [%g, %g] of %s is empty or infinite", a->lo, a->hi,
+                 axis_names[n]);
+      diag_hint(s->d, "write the smaller bound first: [0, 1]");
+    }
+  }
+  m->dim = n > MAX_DIM ? MAX_DIM : n;
+  s->have_grid = s->d->nerr == before && n >= 1 && n <= MAX_DIM;
+}
+
+static void fields(Sema *s, Node *decl) {
+  Model *m = s->m;
+  int n = ast_count(decl->list.items);
+  if (n > MAX_FIELDS) {
+    diag_error(s->d, decl->loc, "%d fields declared; stencilc supports at most %d", n, MAX_FIELDS);
+    n = MAX_FIELDS;
+  }
+  m->fields = arena_alloc(s->a, sizeof *m->fields * (size_t)(n ? n : 1));
+  int i = 0;
+  for (Node *f = decl->list.items; f && i < n; f = f->next) {
+    int before = s->d->nerr;
+    declare(s, f->field.name, f);
+    if (s->d->nerr != before) continue;
+    f->index = i;
+    m->fields[i].decl = f;
+    m->fields[i].name = f->field.name;
+    m->fields[i].desc = f->field.desc;
+    i++;
+  }
+  m->nfields = i;
+}
+
+static void stencil(Sema *s, Node *decl) {
+  Model *m = s->m;
+  m->shape = decl->stencil.shape;
+  m->width = (int)decl->stencil.width;
+  if (decl->stencil.width < 1 || decl->stencil.width > MAX_WIDTH) {
+    diag_error(s->d, decl->stencil.width_loc, "stencil width must be between 1 and %d, not %lld", MAX_WIDTH,
+               decl->stencil.width);
+    m->width = 1;
+  }
+}
+
+static void precedence(Sema *s, Node *decl) {
+  Model *m = s->m;
+  int rank = 0;
+  for (Node *g = decl->list.items; g; g = g->next, rank++) {
+    for (Node *f = g->list.items; f; f = f->next) {
+      int face = face_lookup(f->name.name);
+      if (face < 0) {
+        diag_error(s->d, f->loc, "'%s' is not a face; precedence orders faces: left, right, bottom, top, front, back",
+                   f->name.name);
+        continue;
+      }
+      if (s->have_grid && face / 2 >= m->dim) {
+        diag_error(s->d, f->loc, "there is no '%s' face in a %dD grid", f->name.name, m->dim);
+        continue;
+      }
+      if (m->face_rank[face] != FACE_COUNT) {
+        diag_error(s->d, f->loc, "face '%s' appears twice in the precedence", f->name.name);
+        continue;
+      }
+      m->face_rank[face] = rank;
+    }
+  }
+}
+
+/* The one declaration of a kind the program must have exactly once. */
+static bool once(Sema *s, const Node **slot, const Node *decl, const char *what) {
+  if (*slot) {
+    int line, col;
+    diag_line_col(s->d->src, (*slot)->loc.off, &line, &col);
+    diag_error(s->d, decl->loc, "a second %s declaration; the first is at line %d", what, line);
+    return false;
+  }
+  *slot = decl;
+  return true;
+}
+
+static void param(Sema *s, Node *p) {
+  Model *m = s->m;
+  expr(s, p->param.value, CX_PARAM, NULL);
+  double lo = -INFINITY, hi = INFINITY, v;
+  bool have_range = p->param.lo != NULL, range_ok = have_range;
+  if (have_range) {
+    range_ok = fold_bound(s, p->param.lo, &lo);
+    range_ok = fold_bound(s, p->param.hi, &hi) && range_ok;
+    if (range_ok && !(lo <= hi)) {
+      diag_error(s->d, p->param.lo->loc, "the range [%g, %g] of '%s' is empty", lo, hi, p->param.name);
+      diag_hint(s->d, "write the smaller bound first");
+      range_ok = false;
+    }
+  }
+  if (range_ok && sema_fold(p->param.value, &v) && !(v >= lo && v <= hi)) {
+    diag_error(s->d, p->param.value->loc, "the default %g of '%s' is outside its range [%g, %g]", v, p->param.name,
+               lo, hi);
+  }
+  p->index = m->nparams;
+  m->params[m->nparams++] = p;
+  declare(s, p->param.name, p);
+}
+
+static void let(Sema *s, Node *l, Ctx cx) {
+  Model *m = s->m;
+  l->index = m->nlets;
+  m->lets[m->nlets++] = l;
+  LetInfo *li = &s->lets[l->index];
+  ExprInfo info = expr(s, l->let.value, cx, &li->reads);
+  li->fields = info.fields;
+  li->pointwise = info.pointwise;
+  declare(s, l->let.name, l);
+}
+
+static void def(Sema *s, Node *d) {
+  Model *m = s->m;
+  Scope args;
+  scope_init(&args, &s->global);
+  for (Node *a = d->def.params; a; a = a->next) {
+    if (find_here(&args, a->name.name))
+      diag_error(s->d, a->loc, "argument '%s' appears twice", a->name.name);
+    scope_put(&args, a->name.name, a);
+  }
+  Scope *outer = s->scope;
+  s->scope = &args;
+  expr(s, d->def.body, CX_DEF, NULL);
+  s->scope = outer;
+  scope_free(&args);
+
+  d->index = m->ndefs;
+  m->defs[m->ndefs++] = d;
+  const Node *old = find_here(&s->funcs, d->def.name);
+  if (builtin_func_lookup(d->def.name) >= 0)
+    diag_error(s->d, d->loc, "'%s' is a built-in function; choose another name", d->def.name);
+  else if (old) {
+    diag_error(s->d, d->loc, "function '%s' is already defined", d->def.name);
+    previous(s, old);
+  } else
+    scope_put(&s->funcs, d->def.name, d);
+}
+
+static const char *what_name(BlockWhat w) {
+  return w == BLOCK_RESIDUAL ? "residual" : w == BLOCK_JACOBIAN ? "jacobian" : "initial";
+}
+
+static void entry_column(Sema *s, Node *col) {
+  const char *name = col->kind == N_NAME ? col->name.name : col->offset.name;
+  const Node *decl = scope_find(&s->global, name);
+  if (!decl || decl->kind != N_FIELD) {
+    Loc at = col->kind == N_NAME ? col->loc : col->offset.name_loc;
+    if (!decl) {
+      diag_error(s->d, at, "'%s' is not a field", name);
+      sema_suggest(s, name, false);
+    } else
+      diag_error(s->d, at, "'%s' is %s; a Jacobian entry is for a field at an offset", name, sema_kind_name(decl));
+    return;
+  }
+  col->decl = decl;
+  if (col->kind == N_OFFSET) sema_check_offset(s, col);
+}
+
+static void block(Sema *s, Node *b, const Node **seen) {
+  Model *m = s->m;
+  const Node *decl = scope_find(&s->global, b->block.field);
+  Field *f = NULL;
+  if (!decl || decl->kind != N_FIELD) {
+    if (decl)
+      diag_error(s->d, b->block.field_loc, "'%s' is %s; a %s block is for a field", b->block.field,
+                 sema_kind_name(decl), what_name(b->block.what));
+    else {
+      diag_error(s->d, b->block.field_loc, "'%s' is not a field", b->block.field);
+      sema_suggest(s, b->block.field, false);
+    }
+  } else {
+    f = &m->fields[decl->index];
+    const Node **slot = b->block.what == BLOCK_RESIDUAL ? &f->residual
+                      : b->block.what == BLOCK_JACOBIAN ? &f->jacobian : &f->initial;
+    if (*slot) {
+      diag_error(s->d, b->block.field_loc, "field '%s' already has a %s block", f->name, what_name(b->block.what));
+      diag_note(s->d, (*slot)->loc, "the first one is here");
+      diag_hint(s->d, "put all the rules for '%s' in one block", f->name);
+      f = NULL;
+    } else
+      *slot = b;
+  }
+  (void)seen;
+
+  Ctx cx = b->block.what == BLOCK_INITIAL ? CX_INITIAL : CX_POINT;
+  Scope local;
+  scope_init(&local, &s->global);
+  s->scope = &local;
+  for (Node *it = b->block.items; it; it = it->next) {
+    if (it->kind == N_LET) {
+      let(s, it, cx);
+      continue;
+    }
+    ReadSet *rs = &s->rule_reads[it->index];
+    if (b->block.what == BLOCK_JACOBIAN) {
+      for (Node *e = it->rule.body; e; e = e->next) {
+        entry_column(s, e->entry.column);
+        expr(s, e->entry.value, cx, rs);
+      }
+    } else
+      expr(s, it->rule.body, cx, rs);
+  }
+  s->scope = &s->global;
+  scope_free(&local);
+}
+
+/* Numbers every rule and counts lets, params and defs, to size the tables. */
+static void count(Sema *s, const Node *program, int *nparams, int *nlets, int *ndefs) {
+  *nparams = *nlets = *ndefs = 0;
+  for (Node *d = program->list.items; d; d = d->next) {
+    if (d->kind == N_PARAM) ++*nparams;
+    if (d->kind == N_LET) ++*nlets;
+    if (d->kind == N_DEF) ++*ndefs;
+    if (d->kind != N_BLOCK) continue;
+    for (Node *it = d->block.items; it; it = it->next) {
+      if (it->kind == N_LET) ++*nlets;
+      if (it->kind == N_RULE) it->index = s->nrules++;
+    }
+  }
+}
+
+static void warn_unused(Sema *s) {
+  Model *m = s->m;
+  for (int i = 0; i < m->nparams; i++)
+    if (!s->param_used[i])
+      diag_warning(s->d, m->params[i]->loc, "parameter '%s' is never used", m->params[i]->param.name);
+  for (int i = 0; i < m->nlets; i++)
+    if (!s->lets[i].used) diag_warning(s->d, m->lets[i]->loc, "let '%s' is never used", m->lets[i]->let.name);
+  for (int i = 0; i < m->ndefs; i++)
+    if (!s->def_used[i]) diag_warning(s->d, m->defs[i]->loc, "function '%s' is never used", m->defs[i]->def.name);
+}
+
+/* Warns when the equations read less than the declared stencil: the matrix
+   would carry block diagonals that are always zero. */
+static void stencil_use(Sema *s, const Node *decl) {
+  Model *m = s->m;
+  m->used_width = 0;
+  m->used_box = false;
+  for (int r = 0; r < s->nrules; r++) {
+    for (int i = 0; i < s->rule_reads[r].n; i++) {
+      const Read *rd = &s->rule_reads[r].v[i];
+      int nonzero = 0;
+      for (int d = 0; d < m->dim; d++) {
+        int c = rd->off[d] < 0 ? -rd->off[d] : rd->off[d];
+        if (c > m->used_width) m->used_width = c;
+        nonzero += c != 0;
+      }
+      if (nonzero > 1) m->used_box = true;
+    }
+  }
+  int w = m->used_width ? m->used_width : 1;
+  bool smaller_shape = m->shape == SHAPE_BOX && !m->used_box;
+  if (smaller_shape || w < m->width) {
+    const char *shape = m->used_box ? "box" : "star";
+    int pts = 1, declared = 1;
+    if (m->used_box) for (int d = 0; d < m->dim; d++) pts *= 2 * w + 1;
+    else pts = 2 * m->dim * w + 1;
+    if (m->shape == SHAPE_BOX) for (int d = 0; d < m->dim; d++) declared *= 2 * m->width + 1;
+    else declared = 2 * m->dim * m->width + 1;
+    diag_warning(s->d, decl->loc, "the equations read only a %s stencil of width %d (%d points), less than the "
+                 "declared one (%d points)", shape, w, pts, declared);
+    diag_hint(s->d, "'stencil %s width %d;' gives a matrix with %d block diagonals instead of %d", shape, w, pts,
+              declared);
+  }
+}
+
+void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names) {
+  memset(m, 0, sizeof *m);
+  m->program = program;
+  for (int f = 0; f < FACE_COUNT; f++) m->face_rank[f] = FACE_COUNT;
+  Sema s = {0};
+  s.m = m;
+  s.d = d;
+  s.a = a;
+  s.names = names;
+  scope_init(&s.global, NULL);
+  scope_init(&s.funcs, NULL);
+  scope_init(&s.later, NULL);
+  s.scope = &s.global;
+
+  int nparams, nlets, ndefs;
+  count(&s, program, &nparams, &nlets, &ndefs);
+  m->params = arena_alloc(a, sizeof *m->params * (size_t)(nparams + 1));
+  m->lets = arena_alloc(a, sizeof *m->lets * (size_t)(nlets + 1));
+  m->defs = arena_alloc(a, sizeof *m->defs * (size_t)(ndefs + 1));
+  s.param_used = arena_alloc(a, sizeof *s.param_used * (size_t)(nparams + 1));
+  s.lets = arena_alloc(a, sizeof *s.lets * (size_t)(nlets + 1));
+  s.def_used = arena_alloc(a, sizeof *s.def_used * (size_t)(ndefs + 1));
+  s.rule_reads = arena_alloc(a, sizeof *s.rule_reads * (size_t)(s.nrules + 1));
+
+  /* The structure every expression depends on, wherever it is declared. */
+  const Node *g = NULL, *st = NULL, *fl = NULL, *pr = NULL;
+  for (Node *x = program->list.items; x; x = x->next) {
+    if (x->kind == N_GRID && once(&s, &g, x, "grid")) grid(&s, x);
+    if (x->kind == N_STENCIL && once(&s, &st, x, "stencil")) stencil(&s, x);
+  }
+  if (!g) {
+    diag_file_error(d, "the program declares no grid");
+    diag_hint(d, "add one, e.g. grid { x: 65 points in [0, 1]; y: 65 points in [0, 1]; }");
+    s.have_grid = false;
+  }
+  if (!st) {
+    diag_file_error(d, "the program declares no stencil");
+    diag_hint(d, "add one, e.g. stencil star width 1;");
+    s.have_grid = false;
+  }
+  for (Node *x = program->list.items; x; x = x->next) {
+    if (x->kind == N_FIELDS && once(&s, &fl, x, "fields")) fields(&s, x);
+    if (x->kind == N_PRECEDENCE && once(&s, &pr, x, "precedence")) precedence(&s, x);
+  }
+  if (!fl) {
+    diag_file_error(d, "the program declares no fields");
+    diag_hint(d, "add one, e.g. fields u;");
+  }
+  for (Node *x = program->list.items; x; x = x->next) {
+    const char *name = x->kind == N_PARAM ? x->param.name : x->kind == N_LET ? x->let.name
+                     : x->kind == N_DEF ? x->def.name : NULL;
+    if (name && !find_here(&s.later, name)) scope_put(&s.later, name, x);
+  }
+
+  /* Everything else in source order. */
+  for (Node *x = program->list.items; x; x = x->next) {
+    switch (x->kind) {
+    case N_PARAM: param(&s, x); break;
+    case N_LET:   let(&s, x, CX_POINT); break;
+    case N_DEF:   def(&s, x); break;
+    case N_BLOCK: block(&s, x, NULL); break;
+    default: break;
+    }
+  }
+  for (int i = 0; i < m->nfields; i++) {
+    if (!m->fields[i].residual) {
+      diag_error(d, m->fields[i].decl->loc, "field '%s' has no residual", m->fields[i].name);
+      diag_hint(d, "add 'residual %s { interior: ...; boundary: ...; }': one equation per field", m->fields[i].name);
+    }
+  }
+  if (s.have_grid) sema_regions(&s);
+  if (d->nerr == 0) {
+    stencil_use(&s, st);
+    warn_unused(&s);
+  }
+  scope_free(&s.global);
+  scope_free(&s.funcs);
+  scope_free(&s.later);
+}

@@ -1,0 +1,75 @@
+/*
+** sema.h: the semantic pass and the model it leaves for the passes after
+** it. sema_check walks the AST once for names and expressions, then works
+** out, for every kind of grid point, which rule of each block applies
+** there; it reports every error it finds, not just the first.
+**
+** Kinds of grid point ("classes"): in each direction a point lies on the
+** low face, strictly inside, or on the high face (periodic directions have
+** only "inside"). A class is one such choice per direction, numbered
+** class = sum over d of pos[d] * 3^d with pos 0 = low, 1 = inside, 2 = high.
+** The interior is the class with every pos = 1.
+*/
+#ifndef STN_SEMA_H
+#define STN_SEMA_H
+
+#include <stdbool.h>
+
+#include "arena.h"
+#include "ast.h"
+#include "builtins.h"
+#include "diag.h"
+#include "intern.h"
+
+enum { MAX_DIM = 3, MAX_CLASSES = 27, MAX_FIELDS = 128, MAX_WIDTH = 4, MAX_EXPR_DEPTH = 256 };
+
+typedef struct Axis {
+  const Node *decl;
+  const char *name;
+  long long   points;  /* default size; -da_grid_x overrides it at run time */
+  double      lo, hi;  /* domain extent */
+  bool        periodic;
+} Axis;
+
+typedef struct Field {
+  const Node *decl;
+  const char *name;
+  const char *desc;
+  const Node *residual, *jacobian, *initial;  /* blocks, NULL when absent */
+  /* The rule (N_RULE) that applies at each class, NULL where none does. */
+  const Node *residual_rule[MAX_CLASSES];
+  const Node *jacobian_rule[MAX_CLASSES];
+  const Node *initial_rule[MAX_CLASSES];
+} Field;
+
+typedef struct Model {
+  const Node  *program;
+  int          dim;
+  Axis         axes[MAX_DIM];
+  Shape        shape;       /* the stencil as declared */
+  int          width;
+  int          used_width;  /* the stencil the equations read */
+  bool         used_box;    /* some read has two or more nonzero components */
+  Field       *fields;
+  int          nfields;
+  const Node **params;      /* N_PARAM in source order */
+  int          nparams;
+  const Node **lets;        /* every N_LET, global and in blocks, in source order */
+  int          nlets;
+  const Node **defs;        /* N_DEF in source order */
+  int          ndefs;
+  int          face_rank[FACE_COUNT];  /* precedence; 0 is highest, FACE_COUNT when unranked */
+  int          nclasses;               /* 3^dim */
+} Model;
+
+/* Checks program; fills m when it is valid. Errors and warnings go to d. */
+void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names);
+
+/* The position (0 low, 1 inside, 2 high) of class c in direction axis. */
+int  sema_class_pos(int c, int axis);
+/* "interior", "left", "left & bottom", ...: where the points of class c are. */
+void sema_class_name(const Model *m, int c, char *buf, int size);
+/* Whether class c exists on this grid (periodic directions have no faces). */
+bool sema_class_exists(const Model *m, int c);
+
+#endif

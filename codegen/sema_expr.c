@@ -1,0 +1,341 @@
+/*
+** sema_expr.c: checks one expression. Resolves every name (field,
+** parameter, let, function argument, built-in), checks calls and their
+** arity, checks neighbour offsets against the grid and the declared
+** stencil, enforces what the expression's place allows (no fields in an
+** initial guess, numbers only in a range, ...), and collects the field
+** reads it makes. Errors are reported and checking goes on.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sema_int.h"
+#include "util.h"
+
+#define STN_PI 3.14159265358979323846
+
+void reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at) {
+  for (int i = 0; i < rs->n; i++) {
+    Read *r = &rs->v[i];
+    if (r->field == field && memcmp(r->off, off, sizeof r->off) == 0) return;
+  }
+  if (rs->n == rs->cap) {
+    int cap = rs->cap ? 2 * rs->cap : 8;
+    Read *v = arena_alloc(s->a, sizeof *v * (size_t)cap);
+    if (rs->n) memcpy(v, rs->v, sizeof *v * (size_t)rs->n);
+    rs->v = v;
+    rs->cap = cap;
+  }
+  Read *r = &rs->v[rs->n++];
+  r->field = field;
+  memcpy(r->off, off, sizeof r->off);
+  r->at = at;
+}
+
+void reads_merge(Sema *s, ReadSet *into, const ReadSet *from) {
+  for (int i = 0; i < from->n; i++) reads_add(s, into, from->v[i].field, from->v[i].off, from->v[i].at);
+}
+
+const char *sema_kind_name(const Node *decl) {
+  switch (decl->kind) {
+  case N_FIELD: return "a field";
+  case N_PARAM: return "a parameter";
+  case N_LET:   return "a let";
+  case N_DEF:   return "a function";
+  case N_NAME:  return "a function argument";
+  default:      return "a name";
+  }
+}
+
+static const char *ctx_place(Ctx cx) {
+  switch (cx) {
+  case CX_BOUND:   return "grid extents and parameter ranges must be numbers";
+  case CX_PARAM:   return "a parameter default is one number for the whole grid";
+  case CX_DEF:     return "a function body can use its arguments, parameters, grid sizes and spacings";
+  case CX_INITIAL: return "the initial guess cannot read fields: it is what they start from";
+  case CX_POINT:   return "";
+  }
+  return "";
+}
+
+bool sema_fold(const Node *e, double *value) {
+  double a, b;
+  switch (e->kind) {
+  case N_NUM:
+    *value = e->num.value;
+    return true;
+  case N_NAME:
+    if (e->builtin == BV_PI) { *value = STN_PI; return true; }
+    if (e->builtin == BV_INF) { *value = INFINITY; return true; }
+    return false;
+  case N_UNARY:
+    if (!sema_fold(e->op.a, &a)) return false;
+    *value = e->op.op == OP_NEG ? -a : e->op.op == OP_NOT ? (a == 0) : a;
+    return true;
+  case N_BINARY:
+    if (!sema_fold(e->op.a, &a) || !sema_fold(e->op.b, &b)) return false;
+    switch (e->op.op) {
+    case OP_ADD: *value = a + b; break;
+    case OP_SUB: *value = a - b; break;
+    case OP_MUL: *value = a * b; break;
+    case OP_DIV: *value = a / b; break;
+    case OP_POW: *value = pow(a, b); break;
+    case OP_EQ:  *value = a == b; break;
+    case OP_NE:  *value = a != b; break;
+    case OP_LT:  *value = a < b; break;
+    case OP_LE:  *value = a <= b; break;
+    case OP_GT:  *value = a > b; break;
+    case OP_GE:  *value = a >= b; break;
+    case OP_AND: *value = a != 0 && b != 0; break;
+    case OP_OR:  *value = a != 0 || b != 0; break;
+    default: return false;
+    }
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The offset as the user would write it, for messages: u[-1,0]. */
+static void offset_text(const Node *e, char *buf, int size) {
+  int len = snprintf(buf, (size_t)size, "%s[", e->offset.name);
+  for (int i = 0; i < e->offset.ncomp && len < size - 16; i++)
+    len += snprintf(buf + len, (size_t)(size - len), "%s%d", i ? "," : "", e->offset.comp[i]);
+  if (len < size - 2) snprintf(buf + len, (size_t)(size - len), "]");
+}
+
+/* Checks a field's neighbour offset against the grid and the declared stencil. */
+bool sema_check_offset(Sema *s, const Node *e) {
+  const Model *m = s->m;
+  if (!s->have_grid) return false;
+  char text[96];
+  offset_text(e, text, sizeof text);
+  if (e->offset.ncomp != m->dim) {
+    diag_error(s->d, e->loc, "%s has %d offset component%s but the grid is %dD", text, e->offset.ncomp,
+               e->offset.ncomp == 1 ? "" : "s", m->dim);
+    diag_hint(s->d, "give one offset per direction, e.g. %s", m->dim == 1 ? "u[-1]" : m->dim == 2 ? "u[-1,0]" : "u[-1,0,0]");
+    return false;
+  }
+  int nonzero = 0, far = 0;
+  for (int d = 0; d < e->offset.ncomp; d++) {
+    int c = e->offset.comp[d] < 0 ? -e->offset.comp[d] : e->offset.comp[d];
+    if (c) nonzero++;
+    if (c > far) far = c;
+  }
+  bool ok = true;
+  if (m->shape == SHAPE_STAR && nonzero > 1) {
+    diag_error(s->d, e->loc, "%s is a diagonal neighbour, outside the declared star stencil", text);
+    diag_hint(s->d, "a star stencil reaches along one direction at a time; declare 'stencil box width %d;' "
+                    "to read diagonal neighbours", far > m->width ? far : m->width);
+    ok = false;
+  } else if (far > m->width) {
+    diag_error(s->d, e->loc, "%s is %d points away, beyond the declared stencil width %d", text, far, m->width);
+    diag_hint(s->d, "declare 'stencil %s width %d;' to reach that far", m->shape == SHAPE_STAR ? "star" : "box", far);
+    ok = false;
+  }
+  return ok;
+}
+
+static void undefined(Sema *s, const Node *e, const char *name, bool function) {
+  const Node *later = scope_find(&s->later, name);
+  if (function)
+    diag_error(s->d, e->loc, "unknown function '%s'", name);
+  else
+    diag_error(s->d, e->loc, "'%s' is not defined", name);
+  if (later && later->loc.off > e->loc.off) {
+    int line, col;
+    diag_line_col(s->d->src, later->loc.off, &line, &col);
+    diag_hint(s->d, "'%s' is declared below, at line %d; declare it before its first use", name, line);
+  } else {
+    sema_suggest(s, name, function);
+  }
+}
+
+static ExprInfo builtin_value_use(Sema *s, Node *e, int bv, Ctx cx) {
+  ExprInfo r = {0};
+  const BuiltinValueInfo *info = &builtin_values[bv];
+  e->builtin = bv;
+  if (s->have_grid && info->axis >= s->m->dim) {
+    diag_error(s->d, e->loc, "there is no '%s' in a %dD grid", info->name, s->m->dim);
+    return r;
+  }
+  if ((cx == CX_BOUND && bv != BV_PI && bv != BV_INF) ||
+      ((cx == CX_PARAM || cx == CX_DEF) && info->pointwise)) {
+    diag_error(s->d, e->loc, "'%s' (the %s) cannot be used here", info->name, info->doc);
+    diag_hint(s->d, "%s", ctx_place(cx));
+    return r;
+  }
+  r.pointwise = info->pointwise;
+  return r;
+}
+
+static void read_field(Sema *s, Node *e, const Node *decl, const int *off, Ctx cx, ReadSet *reads, ExprInfo *r) {
+  e->decl = decl;
+  if (cx != CX_POINT) {
+    diag_error(s->d, e->loc, "field '%s' cannot be read here", decl->field.name);
+    diag_hint(s->d, "%s", cx == CX_DEF ? "a function body cannot read fields; pass the value as an argument"
+                                        : ctx_place(cx));
+    return;
+  }
+  r->fields = r->pointwise = true;
+  if (reads) reads_add(s, reads, decl->index, off, e->loc);
+}
+
+static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
+  ExprInfo r = {0};
+  const char *name = e->name.name;
+  const Node *decl = scope_find(s->scope, name);
+  if (!decl) {
+    int bv = builtin_value_lookup(name);
+    if (bv >= 0) return builtin_value_use(s, e, bv, cx);
+    if (scope_find(&s->funcs, name) || builtin_func_lookup(name) >= 0) {
+      diag_error(s->d, e->loc, "'%s' is a function; call it as %s(...)", name, name);
+      return r;
+    }
+    undefined(s, e, name, false);
+    return r;
+  }
+  e->decl = decl;
+  if (cx == CX_BOUND && decl->kind != N_NAME) {
+    diag_error(s->d, e->loc, "'%s' is %s and cannot be used here", name, sema_kind_name(decl));
+    diag_hint(s->d, "%s", ctx_place(cx));
+    return r;
+  }
+  switch (decl->kind) {
+  case N_FIELD: {
+    int zero[MAX_DIM] = {0};
+    read_field(s, e, decl, zero, cx, reads, &r);
+    break;
+  }
+  case N_PARAM:
+    s->param_used[decl->index] = true;
+    break;
+  case N_LET: {
+    LetInfo *li = &s->lets[decl->index];
+    li->used = true;
+    if ((cx == CX_PARAM || cx == CX_DEF) && li->pointwise) {
+      diag_error(s->d, e->loc, "let '%s' changes from point to point and cannot be used here", name);
+      diag_hint(s->d, "%s", ctx_place(cx));
+    } else if (cx == CX_INITIAL && li->fields) {
+      diag_error(s->d, e->loc, "let '%s' reads fields and cannot be used in an initial guess", name);
+      diag_hint(s->d, "%s", ctx_place(cx));
+    } else {
+      r.fields = li->fields;
+      r.pointwise = li->pointwise;
+      if (reads) reads_merge(s, reads, &li->reads);
+    }
+    break;
+  }
+  case N_NAME:  /* a function's argument */
+    break;
+  default:
+    ice("name '%s' bound to node kind %d", name, (int)decl->kind);
+  }
+  return r;
+}
+
+static ExprInfo offset_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
+  ExprInfo r = {0};
+  const char *name = e->offset.name;
+  const Node *decl = scope_find(s->scope, name);
+  if (!decl) {
+    if (builtin_value_lookup(name) >= 0)
+      diag_error(s->d, e->offset.name_loc, "'%s' is a built-in value, not a field: only fields have neighbours", name);
+    else
+      undefined(s, e, name, false);
+    return r;
+  }
+  if (decl->kind != N_FIELD) {
+    diag_error(s->d, e->offset.name_loc, "'%s' is %s, not a field: only fields have neighbours", name,
+               sema_kind_name(decl));
+    return r;
+  }
+  e->decl = decl;
+  if (!sema_check_offset(s, e)) return r;
+  int off[MAX_DIM] = {0};
+  for (int d = 0; d < e->offset.ncomp && d < MAX_DIM; d++) off[d] = e->offset.comp[d];
+  read_field(s, e, decl, off, cx, reads, &r);
+  return r;
+}
+
+static ExprInfo call(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
+  ExprInfo r = {0};
+  for (Node *arg = e->call.args; arg; arg = arg->next) {
+    ExprInfo a = sema_expr(s, arg, cx, reads);
+    r.fields |= a.fields;
+    r.pointwise |= a.pointwise;
+  }
+  const char *name = e->call.name;
+  const Node *def = scope_find(&s->funcs, name);
+  int arity;
+  if (def) {
+    e->decl = def;
+    s->def_used[def->index] = true;
+    arity = def->def.nparams;
+  } else {
+    int bf = builtin_func_lookup(name);
+    if (bf < 0) {
+      const Node *value = scope_find(s->scope, name);
+      if (value)
+        diag_error(s->d, e->loc, "'%s' is %s, not a function", name, sema_kind_name(value));
+      else if (builtin_value_lookup(name) >= 0)
+        diag_error(s->d, e->loc, "'%s' is a built-in value, not a function", name);
+      else
+        undefined(s, e, name, true);
+      return r;
+    }
+    e->builtin = bf;
+    arity = builtin_funcs[bf].arity;
+  }
+  if (cx == CX_BOUND) {
+    diag_error(s->d, e->loc, "a function call cannot be used here");
+    diag_hint(s->d, "%s", ctx_place(cx));
+    return r;
+  }
+  if (e->call.nargs != arity) {
+    diag_error(s->d, e->loc, "%s() takes %d argument%s but is given %d", name, arity, arity == 1 ? "" : "s",
+               e->call.nargs);
+    if (def) {
+      int line, col;
+      diag_line_col(s->d->src, def->loc.off, &line, &col);
+      diag_hint(s->d, "'%s' is defined at line %d", name, line);
+    }
+  }
+  return r;
+}
+
+ExprInfo sema_expr(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
+  ExprInfo r = {0}, a, b, c;
+  switch (e->kind) {
+  case N_NUM:
+    return r;
+  case N_NAME:
+    return name_use(s, e, cx, reads);
+  case N_OFFSET:
+    return offset_use(s, e, cx, reads);
+  case N_CALL:
+    return call(s, e, cx, reads);
+  case N_UNARY:
+    return sema_expr(s, e->op.a, cx, reads);
+  case N_BINARY: {
+    a = sema_expr(s, e->op.a, cx, reads);
+    b = sema_expr(s, e->op.b, cx, reads);
+    double v;
+    if (e->op.op == OP_DIV && sema_fold(e->op.b, &v) && v == 0)
+      diag_error(s->d, e->loc, "division by zero: the divisor is always 0");
+    r.fields = a.fields || b.fields;
+    r.pointwise = a.pointwise || b.pointwise;
+    return r;
+  }
+  case N_IF:
+    a = sema_expr(s, e->op.a, cx, reads);
+    b = sema_expr(s, e->op.b, cx, reads);
+    c = sema_expr(s, e->op.c, cx, reads);
+    r.fields = a.fields || b.fields || c.fields;
+    r.pointwise = a.pointwise || b.pointwise || c.pointwise;
+    return r;
+  default:
+    ice("sema_expr on node kind %d", (int)e->kind);
+  }
+}

@@ -1,0 +1,91 @@
+/*
+** sema_int.h: what the files of the semantic pass share: the pass's
+** context, name scopes, and the sets of field reads that expressions make.
+** Not for use outside codegen/sema*.c.
+*/
+#ifndef STN_SEMA_INT_H
+#define STN_SEMA_INT_H
+
+#include "sema.h"
+
+/* One read of a field at an offset, with the place it is written. */
+typedef struct Read {
+  int field;
+  int off[MAX_DIM];
+  Loc at;
+} Read;
+
+typedef struct ReadSet {
+  Read *v;
+  int   n, cap;
+} ReadSet;
+
+/* A scope maps interned names to their declarations. */
+typedef struct ScopeSlot {
+  const char *name;
+  const Node *decl;
+} ScopeSlot;
+
+typedef struct Scope {
+  struct Scope *parent;
+  ScopeSlot    *slots;
+  int           cap, count;
+} Scope;
+
+typedef struct LetInfo {
+  ReadSet reads;      /* the field reads of its value, through other lets too */
+  bool    fields;     /* reads a field */
+  bool    pointwise;  /* differs from point to point */
+  bool    used;
+} LetInfo;
+
+typedef struct Sema {
+  Model   *m;
+  Diag    *d;
+  Arena   *a;
+  Intern  *names;
+  Scope    global;
+  Scope   *scope;     /* innermost scope */
+  Scope    funcs;     /* def functions (a name space of their own) */
+  Scope    later;     /* every top-level name, to say "defined below" */
+  ReadSet *rule_reads;  /* by N_RULE index: the reads of its value(s) */
+  int      nrules;
+  LetInfo *lets;      /* by N_LET index */
+  bool    *param_used;
+  bool    *def_used;
+  bool     have_grid; /* a valid grid was declared: offsets can be checked */
+} Sema;
+
+/* Where an expression stands decides what it may use. */
+typedef enum Ctx {
+  CX_BOUND,    /* grid extents, parameter ranges: numbers only */
+  CX_PARAM,    /* parameter defaults: numbers, earlier parameters, grid sizes */
+  CX_DEF,      /* function bodies: arguments, parameters, grid sizes, functions */
+  CX_POINT,    /* residual, Jacobian and let values: everything */
+  CX_INITIAL,  /* initial guess: everything but fields */
+} Ctx;
+
+typedef struct ExprInfo {
+  bool fields;
+  bool pointwise;
+} ExprInfo;
+
+/* sema_expr.c */
+ExprInfo sema_expr(Sema *s, Node *e, Ctx cx, ReadSet *reads);
+bool     sema_fold(const Node *e, double *value);
+bool     sema_check_offset(Sema *s, const Node *e);
+void     reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at);
+void     reads_merge(Sema *s, ReadSet *into, const ReadSet *from);
+const char *sema_kind_name(const Node *decl);
+
+/* sema.c */
+void        scope_init(Scope *sc, Scope *parent);
+void        scope_free(Scope *sc);
+const Node *scope_find(const Scope *sc, const char *name);  /* through parents */
+void        scope_put(Scope *sc, const char *name, const Node *decl);
+void        sema_suggest(Sema *s, const char *name, bool functions);
+
+/* sema_regions.c */
+void sema_regions(Sema *s);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+** sema_regions.c: which rule applies where. For every block and every
+** class of grid point (see sema.h) the rule that applies is the one whose
+** region fits the points most closely:
+**
+**   all                 fits every point                     (specificity 0)
+**   interior, boundary  the points on no face / on some face (1)
+**   a face, left        the points on that face              (2)
+**   an edge, left & top the points on both faces             (3)
+**   a corner (3D)       left & bottom & front                (4)
+**
+** Two different rules fitting equally well (left and bottom at their shared
+** corner) are ordered by the precedence declaration; without one, that is
+** an error. Then every field read is checked to stay inside the grid at
+** every class where its rule applies, residual and initial blocks must
+** cover every class, and each Jacobian entry must be a coupling that the
+** residual actually has.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "sema_int.h"
+
+enum { NO_RANK = FACE_COUNT };
+
+/* One region of a rule, parsed: a region word or a set of faces. */
+typedef struct Region {
+  int      word;   /* RegionWord, or -1 for a set of faces */
+  unsigned faces;  /* bit per Face */
+  Loc      at;
+} Region;
+
+typedef struct Rule {
+  Node   *node;
+  Region *regions;
+  int     nregions;
+  bool    used;    /* applies at some class */
+} Rule;
+
+int sema_class_pos(int c, int axis) {
+  for (int d = 0; d < axis; d++) c /= 3;
+  return c % 3;
+}
+
+bool sema_class_exists(const Model *m, int c) {
+  for (int d = 0; d < m->dim; d++)
+    if (m->axes[d].periodic && sema_class_pos(c, d) != 1) return false;
+  return true;
+}
+
+static unsigned class_faces(const Model *m, int c) {
+  unsigned faces = 0;
+  for (int d = 0; d < m->dim; d++) {
+    int pos = sema_class_pos(c, d);
+    if (pos == 0) faces |= 1u << (2 * d);
+    if (pos == 2) faces |= 1u << (2 * d + 1);
+  }
+  return faces;
+}
+
+static void faces_text(unsigned faces, char *buf, int size) {
+  int len = 0;
+  buf[0] = '\0';
+  for (int f = 0; f < FACE_COUNT && len < size - 16; f++)
+    if (faces & (1u << f)) len += snprintf(buf + len, (size_t)(size - len), "%s%s", len ? " & " : "", face_names[f]);
+}
+
+void sema_class_name(const Model *m, int c, char *buf, int size) {
+  unsigned faces = class_faces(m, c);
+  if (!faces)
+    snprintf(buf, (size_t)size, "interior");
+  else
+    faces_text(faces, buf, size);
+}
+
+/* Parses the regions of a rule; false when one of them is not valid here. */
+static bool parse_regions(Sema *s, Rule *r) {
+  const Model *m = s->m;
+  bool ok = true;
+  r->nregions = ast_count(r->node->rule.regions);
+  r->regions = arena_alloc(s->a, sizeof *r->regions * (size_t)r->nregions);
+  int i = 0;
+  for (Node *reg = r->node->rule.regions; reg; reg = reg->next, i++) {
+    Region *out = &r->regions[i];
+    out->word = -1;
+    out->at = reg->loc;
+    Node *first = reg->list.items;
+    int word = region_word_lookup(first->name.name);
+    if (word >= 0) {
+      out->word = word;
+      if (first->next) {
+        diag_error(s->d, first->next->loc, "'%s' cannot be combined with '&'", first->name.name);
+        diag_hint(s->d, "'&' intersects faces, as in 'left & top'");
+        ok = false;
+      }
+      continue;
+    }
+    for (Node *f = first; f; f = f->next) {
+      int face = face_lookup(f->name.name);
+      if (face < 0) {
+        if (region_word_lookup(f->name.name) >= 0)
+          diag_error(s->d, f->loc, "'%s' cannot be combined with '&'", f->name.name);
+        else {
+          diag_error(s->d, f->loc, "'%s' is not a region", f->name.name);
+          diag_hint(s->d, "regions are interior, boundary, all, and the faces %s",
+                    m->dim == 1 ? "left, right" : m->dim == 2 ? "left, right, bottom, top"
+                                : "left, right, bottom, top, front, back");
+        }
+        ok = false;
+        continue;
+      }
+      int axis = face / 2;
+      if (axis >= m->dim) {
+        diag_error(s->d, f->loc, "there is no '%s' face in a %dD grid", f->name.name, m->dim);
+        ok = false;
+      } else if (m->axes[axis].periodic) {
+        diag_error(s->d, f->loc, "%s is periodic: it has no '%s' face", axis_names[axis], f->name.name);
+        ok = false;
+      } else if (out->faces & (1u << face)) {
+        diag_error(s->d, f->loc, "'%s' appears twice in this region", f->name.name);
+        ok = false;
+      } else if (out->faces & (3u << (2 * axis))) {
+        diag_error(s->d, f->loc, "'%s' and '%s' never meet: they are opposite faces", face_names[face ^ 1],
+                   f->name.name);
+        ok = false;
+      }
+      out->faces |= 1u << face;
+    }
+  }
+  return ok;
+}
+
+static bool same_region(const Region *a, const Region *b) { return a->word == b->word && a->faces == b->faces; }
+
+/* How closely region g fits class c: -1 when it does not contain it. */
+static int fit(const Region *g, unsigned faces) {
+  if (g->word == RW_ALL) return 0;
+  if (g->word == RW_INTERIOR) return faces ? -1 : 1;
+  if (g->word == RW_BOUNDARY) return faces ? 1 : -1;
+  if ((g->faces & faces) != g->faces) return -1;
+  return 1 + __builtin_popcount(g->faces);
+}
+
+/* The best fit of a rule at a class, and the precedence rank of that fit. */
+static int rule_fit(const Model *m, const Rule *r, unsigned faces, int *rank) {
+  int best = -1;
+  *rank = NO_RANK;
+  for (int i = 0; i < r->nregions; i++) {
+    int q = fit(&r->regions[i], faces);
+    if (q < best || q < 0) continue;
+    int rk = NO_RANK;
+    for (int f = 0; f < FACE_COUNT; f++)
+      if ((r->regions[i].faces & (1u << f)) && m->face_rank[f] < rk) rk = m->face_rank[f];
+    if (q > best || rk < *rank) *rank = rk;
+    best = q;
+  }
+  return best;
+}
+
+static const char *what_name(BlockWhat w) {
+  return w == BLOCK_RESIDUAL ? "residual" : w == BLOCK_JACOBIAN ? "jacobian" : "initial guess";
+}
+
+static int line_of(Sema *s, Loc at) {
+  int line, col;
+  diag_line_col(s->d->src, at.off, &line, &col);
+  return line;
+}
+
+static void region_text(Sema *s, const Rule *r, char *buf, int size) {
+  const Loc at = r->regions[0].at;
+  snprintf(buf, (size_t)size, "%.*s", at.len < 60 ? at.len : 60, s->d->src->text + at.off);
+}
+
+/* Picks the rule of each class for one block; reports overlaps, gaps and rules that never apply. */
+static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **winner) {
+  const Model *m = s->m;
+  bool reported_tie = false;
+  char missing[512] = "";
+  int nmissing = 0, mlen = 0;
+  for (int c = 0; c < m->nclasses; c++) {
+    winner[c] = NULL;
+    if (!sema_class_exists(m, c)) continue;
+    unsigned faces = class_faces(m, c);
+    int best = -1, best_fit = -1, best_rank = NO_RANK, tie = -1;
+    for (int i = 0; i < nrules; i++) {
+      int rank, q = rule_fit(m, &rules[i], faces, &rank);
+      if (q < 0) continue;
+      if (q > best_fit || (q == best_fit && rank < best_rank)) {
+        best = i;
+        best_fit = q;
+        best_rank = rank;
+        tie = -1;
+      } else if (q == best_fit && rank == best_rank) {
+        tie = i;
+      }
+    }
+    if (best < 0) {
+      char name[64];
+      sema_class_name(m, c, name, sizeof name);
+      if (mlen < (int)sizeof missing - 80)
+        mlen += snprintf(missing + mlen, sizeof missing - (size_t)mlen, "%s%s", nmissing ? ", " : "", name);
+      nmissing++;
+      continue;
+    }
+    if (tie >= 0 && !reported_tie) {
+      char name[64], a[64], b[64];
+      sema_class_name(m, c, name, sizeof name);
+      region_text(s, &rules[best], a, sizeof a);
+      region_text(s, &rules[tie], b, sizeof b);
+      diag_error(s->d, rules[tie].regions[0].at,
+                 "at the points on %s both the rule for '%s' and the rule for '%s' (line %d) apply", name, b, a,
+                 line_of(s, rules[best].regions[0].at));
+      diag_hint(s->d, "say which one wins with a precedence declaration, e.g. 'precedence %s > %s;', or give %s a "
+                      "rule of its own", a, b, name);
+      reported_tie = true;
+    }
+    winner[c] = rules[best].node;
+    rules[best].used = true;
+  }
+  if (nmissing && block->block.what != BLOCK_JACOBIAN) {
+    diag_error(s->d, block->block.field_loc, "the %s of '%s' has no rule for the points on %s",
+               what_name(block->block.what), block->block.field, missing);
+    diag_hint(s->d, "add a rule for %s, or one for 'boundary' or 'all'", nmissing == 1 ? missing : "them");
+  }
+  for (int i = 0; i < nrules; i++)
+    if (!rules[i].used && !reported_tie)
+      diag_warning(s->d, rules[i].regions[0].at, "this rule never applies: other rules fit all of its points better");
+}
+
+static bool inside(const Model *m, int c, const int *off, int *bad_axis) {
+  for (int d = 0; d < m->dim; d++) {
+    if (m->axes[d].periodic) continue;
+    int pos = sema_class_pos(c, d), o = off[d];
+    if ((pos == 0 && o < 0) || (pos == 2 && o > 0) || (pos == 1 && (o > 1 || o < -1))) {
+      *bad_axis = d;
+      return false;
+    }
+  }
+  return true;
+}
+
+static void outside_error(Sema *s, const Read *rd, int c, int axis, const Node *rule) {
+  const Model *m = s->m;
+  char name[64];
+  sema_class_name(m, c, name, sizeof name);
+  int pos = sema_class_pos(c, axis);
+  if (pos == 1) {
+    diag_error(s->d, rd->at, "this read can fall outside the grid: points next to the boundary have only one "
+               "neighbour towards it in %s", axis_names[axis]);
+    diag_hint(s->d, "in a non-periodic direction, rules for inside points reach at most 1 point; wider reads need "
+                    "a periodic direction");
+  } else {
+    diag_error(s->d, rd->at, "this read lies outside the grid at the points on %s, where the rule at line %d applies",
+               name, line_of(s, rule->loc));
+    diag_hint(s->d, "on the %s face only neighbours towards the inside exist; give those points a rule of their own "
+                    "or a precedence", face_names[2 * axis + (pos == 2)]);
+  }
+}
+
+/* Every read of the rule that applies at each class must stay inside the grid. */
+static void check_reads(Sema *s, const Node **winner) {
+  const Model *m = s->m;
+  /* Faces before edges before corners, so a message names the simplest place. */
+  for (int k = 0; k < m->nclasses * (MAX_DIM + 1); k++) {
+    int c = k % m->nclasses;
+    if (__builtin_popcount(class_faces(m, c)) != k / m->nclasses) continue;
+    const Node *rule = winner[c];
+    if (!rule) continue;
+    ReadSet *rs = &s->rule_reads[rule->index];
+    for (int i = 0; i < rs->n; i++) {
+      int axis;
+      if (rs->v[i].field < 0 || inside(m, c, rs->v[i].off, &axis)) continue;
+      outside_error(s, &rs->v[i], c, axis, rule);
+      rs->v[i].field = -1;  /* report each read once */
+    }
+  }
+}
+
+static bool reads_has(const ReadSet *rs, int field, const int *off) {
+  for (int i = 0; i < rs->n; i++)
+    if (rs->v[i].field == field && memcmp(rs->v[i].off, off, sizeof rs->v[i].off) == 0) return true;
+  return false;
+}
+
+static void column_offset(const Node *col, int *off) {
+  for (int d = 0; d < MAX_DIM; d++) off[d] = 0;
+  if (col->kind == N_OFFSET)
+    for (int d = 0; d < col->offset.ncomp && d < MAX_DIM; d++) off[d] = col->offset.comp[d];
+}
+
+/* A Jacobian entry must be a coupling the residual has wherever the entry applies. */
+static void check_entries(Sema *s, const Field *f) {
+  const Model *m = s->m;
+  for (int c = 0; c < m->nclasses; c++) {
+    const Node *jr = f->jacobian_rule[c], *rr = f->residual_rule[c];
+    if (!jr) continue;
+    for (Node *e = jr->rule.body; e; e = e->next) {
+      const Node *col = e->entry.column;
+      if (!col->decl || e->index) continue;  /* index marks an entry already reported */
+      int off[MAX_DIM], axis;
+      column_offset(col, off);
+      char name[64];
+      sema_class_name(m, c, name, sizeof name);
+      if (!inside(m, c, off, &axis)) {
+        diag_error(s->d, col->loc, "this entry's column lies outside the grid at the points on %s, where this "
+                   "Jacobian rule applies", name);
+        e->index = 1;
+      } else if (rr && !reads_has(&s->rule_reads[rr->index], col->decl->index, off)) {
+        diag_error(s->d, col->loc, "the residual of '%s' at the points on %s (line %d) does not read this; the "
+                   "Jacobian has no such entry", f->name, name, line_of(s, rr->loc));
+        diag_hint(s->d, "an entry is d(residual)/d(field at offset); remove it or fix its column");
+        e->index = 1;
+      }
+    }
+  }
+}
+
+static void duplicate_entries(Sema *s, const Node *rule) {
+  for (Node *e = rule->rule.body; e; e = e->next) {
+    if (!e->entry.column->decl) continue;
+    int a[MAX_DIM];
+    column_offset(e->entry.column, a);
+    for (Node *p = rule->rule.body; p != e; p = p->next) {
+      int b[MAX_DIM];
+      column_offset(p->entry.column, b);
+      if (p->entry.column->decl == e->entry.column->decl && memcmp(a, b, sizeof a) == 0) {
+        diag_error(s->d, e->entry.column->loc, "this entry is given twice in the same rule");
+        diag_note(s->d, p->entry.column->loc, "the first one is here");
+        break;
+      }
+    }
+  }
+}
+
+/* Parses a block's rules and checks that no region is given two rules. */
+static int collect(Sema *s, Node *block, Rule **out, bool *ok) {
+  int n = 0;
+  for (Node *it = block->block.items; it; it = it->next) n += it->kind == N_RULE;
+  Rule *rules = arena_alloc(s->a, sizeof *rules * (size_t)(n ? n : 1));
+  int i = 0;
+  *ok = true;
+  for (Node *it = block->block.items; it; it = it->next) {
+    if (it->kind != N_RULE) continue;
+    rules[i].node = it;
+    if (!parse_regions(s, &rules[i])) *ok = false;
+    for (int g = 0; g < rules[i].nregions; g++) {
+      for (int j = 0; j <= i; j++) {
+        int limit = j == i ? g : rules[j].nregions;
+        for (int h = 0; h < limit; h++) {
+          if (!same_region(&rules[i].regions[g], &rules[j].regions[h])) continue;
+          diag_error(s->d, rules[i].regions[g].at, "this region already has a rule in this block");
+          diag_note(s->d, rules[j].regions[h].at, "the first rule for it is here");
+          *ok = false;
+          goto next_region;
+        }
+      }
+    next_region:;
+    }
+    i++;
+  }
+  *out = rules;
+  return n;
+}
+
+void sema_regions(Sema *s) {
+  Model *m = s->m;
+  m->nclasses = 1;
+  for (int d = 0; d < m->dim; d++) m->nclasses *= 3;
+  for (int fi = 0; fi < m->nfields; fi++) {
+    Field *f = &m->fields[fi];
+    Node *blocks[3] = {(Node *)f->residual, (Node *)f->initial, (Node *)f->jacobian};
+    const Node **winners[3] = {f->residual_rule, f->initial_rule, f->jacobian_rule};
+    for (int b = 0; b < 3; b++) {
+      if (!blocks[b]) continue;
+      Rule *rules;
+      bool ok;
+      int n = collect(s, blocks[b], &rules, &ok);
+      if (!ok) continue;
+      assign(s, blocks[b], rules, n, winners[b]);
+      check_reads(s, winners[b]);
+      if (b == 2)
+        for (int i = 0; i < n; i++) duplicate_entries(s, rules[i].node);
+    }
+    if (f->jacobian) check_entries(s, f);
+  }
+}

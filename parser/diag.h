@@ -1,0 +1,55 @@
+/*
+** diag.h: the one diagnostics module. Every user-facing message of the
+** compiler goes through here and has one shape:
+**
+**   file:line:col: error: message
+**    12 |   residual u { interior: u[2,0]; }
+**       |                          ^
+**   hint: what to do about it
+**
+** Locations are byte ranges into the source; line and column are worked
+** out only when a message is printed. Columns count characters (UTF-8 code
+** points), starting at 1. Errors are counted, so one run reports several;
+** after DIAG_MAX_ERRORS the rest are dropped with one line saying so.
+*/
+#ifndef STN_DIAG_H
+#define STN_DIAG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum { DIAG_MAX_ERRORS = 50 };
+
+typedef struct Loc {
+  int off;  /* byte offset of the first byte */
+  int len;  /* bytes covered, at least 1 when printed */
+} Loc;
+
+typedef struct Source {
+  const char *name;  /* as the user gave it */
+  const char *text;  /* NUL-terminated copy of the file */
+  int         len;   /* bytes, without the terminating NUL */
+} Source;
+
+typedef struct Diag {
+  const Source *src;
+  FILE         *out;
+  int           nerr, nwarn;
+  bool          stopped;  /* too many errors: further ones are dropped */
+} Diag;
+
+void diag_init(Diag *d, const Source *src, FILE *out);
+
+void diag_error(Diag *d, Loc at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warning(Diag *d, Loc at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A note points at a second place (a previous definition, say). */
+void diag_note(Diag *d, Loc at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A hint says what to do; it belongs to the message printed just before. */
+void diag_hint(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An error about the file as a whole (missing, empty, not text). */
+void diag_file_error(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* 1-based line and column of a byte offset, for messages that quote them. */
+void diag_line_col(const Source *src, int off, int *line, int *col);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+** lexer.re: the .stn lexer (re2c). The whole file is one NUL-terminated
+** buffer, checked beforehand to be UTF-8 with no NUL inside (source.c), so
+** NUL means end of input and no refill is needed.
+**
+** The re2c block is a flat table: one statement per action. Decoding
+** numbers and strings, interning names and tracking open brackets (for
+** "expected ')' to close '(' at 3:5") are helpers outside it.
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grammar.h"
+#include "parse.h"
+#include "util.h"
+
+typedef const unsigned char *Cursor;
+
+static int token(Parser *ps, Loc *lloc, Cursor start, Cursor end, int kind) {
+  lloc->off = (int)((const char *)start - ps->src->text);
+  lloc->len = (int)(end - start);
+  ps->prev = ps->last;
+  ps->last = *lloc;
+  return kind;
+}
+
+static Loc span(Parser *ps, Cursor start, Cursor end) {
+  Loc at = {(int)((const char *)start - ps->src->text), (int)(end - start)};
+  return at;
+}
+
+static int open_bracket(Parser *ps, Loc *lloc, Cursor start, Cursor end, char ch) {
+  if (ps->nopen == ps->capopen) {
+    ps->capopen = ps->capopen ? 2 * ps->capopen : 16;
+    ps->open = realloc(ps->open, (size_t)ps->capopen * sizeof *ps->open);
+    if (!ps->open) ice("out of memory (bracket stack)");
+  }
+  ps->open[ps->nopen].ch = ch;
+  ps->open[ps->nopen].at = span(ps, start, end);
+  ps->nopen++;
+  return token(ps, lloc, start, end, ch);
+}
+
+/* A closer pops its opener only when they match; a mismatch is the parser's to report. */
+static int close_bracket(Parser *ps, Loc *lloc, Cursor start, Cursor end, char open, char ch) {
+  if (ps->nopen > 0 && ps->open[ps->nopen - 1].ch == open) ps->nopen--;
+  return token(ps, lloc, start, end, ch);
+}
+
+static int identifier(Parser *ps, STN_STYPE *lval, Loc *lloc, Cursor start, Cursor end) {
+  lval->str = intern(ps->names, (const char *)start, (size_t)(end - start));
+  return token(ps, lloc, start, end, IDENT);
+}
+
+static int number(Parser *ps, STN_STYPE *lval, Loc *lloc, Cursor start, Cursor end, int kind) {
+  char buf[64];
+  size_t n = (size_t)(end - start);
+  double v = HUGE_VAL;
+  if (n < sizeof buf) {
+    memcpy(buf, start, n);
+    buf[n] = '\0';
+    errno = 0;
+    v = strtod(buf, NULL);
+    if (errno == ERANGE && v != 0) v = HUGE_VAL;
+  }
+  if (v == HUGE_VAL) {
+    diag_error(ps->diag, span(ps, start, end), "number too large for a double");
+    v = 0;
+  } else if (kind == INT && v > 2147483647.0) {
+    diag_error(ps->diag, span(ps, start, end), "integer too large (the largest is 2147483647)");
+    v = 0;
+  }
+  lval->num = v;
+  return token(ps, lloc, start, end, kind);
+}
+
+/* A string is a description: the quotes are dropped, \" and \\ decoded. */
+static int string(Parser *ps, STN_STYPE *lval, Loc *lloc, Cursor start, Cursor end) {
+  char *s = arena_alloc(ps->arena, (size_t)(end - start));
+  size_t n = 0;
+  for (Cursor p = start + 1; p < end - 1; p++) {
+    if (*p == '\\') {
+      p++;
+      if (*p != '"' && *p != '\\')
+        diag_error(ps->diag, span(ps, p - 1, p + 1), "unknown escape in a string; only \\\" and \\\\ are allowed");
+    }
+    s[n++] = (char)*p;
+  }
+  s[n] = '\0';
+  lval->str = s;
+  return token(ps, lloc, start, end, STRING);
+}
+
+static void bad_string(Parser *ps, Cursor start, Cursor end) {
+  diag_error(ps->diag, span(ps, start, end), "string is not closed on this line");
+  diag_hint(ps->diag, "end it with '\"'; a description cannot span lines");
+}
+
+static void bad_char(Parser *ps, Cursor start, Cursor end) {
+  Loc at = span(ps, start, end);
+  if (end - start == 1 && *start >= 0x20 && *start < 0x7f)
+    diag_error(ps->diag, at, "unexpected character '%c'", *start);
+  else if (end - start == 1)
+    diag_error(ps->diag, at, "unexpected control character 0x%02x", *start);
+  else
+    diag_error(ps->diag, at, "unexpected character '%.*s': names and operators are ASCII",
+               (int)(end - start), (const char *)start);
+}
+
+static void bad_number(Parser *ps, Cursor start, Cursor end) {
+  diag_error(ps->diag, span(ps, start, end), "malformed number '%.*s'", (int)(end - start > 40 ? 40 : end - start),
+             (const char *)start);
+  diag_hint(ps->diag, "numbers look like 3, 0.5, .5, 1e-3 or 6.02e23; write 2*x for a product");
+}
+
+int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps) {
+  Cursor p = (Cursor)ps->cur, start, YYMARKER;
+  for (;;) {
+    start = p;
+#define RET(x) do { ps->cur = (const char *)p; return (x); } while (0)
+    /*!re2c
+      re2c:define:YYCTYPE = "unsigned char";
+      re2c:define:YYCURSOR = p;
+      re2c:yyfill:enable = 0;
+
+      digits  = [0-9]+;
+      exp     = [eE] [+-]? digits;
+      real    = digits "." [0-9]* exp? | "." digits exp? | digits exp;
+      ident   = [a-zA-Z_] [a-zA-Z0-9_]*;
+      utf8    = [\xc0-\xf7] [\x80-\xbf]*;
+      strchar = [^"\\\n\x00] | "\\" [^\n\x00];
+
+      "\x00"                { p--; RET(token(ps, lloc, p, p, END)); }
+      [ \t\r\n\f\v]+        { continue; }
+      "#" [^\n\x00]*        { continue; }
+
+      "grid"                { RET(token(ps, lloc, start, p, KW_GRID)); }
+      "points"              { RET(token(ps, lloc, start, p, KW_POINTS)); }
+      "in"                  { RET(token(ps, lloc, start, p, KW_IN)); }
+      "periodic"            { RET(token(ps, lloc, start, p, KW_PERIODIC)); }
+      "fields"              { RET(token(ps, lloc, start, p, KW_FIELDS)); }
+      "stencil"             { RET(token(ps, lloc, start, p, KW_STENCIL)); }
+      "star"                { RET(token(ps, lloc, start, p, KW_STAR)); }
+      "box"                 { RET(token(ps, lloc, start, p, KW_BOX)); }
+      "width"               { RET(token(ps, lloc, start, p, KW_WIDTH)); }
+      "param"               { RET(token(ps, lloc, start, p, KW_PARAM)); }
+      "let"                 { RET(token(ps, lloc, start, p, KW_LET)); }
+      "def"                 { RET(token(ps, lloc, start, p, KW_DEF)); }
+      "precedence"          { RET(token(ps, lloc, start, p, KW_PRECEDENCE)); }
+      "residual"            { RET(token(ps, lloc, start, p, KW_RESIDUAL)); }
+      "jacobian"            { RET(token(ps, lloc, start, p, KW_JACOBIAN)); }
+      "initial"             { RET(token(ps, lloc, start, p, KW_INITIAL)); }
+      "if"                  { RET(token(ps, lloc, start, p, KW_IF)); }
+      "then"                { RET(token(ps, lloc, start, p, KW_THEN)); }
+      "else"                { RET(token(ps, lloc, start, p, KW_ELSE)); }
+      "and"                 { RET(token(ps, lloc, start, p, KW_AND)); }
+      "or"                  { RET(token(ps, lloc, start, p, KW_OR)); }
+      "not"                 { RET(token(ps, lloc, start, p, KW_NOT)); }
+      ident                 { RET(identifier(ps, lval, lloc, start, p)); }
+
+      digits                { RET(number(ps, lval, lloc, start, p, INT)); }
+      real                  { RET(number(ps, lval, lloc, start, p, NUMBER)); }
+      (digits | real) [a-zA-Z_.] [a-zA-Z0-9_.]* { bad_number(ps, start, p); continue; }
+
+      ["] strchar* ["]      { RET(string(ps, lval, lloc, start, p)); }
+      ["] strchar*          { bad_string(ps, start, p); continue; }
+
+      "=="                  { RET(token(ps, lloc, start, p, EQ)); }
+      "!="                  { RET(token(ps, lloc, start, p, NE)); }
+      "<="                  { RET(token(ps, lloc, start, p, LE)); }
+      ">="                  { RET(token(ps, lloc, start, p, GE)); }
+      "("                   { RET(open_bracket(ps, lloc, start, p, '(')); }
+      "["                   { RET(open_bracket(ps, lloc, start, p, '[')); }
+      "{"                   { RET(open_bracket(ps, lloc, start, p, '{')); }
+      ")"                   { RET(close_bracket(ps, lloc, start, p, '(', ')')); }
+      "]"                   { RET(close_bracket(ps, lloc, start, p, '[', ']')); }
+      "}"                   { RET(close_bracket(ps, lloc, start, p, '{', '}')); }
+      [,;:=+\-*/^<>&]       { RET(token(ps, lloc, start, p, *start)); }
+
+      utf8                  { bad_char(ps, start, p); continue; }
+      *                     { bad_char(ps, start, p); continue; }
+    */
+#undef RET
+  }
+}
