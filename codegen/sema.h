@@ -21,7 +21,7 @@
 #include "diag.h"
 #include "intern.h"
 
-enum { MAX_DIM = 3, MAX_CLASSES = 27, MAX_FIELDS = 128, MAX_WIDTH = 4, MAX_EXPR_DEPTH = 256 };
+enum { MAX_DIM = 3, MAX_CLASSES = 27, MAX_FIELDS = 128, MAX_WIDTH = 4, MAX_EXPR_DEPTH = 1000 };
 
 typedef struct Axis {
   const Node *decl;

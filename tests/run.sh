@@ -1,0 +1,74 @@
+#!/bin/sh
+# tests/run.sh: every test of `make check`, from the repository root.
+#
+#   tests/errors/NAME.stn   an invalid program; NAME.err is the exact message
+#                           stencilc --check must print (exit status 1, no stdout)
+#   tests/ast/NAME.ast      the exact --dump-ast output for examples/NAME.stn
+#   tests/cli.sh            command-line behaviour and hostile inputs
+#   the fuzz smoke run      (make fuzz), when clang's libFuzzer is installed
+#   valgrind                on every example, when valgrind is installed
+#
+# tests/run.sh --regen rewrites the golden files from the current compiler;
+# review the diff before committing it.
+set -u
+STENCILC=${STENCILC:-bin/stencilc}
+regen=0
+[ "${1:-}" = "--regen" ] && regen=1
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# Golden diagnostics.
+for stn in tests/errors/*.stn; do
+  want=${stn%.stn}.err
+  "$STENCILC" --check "$stn" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ $regen = 1 ]; then cp "$tmp/err" "$want"; fi
+  if [ $rc -ne 1 ]; then bad "$stn: exit status $rc, expected 1"; continue; fi
+  if [ -s "$tmp/out" ]; then bad "$stn: wrote to stdout"; continue; fi
+  if ! diff -u "$want" "$tmp/err" >"$tmp/diff"; then bad "$stn: message differs"; cat "$tmp/diff"; continue; fi
+  ok
+done
+
+# Every example checks cleanly (no warnings either) and dumps its golden AST.
+for stn in examples/*.stn; do
+  name=$(basename "$stn" .stn)
+  "$STENCILC" --check "$stn" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if [ $rc -ne 0 ] || [ -s "$tmp/err" ] || [ -s "$tmp/out" ]; then bad "$stn: --check is not clean"; cat "$tmp/err"; continue; fi
+  "$STENCILC" --dump-ast "$stn" >"$tmp/ast" 2>"$tmp/err"
+  if [ $regen = 1 ]; then cp "$tmp/ast" "tests/ast/$name.ast"; fi
+  if ! diff -u "tests/ast/$name.ast" "$tmp/ast" >"$tmp/diff"; then bad "$stn: AST dump differs"; head -40 "$tmp/diff"; continue; fi
+  ok
+done
+
+# Command line and hostile inputs.
+if sh tests/cli.sh "$STENCILC" "$tmp"; then ok; else bad "tests/cli.sh"; fi
+
+# The front end under valgrind: no leaks, no invalid reads, on every example.
+if command -v valgrind >/dev/null 2>&1; then
+  for stn in examples/*.stn tests/errors/syntax_missing_brace.stn; do
+    if valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all \
+         "$STENCILC" --dump-ast "$stn" >/dev/null 2>"$tmp/vg"; [ $? -eq 99 ]; then
+      bad "valgrind on $stn"; cat "$tmp/vg"
+    else ok; fi
+  done
+else
+  echo "note: valgrind not installed; skipping the valgrind runs (make deps installs it)"
+fi
+
+# A short, bounded fuzz run (make fuzz-long for the long one).
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+  if make -s build/fuzz-frontend >"$tmp/fuzzbuild" 2>&1; then
+    if tests/fuzz/run.sh build/fuzz-frontend 20000 >"$tmp/fuzz" 2>&1; then ok; else bad "fuzz smoke"; tail -40 "$tmp/fuzz"; fi
+  else
+    bad "building the fuzzer (needs clang and libclang-rt-14-dev: make deps)"; tail -20 "$tmp/fuzzbuild"
+  fi
+fi
+
+echo "tests: $pass passed, $fail failed"
+[ $fail -eq 0 ]
