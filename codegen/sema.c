@@ -351,7 +351,7 @@ static void entry_column(Sema *s, Node *col) {
   if (col->kind == N_OFFSET) sema_check_offset(s, col);
 }
 
-static void block(Sema *s, Node *b, const Node **seen) {
+static void block(Sema *s, Node *b) {
   Model *m = s->m;
   const Node *decl = scope_find(&s->global, b->block.field);
   Field *f = NULL;
@@ -375,7 +375,6 @@ static void block(Sema *s, Node *b, const Node **seen) {
     } else
       *slot = b;
   }
-  (void)seen;
 
   Ctx cx = b->block.what == BLOCK_INITIAL ? CX_INITIAL : CX_POINT;
   Scope local;
@@ -519,7 +518,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
     case N_PARAM: param(&s, x); break;
     case N_LET:   let(&s, x, CX_POINT); break;
     case N_DEF:   def(&s, x); break;
-    case N_BLOCK: block(&s, x, NULL); break;
+    case N_BLOCK: block(&s, x); break;
     default: break;
     }
   }

@@ -12,6 +12,7 @@
 %define api.prefix {stn_}
 %define api.location.type {Loc}
 %define parse.error custom
+%define parse.lac full
 %locations
 %expect 0
 %param {Parser *ps}
@@ -360,7 +361,7 @@ static const char *closer_of(char open) { return open == '(' ? "')'" : open == '
    what would have been accepted. We say both, point at the place, and add the
    hint that helps most: the bracket left open, '==' for '=', a missing ';'. */
 static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
-  enum { MAX_EXPECTED = 6 };
+  enum { MAX_EXPECTED = 128, MAX_LISTED = 6 };
   yysymbol_kind_t expected[MAX_EXPECTED];
   int nexp = yypcontext_expected_tokens(ctx, expected, MAX_EXPECTED);
   yysymbol_kind_t got = yypcontext_token(ctx);
@@ -376,15 +377,19 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   } else
     snprintf(what, sizeof what, "%s", yysymbol_name(got));
 
+  /* The expected tokens are listed only when there are few enough to help. */
   char expect[256] = "";
   size_t len = 0;
-  bool wants_semi = false, wants_eq = false;
+  bool wants_semi = false;
   for (int i = 0; i < nexp; i++) {
+    if (strcmp(yysymbol_name(expected[i]), "';'") == 0) wants_semi = true;
+    if (nexp > MAX_LISTED) continue;
     const char *sep = i == 0 ? ", expecting " : i == nexp - 1 ? " or " : ", ";
     len += (size_t)snprintf(expect + len, sizeof expect - len, "%s%s", sep, yysymbol_name(expected[i]));
-    if (strcmp(yysymbol_name(expected[i]), "';'") == 0) wants_semi = true;
-    if (expected[i] == YYSYMBOL_EQ) wants_eq = true;
   }
+  const char *got_name = yysymbol_name(got);
+  bool got_compare = got == YYSYMBOL_EQ || got == YYSYMBOL_NE || got == YYSYMBOL_LE || got == YYSYMBOL_GE ||
+                     strcmp(got_name, "'<'") == 0 || strcmp(got_name, "'>'") == 0;
 
   /* A ';' missing at the end of a line: point at the end of that line, not at the next token. */
   int prev_line, prev_col, at_line, at_col;
@@ -397,8 +402,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   }
 
   diag_error(ps->diag, at, "unexpected %s%s", what, expect);
-  if (strcmp(yysymbol_name(got), "'='") == 0 && wants_eq)
-    diag_hint(ps->diag, "use '==' to compare two values; '=' only names things");
+  if (strcmp(got_name, "'='") == 0)
+    diag_hint(ps->diag, "to compare two values write '=='; '=' only gives a name or an entry its value");
+  else if (got_compare)
+    diag_hint(ps->diag, "comparisons do not chain: write 'a < b and b < c'");
   else if (ps->nopen > 0) {
     Bracket b = ps->open[ps->nopen - 1];
     const char *closer = closer_of(b.ch);
