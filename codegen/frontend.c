@@ -50,6 +50,7 @@ bool frontend_check(Frontend *fe) {
                          " see examples/ and dsl/LANGUAGE.md");
     return false;
   }
+  diag_index(&fe->src, &fe->arena);
   fe->program = parse_program(&fe->src, &fe->diag, &fe->arena, &fe->names);
   if (fe->diag.nerr > 0 || !fe->program) return false;
   sema_check(&fe->model, fe->program, &fe->diag, &fe->arena, &fe->names);

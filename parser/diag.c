@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "arena.h"
 #include "diag.h"
 
 enum { WINDOW = 100 };  /* characters of a long line quoted around the spot */
@@ -38,13 +39,44 @@ static int line_end(const Source *src, int off) {
   return off;
 }
 
+void diag_index(Source *src, Arena *arena) {
+  int n = 1;
+  for (int i = 0; i < src->len; i++) n += src->text[i] == '\n';
+  src->lines = arena_alloc(arena, sizeof *src->lines * (size_t)n);
+  src->ascii = arena_alloc(arena, sizeof *src->ascii * (size_t)n);
+  src->nlines = n;
+  int l = 0;
+  src->lines[0] = 0;
+  src->ascii[0] = true;
+  for (int i = 0; i < src->len; i++) {
+    if (src->text[i] == '\n') {
+      src->lines[++l] = i + 1;
+      src->ascii[l] = true;
+    } else if ((unsigned char)src->text[i] >= 0x80) {
+      src->ascii[l] = false;
+    }
+  }
+}
+
 void diag_line_col(const Source *src, int off, int *line, int *col) {
   if (off > src->len) off = src->len;
-  int l = 1;
-  for (int i = 0; i < off; i++)
-    if (src->text[i] == '\n') l++;
-  *line = l;
-  *col = chars(src->text, line_start(src, off), off) + 1;
+  if (off < 0) off = 0;
+  if (!src->lines) {
+    int l = 1;
+    for (int i = 0; i < off; i++)
+      if (src->text[i] == '\n') l++;
+    *line = l;
+    *col = chars(src->text, line_start(src, off), off) + 1;
+    return;
+  }
+  int lo = 0, hi = src->nlines - 1;  /* the last line starting at or before off */
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (src->lines[mid] <= off) lo = mid;
+    else hi = mid - 1;
+  }
+  *line = lo + 1;
+  *col = src->ascii[lo] ? off - src->lines[lo] + 1 : chars(src->text, src->lines[lo], off) + 1;
 }
 
 /* Advance a byte index past n characters, not beyond limit. */

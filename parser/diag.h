@@ -26,9 +26,12 @@ typedef struct Loc {
 } Loc;
 
 typedef struct Source {
-  const char *name;  /* as the user gave it */
-  const char *text;  /* NUL-terminated copy of the file */
-  int         len;   /* bytes, without the terminating NUL */
+  const char *name;   /* as the user gave it */
+  const char *text;   /* NUL-terminated copy of the file */
+  int         len;    /* bytes, without the terminating NUL */
+  int        *lines;  /* byte offset where each line starts (diag_index), or NULL */
+  bool       *ascii;  /* whether each line is plain ASCII (columns = bytes) */
+  int         nlines;
 } Source;
 
 typedef struct Diag {
@@ -48,6 +51,11 @@ void diag_note(Diag *d, Loc at, const char *fmt, ...) __attribute__((format(prin
 void diag_hint(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An error about the file as a whole (missing, empty, not text). */
 void diag_file_error(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Indexes the lines of src (memory from arena) so that line and column
+   lookups are fast; without it they scan the text. */
+struct Arena;
+void diag_index(Source *src, struct Arena *arena);
 
 /* 1-based line and column of a byte offset, for messages that quote them. */
 void diag_line_col(const Source *src, int off, int *line, int *col);
