@@ -5,6 +5,7 @@
 ** wherever they stand, since every expression needs them. Expressions are
 ** checked by sema_expr.c, regions and precedence by sema_regions.c.
 */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ void scope_put(Scope *sc, const char *name, const Node *decl) {
 
 /* ------------------------------------------------------ suggestions */
 
-static int distance(const char *a, const char *b) {
+int sema_distance(const char *a, const char *b) {
   int la = (int)strlen(a), lb = (int)strlen(b);
   if (la > 32 || lb > 32) return 99;
   int row[33];
@@ -89,32 +90,38 @@ static int distance(const char *a, const char *b) {
 typedef struct Best {
   const char *name;
   int         dist;
+  int         order;  /* declaration offset; built-ins after every declaration */
 } Best;
 
-static void consider(Best *b, const char *want, const char *name) {
-  int d = distance(want, name);
-  int limit = strlen(want) <= 3 ? 1 : 2;
-  if (d <= limit && d < b->dist) {
+/* The closest name wins; among equally close ones the first declared, so the
+   hint does not depend on hash-table order. A name must keep at least one
+   letter of the one asked for: 'i' is no suggestion for 'u'. */
+static void consider(Best *b, const char *want, const char *name, int order) {
+  int d = sema_distance(want, name);
+  int len = (int)strlen(want), limit = len <= 3 ? 1 : 2;
+  if (d > limit || d >= len) return;
+  if (d < b->dist || (d == b->dist && order < b->order)) {
     b->name = name;
     b->dist = d;
+    b->order = order;
   }
 }
 
 static void consider_scope(Best *b, const char *want, const Scope *sc) {
   for (; sc; sc = sc->parent)
     for (int i = 0; i < sc->cap; i++)
-      if (sc->slots[i].name) consider(b, want, sc->slots[i].name);
+      if (sc->slots[i].name) consider(b, want, sc->slots[i].name, sc->slots[i].decl->loc.off);
 }
 
 void sema_suggest(Sema *s, const char *name, bool functions) {
-  Best b = {NULL, 99};
+  Best b = {NULL, 99, 0};
   if (functions) {
     consider_scope(&b, name, &s->funcs);
-    for (int i = 0; i < BF_COUNT; i++) consider(&b, name, builtin_funcs[i].name);
+    for (int i = 0; i < BF_COUNT; i++) consider(&b, name, builtin_funcs[i].name, INT_MAX);
   } else {
     consider_scope(&b, name, s->scope);
     for (int i = 0; i < BV_COUNT; i++)
-      if (builtin_values[i].axis < s->m->dim || !s->have_grid) consider(&b, name, builtin_values[i].name);
+      if (builtin_values[i].axis < s->m->dim || !s->have_grid) consider(&b, name, builtin_values[i].name, INT_MAX);
   }
   if (b.name) diag_hint(s->d, "did you mean '%s'?", b.name);
 }
@@ -231,6 +238,7 @@ static void stencil(Sema *s, Node *decl) {
     diag_error(s->d, decl->stencil.width_loc, "stencil width must be between 1 and %d, not %lld", MAX_WIDTH,
                decl->stencil.width);
     m->width = 1;
+    s->have_grid = false;  /* offsets cannot be judged against a width that is not there */
   }
 }
 
@@ -241,8 +249,12 @@ static void precedence(Sema *s, Node *decl) {
     for (Node *f = g->list.items; f; f = f->next) {
       int face = face_lookup(f->name.name);
       if (face < 0) {
-        diag_error(s->d, f->loc, "'%s' is not a face; precedence orders faces: left, right, bottom, top, front, back",
-                   f->name.name);
+        const char *near = s->have_grid ? sema_near_face(m, f->name.name, false) : NULL;
+        diag_error(s->d, f->loc, "'%s' is not a face", f->name.name);
+        if (near)
+          diag_hint(s->d, "did you mean '%s'?", near);
+        else
+          diag_hint(s->d, "precedence orders the faces %s", s->have_grid ? sema_face_list(m) : "left, right, bottom, top, front, back");
         continue;
       }
       if (s->have_grid && face / 2 >= m->dim) {
@@ -340,7 +352,10 @@ static void entry_column(Sema *s, Node *col) {
   const Node *decl = scope_find(&s->global, name);
   if (!decl || decl->kind != N_FIELD) {
     Loc at = col->kind == N_NAME ? col->loc : col->offset.name_loc;
-    if (!decl) {
+    int bv = builtin_value_lookup(name);
+    if (!decl && bv >= 0)
+      diag_error(s->d, at, "'%s' is a built-in value (the %s), not a field", name, builtin_values[bv].doc);
+    else if (!decl) {
       diag_error(s->d, at, "'%s' is not a field", name);
       sema_suggest(s, name, false);
     } else
@@ -371,6 +386,7 @@ static void block(Sema *s, Node *b) {
       diag_error(s->d, b->block.field_loc, "field '%s' already has a %s block", f->name, what_name(b->block.what));
       diag_note(s->d, (*slot)->loc, "the first one is here");
       diag_hint(s->d, "put all the rules for '%s' in one block", f->name);
+      f->duplicate_block = true;
       f = NULL;
     } else
       *slot = b;
@@ -486,8 +502,9 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   const Node *g = NULL, *st = NULL, *fl = NULL, *pr = NULL;
   for (Node *x = program->list.items; x; x = x->next) {
     if (x->kind == N_GRID && once(&s, &g, x, "grid")) grid(&s, x);
-    if (x->kind == N_STENCIL && once(&s, &st, x, "stencil")) stencil(&s, x);
   }
+  for (Node *x = program->list.items; x; x = x->next)
+    if (x->kind == N_STENCIL && once(&s, &st, x, "stencil")) stencil(&s, x);
   if (!g) {
     diag_file_error(d, "the program declares no grid");
     diag_hint(d, "add one, e.g. grid { x: 65 points in [0, 1]; y: 65 points in [0, 1]; }");

@@ -36,6 +36,7 @@ typedef struct Field {
   const char *name;
   const char *desc;
   const Node *residual, *jacobian, *initial;  /* blocks, NULL when absent */
+  bool        duplicate_block;  /* a second block of a kind was given (an error) */
   /* The rule (N_RULE) that applies at each class, NULL where none does. */
   const Node *residual_rule[MAX_CLASSES];
   const Node *jacobian_rule[MAX_CLASSES];

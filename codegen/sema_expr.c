@@ -131,7 +131,10 @@ bool sema_check_offset(Sema *s, const Node *e) {
     ok = false;
   } else if (far > m->width) {
     diag_error(s->d, e->loc, "%s is %d points away, beyond the declared stencil width %d", text, far, m->width);
-    diag_hint(s->d, "declare 'stencil %s width %d;' to reach that far", m->shape == SHAPE_STAR ? "star" : "box", far);
+    if (far <= MAX_WIDTH)
+      diag_hint(s->d, "declare 'stencil %s width %d;' to reach that far", m->shape == SHAPE_STAR ? "star" : "box", far);
+    else
+      diag_hint(s->d, "stencils reach at most %d points", MAX_WIDTH);
     ok = false;
   }
   return ok;
@@ -147,6 +150,8 @@ static void undefined(Sema *s, const Node *e, const char *name, bool function) {
     int line, col;
     diag_line_col(s->d->src, later->loc.off, &line, &col);
     diag_hint(s->d, "'%s' is declared below, at line %d; declare it before its first use", name, line);
+  } else if (later && !function && later->kind != N_DEF && later->loc.off < e->loc.off) {
+    diag_hint(s->d, "this is the declaration of '%s' itself; a declaration cannot use the name it declares", name);
   } else {
     sema_suggest(s, name, function);
   }
@@ -189,6 +194,11 @@ static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   if (!decl) {
     int bv = builtin_value_lookup(name);
     if (bv >= 0) return builtin_value_use(s, e, bv, cx);
+    if (cx == CX_BOUND) {
+      diag_error(s->d, e->loc, "'%s' cannot be used here", name);
+      diag_hint(s->d, "%s", ctx_place(cx));
+      return r;
+    }
     if (scope_find(&s->funcs, name) || builtin_func_lookup(name) >= 0) {
       diag_error(s->d, e->loc, "'%s' is a function; call it as %s(...)", name, name);
       return r;

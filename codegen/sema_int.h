@@ -53,7 +53,7 @@ typedef struct Sema {
   LetInfo *lets;      /* by N_LET index */
   bool    *param_used;
   bool    *def_used;
-  bool     have_grid; /* a valid grid was declared: offsets can be checked */
+  bool     have_grid; /* a valid grid and stencil were declared: offsets can be checked */
 } Sema;
 
 /* Where an expression stands decides what it may use. */
@@ -84,8 +84,11 @@ void        scope_free(Scope *sc);
 const Node *scope_find(const Scope *sc, const char *name);  /* through parents */
 void        scope_put(Scope *sc, const char *name, const Node *decl);
 void        sema_suggest(Sema *s, const char *name, bool functions);
+int         sema_distance(const char *a, const char *b);
 
 /* sema_regions.c */
-void sema_regions(Sema *s);
+void        sema_regions(Sema *s);
+const char *sema_face_list(const Model *m);
+const char *sema_near_face(const Model *m, const char *name, bool words);
 
 #endif

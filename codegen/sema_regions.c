@@ -22,6 +22,7 @@
 #include "sema_int.h"
 
 enum { NO_RANK = FACE_COUNT };
+enum { WORD_INVALID = -2 };  /* a region with an error: matches nothing, duplicates nothing */
 
 /* One region of a rule, parsed: a region word or a set of faces. */
 typedef struct Region {
@@ -73,6 +74,35 @@ void sema_class_name(const Model *m, int c, char *buf, int size) {
     faces_text(faces, buf, size);
 }
 
+/* "the interior points" or "the points on left & top", for messages. */
+static void where(const Model *m, int c, char *buf, int size) {
+  char name[40];
+  sema_class_name(m, c, name, sizeof name);
+  if (class_faces(m, c))
+    snprintf(buf, (size_t)size, "the points on %s", name);
+  else
+    snprintf(buf, (size_t)size, "the interior points");
+}
+
+const char *sema_face_list(const Model *m) {
+  return m->dim == 1 ? "left, right" : m->dim == 2 ? "left, right, bottom, top" : "left, right, bottom, top, front, back";
+}
+
+/* A face (or, with words, a region word) close to a misspelt name, or NULL. */
+const char *sema_near_face(const Model *m, const char *name, bool words) {
+  const char *best = NULL;
+  int best_d = 3;
+  for (int f = 0; f < 2 * m->dim; f++) {
+    int d = sema_distance(name, face_names[f]);
+    if (d < best_d) { best = face_names[f]; best_d = d; }
+  }
+  for (int w = 0; words && w < RW_COUNT; w++) {
+    int d = sema_distance(name, region_words[w]);
+    if (d < best_d) { best = region_words[w]; best_d = d; }
+  }
+  return best;
+}
+
 /* Parses the regions of a rule; false when one of them is not valid here. */
 static bool parse_regions(Sema *s, Rule *r) {
   const Model *m = s->m;
@@ -84,6 +114,7 @@ static bool parse_regions(Sema *s, Rule *r) {
     Region *out = &r->regions[i];
     out->word = -1;
     out->at = reg->loc;
+    int before = s->d->nerr;
     Node *first = reg->list.items;
     int word = region_word_lookup(first->name.name);
     if (word >= 0) {
@@ -91,6 +122,7 @@ static bool parse_regions(Sema *s, Rule *r) {
       if (first->next) {
         diag_error(s->d, first->next->loc, "'%s' cannot be combined with '&'", first->name.name);
         diag_hint(s->d, "'&' intersects faces, as in 'left & top'");
+        out->word = WORD_INVALID;
         ok = false;
       }
       continue;
@@ -102,9 +134,11 @@ static bool parse_regions(Sema *s, Rule *r) {
           diag_error(s->d, f->loc, "'%s' cannot be combined with '&'", f->name.name);
         else {
           diag_error(s->d, f->loc, "'%s' is not a region", f->name.name);
-          diag_hint(s->d, "regions are interior, boundary, all, and the faces %s",
-                    m->dim == 1 ? "left, right" : m->dim == 2 ? "left, right, bottom, top"
-                                : "left, right, bottom, top, front, back");
+          const char *near = sema_near_face(m, f->name.name, true);
+          if (near)
+            diag_hint(s->d, "did you mean '%s'?", near);
+          else
+            diag_hint(s->d, "regions are interior, boundary, all, and the faces %s", sema_face_list(m));
         }
         ok = false;
         continue;
@@ -126,11 +160,14 @@ static bool parse_regions(Sema *s, Rule *r) {
       }
       out->faces |= 1u << face;
     }
+    if (s->d->nerr != before) out->word = WORD_INVALID;
   }
   return ok;
 }
 
-static bool same_region(const Region *a, const Region *b) { return a->word == b->word && a->faces == b->faces; }
+static bool same_region(const Region *a, const Region *b) {
+  return a->word != WORD_INVALID && a->word == b->word && a->faces == b->faces;
+}
 
 /* How closely region g fits class c: -1 when it does not contain it. */
 static int fit(const Region *g, unsigned faces) {
@@ -142,16 +179,20 @@ static int fit(const Region *g, unsigned faces) {
 }
 
 /* The best fit of a rule at a class, and the precedence rank of that fit. */
-static int rule_fit(const Model *m, const Rule *r, unsigned faces, int *rank) {
+static int rule_fit(const Model *m, const Rule *r, unsigned faces, int *rank, int *which) {
   int best = -1;
   *rank = NO_RANK;
+  *which = 0;
   for (int i = 0; i < r->nregions; i++) {
     int q = fit(&r->regions[i], faces);
     if (q < best || q < 0) continue;
     int rk = NO_RANK;
     for (int f = 0; f < FACE_COUNT; f++)
       if ((r->regions[i].faces & (1u << f)) && m->face_rank[f] < rk) rk = m->face_rank[f];
-    if (q > best || rk < *rank) *rank = rk;
+    if (q > best || rk < *rank) {
+      *rank = rk;
+      *which = i;
+    }
     best = q;
   }
   return best;
@@ -167,8 +208,8 @@ static int line_of(Sema *s, Loc at) {
   return line;
 }
 
-static void region_text(Sema *s, const Rule *r, char *buf, int size) {
-  const Loc at = r->regions[0].at;
+static void region_text(Sema *s, const Rule *r, int which, char *buf, int size) {
+  const Loc at = r->regions[which].at;
   snprintf(buf, (size_t)size, "%.*s", at.len < 60 ? at.len : 60, s->d->src->text + at.off);
 }
 
@@ -182,22 +223,25 @@ static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **w
     winner[c] = NULL;
     if (!sema_class_exists(m, c)) continue;
     unsigned faces = class_faces(m, c);
-    int best = -1, best_fit = -1, best_rank = NO_RANK, tie = -1;
+    int best = -1, best_fit = -1, best_rank = NO_RANK, tie = -1, best_which = 0, tie_which = 0;
     for (int i = 0; i < nrules; i++) {
-      int rank, q = rule_fit(m, &rules[i], faces, &rank);
+      int rank, which, q = rule_fit(m, &rules[i], faces, &rank, &which);
       if (q < 0) continue;
       if (q > best_fit || (q == best_fit && rank < best_rank)) {
         best = i;
         best_fit = q;
         best_rank = rank;
+        best_which = which;
         tie = -1;
       } else if (q == best_fit && rank == best_rank) {
         tie = i;
+        tie_which = which;
       }
     }
     if (best < 0) {
       char name[64];
       sema_class_name(m, c, name, sizeof name);
+      if (!faces) snprintf(name, sizeof name, "the interior");
       if (mlen < (int)sizeof missing - 80)
         mlen += snprintf(missing + mlen, sizeof missing - (size_t)mlen, "%s%s", nmissing ? ", " : "", name);
       nmissing++;
@@ -205,12 +249,12 @@ static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **w
     }
     if (tie >= 0 && !reported_tie) {
       char name[64], a[64], b[64];
-      sema_class_name(m, c, name, sizeof name);
-      region_text(s, &rules[best], a, sizeof a);
-      region_text(s, &rules[tie], b, sizeof b);
-      diag_error(s->d, rules[tie].regions[0].at,
-                 "at the points on %s both the rule for '%s' and the rule for '%s' (line %d) apply", name, b, a,
-                 line_of(s, rules[best].regions[0].at));
+      where(m, c, name, sizeof name);
+      region_text(s, &rules[best], best_which, a, sizeof a);
+      region_text(s, &rules[tie], tie_which, b, sizeof b);
+      diag_error(s->d, rules[tie].regions[tie_which].at,
+                 "at %s both the rule for '%s' and the rule for '%s' (line %d) apply", name, b, a,
+                 line_of(s, rules[best].regions[best_which].at));
       diag_hint(s->d, "say which one wins with a precedence declaration, e.g. 'precedence %s > %s;', or give %s a "
                       "rule of its own", a, b, name);
       reported_tie = true;
@@ -218,9 +262,13 @@ static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **w
     winner[c] = rules[best].node;
     rules[best].used = true;
   }
-  if (nmissing && block->block.what != BLOCK_JACOBIAN) {
-    diag_error(s->d, block->block.field_loc, "the %s of '%s' has no rule for the points on %s",
-               what_name(block->block.what), block->block.field, missing);
+  if (nrules == 0) {
+    diag_error(s->d, block->block.field_loc, "the %s of '%s' has no rules", what_name(block->block.what),
+               block->block.field);
+    diag_hint(s->d, "give it at least one rule, e.g. 'all: ...;'");
+  } else if (nmissing && block->block.what != BLOCK_JACOBIAN) {
+    diag_error(s->d, block->block.field_loc, "the %s of '%s' has no rule for %s", what_name(block->block.what),
+               block->block.field, missing);
     diag_hint(s->d, "add a rule for %s, or one for 'boundary' or 'all'", nmissing == 1 ? missing : "them");
   }
   for (int i = 0; i < nrules; i++)
@@ -243,7 +291,7 @@ static bool inside(const Model *m, int c, const int *off, int *bad_axis) {
 static void outside_error(Sema *s, const Read *rd, int c, int axis, const Node *rule) {
   const Model *m = s->m;
   char name[64];
-  sema_class_name(m, c, name, sizeof name);
+  where(m, c, name, sizeof name);
   int pos = sema_class_pos(c, axis);
   if (pos == 1) {
     diag_error(s->d, rd->at, "this read can fall outside the grid: points next to the boundary have only one "
@@ -251,10 +299,10 @@ static void outside_error(Sema *s, const Read *rd, int c, int axis, const Node *
     diag_hint(s->d, "in a non-periodic direction, rules for inside points reach at most 1 point; wider reads need "
                     "a periodic direction");
   } else {
-    diag_error(s->d, rd->at, "this read lies outside the grid at the points on %s, where the rule at line %d applies",
-               name, line_of(s, rule->loc));
-    diag_hint(s->d, "on the %s face only neighbours towards the inside exist; give those points a rule of their own "
-                    "or a precedence", face_names[2 * axis + (pos == 2)]);
+    diag_error(s->d, rd->at, "this read lies outside the grid at %s, where the rule at line %d applies", name,
+               line_of(s, rule->loc));
+    diag_hint(s->d, "on the %s face there is no neighbour in that direction; the rule there may read only towards "
+                    "the inside", face_names[2 * axis + (pos == 2)]);
   }
 }
 
@@ -292,7 +340,9 @@ static void column_offset(const Node *col, int *off) {
 /* A Jacobian entry must be a coupling the residual has wherever the entry applies. */
 static void check_entries(Sema *s, const Field *f) {
   const Model *m = s->m;
-  for (int c = 0; c < m->nclasses; c++) {
+  for (int k = 0; k < m->nclasses * (MAX_DIM + 1); k++) {
+    int c = k % m->nclasses;
+    if (__builtin_popcount(class_faces(m, c)) != k / m->nclasses) continue;
     const Node *jr = f->jacobian_rule[c], *rr = f->residual_rule[c];
     if (!jr) continue;
     for (Node *e = jr->rule.body; e; e = e->next) {
@@ -301,14 +351,15 @@ static void check_entries(Sema *s, const Field *f) {
       int off[MAX_DIM], axis;
       column_offset(col, off);
       char name[64];
-      sema_class_name(m, c, name, sizeof name);
+      where(m, c, name, sizeof name);
       if (!inside(m, c, off, &axis)) {
-        diag_error(s->d, col->loc, "this entry's column lies outside the grid at the points on %s, where this "
-                   "Jacobian rule applies", name);
+        diag_error(s->d, col->loc, "this entry's column lies outside the grid at %s, where this Jacobian rule "
+                   "applies", name);
+        diag_hint(s->d, "on the %s face there is no neighbour in that direction", face_names[2 * axis + (sema_class_pos(c, axis) == 2)]);
         e->index = 1;
       } else if (rr && !reads_has(&s->rule_reads[rr->index], col->decl->index, off)) {
-        diag_error(s->d, col->loc, "the residual of '%s' at the points on %s (line %d) does not read this; the "
-                   "Jacobian has no such entry", f->name, name, line_of(s, rr->loc));
+        diag_error(s->d, col->loc, "the residual of '%s' at %s (line %d) does not read this; the Jacobian has no "
+                   "such entry", f->name, name, line_of(s, rr->loc));
         diag_hint(s->d, "an entry is d(residual)/d(field at offset); remove it or fix its column");
         e->index = 1;
       }
@@ -369,6 +420,7 @@ void sema_regions(Sema *s) {
   for (int d = 0; d < m->dim; d++) m->nclasses *= 3;
   for (int fi = 0; fi < m->nfields; fi++) {
     Field *f = &m->fields[fi];
+    if (f->duplicate_block) continue;  /* its rules are split over two blocks: coverage would mislead */
     Node *blocks[3] = {(Node *)f->residual, (Node *)f->initial, (Node *)f->jacobian};
     const Node **winners[3] = {f->residual_rule, f->initial_rule, f->jacobian_rule};
     for (int b = 0; b < 3; b++) {

@@ -18,6 +18,25 @@ void diag_init(Diag *d, const Source *src, FILE *out) {
   d->out = out;
 }
 
+/* Length of the UTF-8 sequence at p (well-formed, shortest form, no surrogates), or 0. */
+int diag_utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  int n;
+  unsigned min;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) { n = 2; min = 0x80; c &= 0x1F; }
+  else if ((c & 0xF0) == 0xE0) { n = 3; min = 0x800; c &= 0x0F; }
+  else if ((c & 0xF8) == 0xF0) { n = 4; min = 0x10000; c &= 0x07; }
+  else return 0;
+  if (end - p < n) return 0;
+  for (int i = 1; i < n; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (p[i] & 0x3F);
+  }
+  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  return n;
+}
+
 static bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 /* Characters (code points) in text[a, b). */
@@ -114,9 +133,21 @@ static void quote(Diag *d, Loc at) {
   char gutter[32];
   int gw = snprintf(gutter, sizeof gutter, "%5d", line);
   fprintf(d->out, "%s | %s", gutter, cut_left ? "..." : "");
-  for (int i = from; i < to; i++) {
+  /* Control characters print as blanks and bytes that are not UTF-8 as '?',
+     so a quoted line never sends raw garbage to the terminal. */
+  for (int i = from; i < to;) {
     unsigned char c = (unsigned char)src->text[i];
-    fputc(c < 0x20 && c != '\t' ? ' ' : c, d->out);
+    int n = c < 0x80 ? 1 : diag_utf8_len((const unsigned char *)src->text + i, (const unsigned char *)src->text + to);
+    if (n == 0) {
+      fputc('?', d->out);
+      i++;
+    } else if (n == 1) {
+      fputc(c < 0x20 && c != '\t' ? ' ' : c, d->out);
+      i++;
+    } else {
+      fwrite(src->text + i, 1, (size_t)n, d->out);
+      i += n;
+    }
   }
   fprintf(d->out, "%s\n%*s | %s", cut_right ? "..." : "", gw, "", cut_left ? "   " : "");
   for (int i = from; i < off; i++) {

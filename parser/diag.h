@@ -57,6 +57,9 @@ void diag_file_error(Diag *d, const char *fmt, ...) __attribute__((format(printf
 struct Arena;
 void diag_index(Source *src, struct Arena *arena);
 
+/* Length of the well-formed UTF-8 sequence at p (1 for ASCII), or 0 when it is not UTF-8. */
+int diag_utf8_len(const unsigned char *p, const unsigned char *end);
+
 /* 1-based line and column of a byte offset, for messages that quote them. */
 void diag_line_col(const Source *src, int off, int *line, int *col);
 

@@ -27,6 +27,7 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps);
 }
 
 %code {
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +367,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   int nexp = yypcontext_expected_tokens(ctx, expected, MAX_EXPECTED);
   yysymbol_kind_t got = yypcontext_token(ctx);
   Loc at = *yypcontext_location(ctx);
+  if (ps->placeholder.len > 0 && (ps->placeholder.off == at.off || ps->placeholder.off == ps->prev.off))
+    return 0;  /* follows from an error the lexer reported */
 
   char what[96];
   if (got == YYSYMBOL_YYEOF)
@@ -378,15 +381,34 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
     snprintf(what, sizeof what, "%s", yysymbol_name(got));
 
   /* The expected tokens are listed only when there are few enough to help. */
+  /* All expected tokens when they are few; otherwise the ones that end or
+     separate a construct (then, else, ';', ')', ...), which say what is missing. */
+  static const char *const enders[] = {"'then'", "'else'", "';'", "','", "':'", "')'", "']'", "'}'", "'='"};
+  const char *listed[MAX_LISTED];
+  int nlisted = 0;
+  bool wants_semi = false, wants_eq = false, wants_ident = false, wants_decl = false, operators = false;
+  for (int i = 0; i < nexp; i++) {
+    const char *name = yysymbol_name(expected[i]);
+    if (strcmp(name, "';'") == 0) wants_semi = true;
+    if (expected[i] == YYSYMBOL_EQ) wants_eq = true;
+    if (expected[i] == YYSYMBOL_IDENT) wants_ident = true;
+    if (expected[i] == YYSYMBOL_KW_GRID) wants_decl = true;
+    if (strcmp(name, "'+'") == 0) operators = true;
+  }
+  for (int i = 0; i < nexp && nlisted < MAX_LISTED; i++) {
+    const char *name = yysymbol_name(expected[i]);
+    bool ender = false;
+    for (int k = 0; k < (int)(sizeof enders / sizeof enders[0]); k++) ender |= strcmp(name, enders[k]) == 0;
+    if (nexp <= MAX_LISTED || ender) listed[nlisted++] = name;
+  }
   char expect[256] = "";
   size_t len = 0;
-  bool wants_semi = false;
-  for (int i = 0; i < nexp; i++) {
-    if (strcmp(yysymbol_name(expected[i]), "';'") == 0) wants_semi = true;
-    if (nexp > MAX_LISTED) continue;
-    const char *sep = i == 0 ? ", expecting " : i == nexp - 1 ? " or " : ", ";
-    len += (size_t)snprintf(expect + len, sizeof expect - len, "%s%s", sep, yysymbol_name(expected[i]));
+  for (int i = 0; i < nlisted; i++) {
+    const char *sep = i == 0 ? ", expecting " : i == nlisted - 1 ? " or " : ", ";
+    len += (size_t)snprintf(expect + len, sizeof expect - len, "%s%s", sep, listed[i]);
   }
+  if (nlisted && nexp > MAX_LISTED && operators) snprintf(expect + len, sizeof expect - len, " or an operator");
+  bool got_keyword = strncmp(yysymbol_name(got), "'", 1) == 0 && isalpha((unsigned char)yysymbol_name(got)[1]);
   const char *got_name = yysymbol_name(got);
   bool got_compare = got == YYSYMBOL_EQ || got == YYSYMBOL_NE || got == YYSYMBOL_LE || got == YYSYMBOL_GE ||
                      strcmp(got_name, "'<'") == 0 || strcmp(got_name, "'>'") == 0;
@@ -402,8 +424,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   }
 
   diag_error(ps->diag, at, "unexpected %s%s", what, expect);
-  if (strcmp(got_name, "'='") == 0)
+  if (strcmp(got_name, "'='") == 0 && wants_eq)
     diag_hint(ps->diag, "to compare two values write '=='; '=' only gives a name or an entry its value");
+  else if (got_keyword && wants_ident)
+    diag_hint(ps->diag, "%s is a reserved word of the language; choose another name", got_name);
+  else if (wants_decl && !wants_semi)
+    diag_hint(ps->diag, "a declaration starts with grid, fields, stencil, param, let, def, precedence, residual, "
+                        "jacobian or initial");
   else if (got_compare)
     diag_hint(ps->diag, "comparisons do not chain: write 'a < b and b < c'");
   else if (ps->nopen > 0) {

@@ -26,6 +26,26 @@ static int token(Parser *ps, Loc *lloc, Cursor start, Cursor end, int kind) {
   return kind;
 }
 
+/* End of input is placed just after the last token, so that "expected '}'"
+   points at the line that needs it rather than at an empty last line. */
+static int end_of_input(Parser *ps, Loc *lloc, Cursor p) {
+  int off = (int)((const char *)p - ps->src->text);
+  if (ps->last.len > 0 && ps->last.off + ps->last.len <= off) off = ps->last.off + ps->last.len;
+  lloc->off = off;
+  lloc->len = 0;
+  if (ps->last.off != off || ps->last.len != 0) ps->prev = ps->last;
+  ps->last = *lloc;
+  return END;
+}
+
+/* A token the lexer already reported, passed on so the parser can go on;
+   a syntax error right next to it is a follow-on and is not reported. */
+static int placeholder(Parser *ps, Loc *lloc, Cursor start, Cursor end, int kind) {
+  token(ps, lloc, start, end, kind);
+  ps->placeholder = *lloc;
+  return kind;
+}
+
 static Loc span(Parser *ps, Cursor start, Cursor end) {
   Loc at = {(int)((const char *)start - ps->src->text), (int)(end - start)};
   return at;
@@ -109,6 +129,12 @@ static void bad_char(Parser *ps, Cursor start, Cursor end) {
                (int)(end - start), (const char *)start);
 }
 
+/* Non-ASCII where a name could stand: one error, and the text goes on as a name. */
+static void bad_name(Parser *ps, Cursor start, Cursor end) {
+  diag_error(ps->diag, span(ps, start, end), "'%.*s' is not a valid name: names are ASCII letters, digits and '_'",
+             (int)(end - start > 40 ? 40 : end - start), (const char *)start);
+}
+
 static void bad_number(Parser *ps, Cursor start, Cursor end) {
   diag_error(ps->diag, span(ps, start, end), "malformed number '%.*s'", (int)(end - start > 40 ? 40 : end - start),
              (const char *)start);
@@ -132,7 +158,7 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps) {
       utf8    = [\xc0-\xf7] [\x80-\xbf]*;
       strchar = [^"\\\n\x00] | "\\" [^\n\x00];
 
-      "\x00"                { p--; RET(token(ps, lloc, p, p, END)); }
+      "\x00"                { p--; RET(end_of_input(ps, lloc, p)); }
       [ \t\r\n\f\v]+        { continue; }
       "#" [^\n\x00]*        { continue; }
 
@@ -162,10 +188,10 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps) {
 
       digits                { RET(number(ps, lval, lloc, start, p, INT)); }
       real                  { RET(number(ps, lval, lloc, start, p, NUMBER)); }
-      (digits | real) [a-zA-Z_.] [a-zA-Z0-9_.]* { bad_number(ps, start, p); continue; }
+      (digits | real) [a-zA-Z_.] [a-zA-Z0-9_.]* { bad_number(ps, start, p); lval->num = 0; RET(placeholder(ps, lloc, start, p, NUMBER)); }
 
       ["] strchar* ["]      { RET(string(ps, lval, lloc, start, p)); }
-      ["] strchar*          { bad_string(ps, start, p); continue; }
+      ["] strchar*          { bad_string(ps, start, p); lval->str = ""; RET(placeholder(ps, lloc, start, p, STRING)); }
 
       "=="                  { RET(token(ps, lloc, start, p, EQ)); }
       "!="                  { RET(token(ps, lloc, start, p, NE)); }
@@ -179,7 +205,7 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps) {
       "}"                   { RET(close_bracket(ps, lloc, start, p, '{', '}')); }
       [,;:=+\-*/^<>&]       { RET(token(ps, lloc, start, p, *start)); }
 
-      utf8                  { bad_char(ps, start, p); continue; }
+      utf8 (utf8 | [a-zA-Z0-9_])* { bad_name(ps, start, p); identifier(ps, lval, lloc, start, p); RET(placeholder(ps, lloc, start, p, IDENT)); }
       *                     { bad_char(ps, start, p); continue; }
     */
 #undef RET

@@ -24,6 +24,7 @@ typedef struct Parser {
   const char   *cur;       /* lexer position */
   Loc           prev;      /* the token before the current lookahead */
   Loc           last;      /* the current lookahead */
+  Loc           placeholder; /* a bad token the lexer passed on after reporting it */
   Bracket      *open;      /* brackets not yet closed, innermost last, for hints */
   int           nopen, capopen;
   Node         *program;

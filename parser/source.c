@@ -59,29 +59,10 @@ bool source_read(Source *src, const char *path, Arena *arena, Diag *d) {
   return true;
 }
 
-/* Length of the UTF-8 sequence at p (well-formed, shortest form, no surrogates), or 0. */
-static int utf8_len(const unsigned char *p, const unsigned char *end) {
-  unsigned c = p[0];
-  int n;
-  unsigned min;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) { n = 2; min = 0x80; c &= 0x1F; }
-  else if ((c & 0xF0) == 0xE0) { n = 3; min = 0x800; c &= 0x0F; }
-  else if ((c & 0xF8) == 0xF0) { n = 4; min = 0x10000; c &= 0x07; }
-  else return 0;
-  if (end - p < n) return 0;
-  for (int i = 1; i < n; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    c = (c << 6) | (p[i] & 0x3F);
-  }
-  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-  return n;
-}
-
 bool source_check_text(const Source *src, Diag *d) {
   const unsigned char *p = (const unsigned char *)src->text, *end = p + src->len;
   while (p < end) {
-    int n = *p == 0 ? 0 : utf8_len(p, end);
+    int n = *p == 0 ? 0 : diag_utf8_len(p, end);
     if (n == 0) {
       Loc at = {(int)(p - (const unsigned char *)src->text), 1};
       diag_error(d, at, "byte 0x%02x is not text: a .stn file must be UTF-8 text", *p);
