@@ -99,7 +99,7 @@ typedef struct Best {
 static void consider(Best *b, const char *want, const char *name, int order) {
   int d = sema_distance(want, name);
   int len = (int)strlen(want), limit = len <= 3 ? 1 : 2;
-  if (d > limit || d >= len) return;
+  if (d == 0 || d > limit || d >= len) return;
   if (d < b->dist || (d == b->dist && order < b->order)) {
     b->name = name;
     b->dist = d;
@@ -259,6 +259,10 @@ static void precedence(Sema *s, Node *decl) {
       }
       if (s->have_grid && face / 2 >= m->dim) {
         diag_error(s->d, f->loc, "there is no '%s' face in a %dD grid", f->name.name, m->dim);
+        continue;
+      }
+      if (s->have_grid && m->axes[face / 2].periodic) {
+        diag_error(s->d, f->loc, "%s is periodic: it has no '%s' face", axis_names[face / 2], f->name.name);
         continue;
       }
       if (m->face_rank[face] != FACE_COUNT) {
@@ -459,7 +463,7 @@ static void stencil_use(Sema *s, const Node *decl) {
     }
   }
   int w = m->used_width ? m->used_width : 1;
-  bool smaller_shape = m->shape == SHAPE_BOX && !m->used_box;
+  bool smaller_shape = m->shape == SHAPE_BOX && !m->used_box && m->dim > 1;  /* in 1D box = star */
   if (smaller_shape || w < m->width) {
     const char *shape = m->used_box ? "box" : "star";
     int pts = 1, declared = 1;

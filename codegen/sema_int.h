@@ -10,9 +10,10 @@
 
 /* One read of a field at an offset, with the place it is written. */
 typedef struct Read {
-  int field;
-  int off[MAX_DIM];
-  Loc at;
+  int  field;
+  int  off[MAX_DIM];
+  Loc  at;
+  bool reported;  /* already reported as reaching outside the grid */
 } Read;
 
 typedef struct ReadSet {

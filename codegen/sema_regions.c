@@ -318,9 +318,9 @@ static void check_reads(Sema *s, const Node **winner) {
     ReadSet *rs = &s->rule_reads[rule->index];
     for (int i = 0; i < rs->n; i++) {
       int axis;
-      if (rs->v[i].field < 0 || inside(m, c, rs->v[i].off, &axis)) continue;
+      if (rs->v[i].reported || inside(m, c, rs->v[i].off, &axis)) continue;
       outside_error(s, &rs->v[i], c, axis, rule);
-      rs->v[i].field = -1;  /* report each read once */
+      rs->v[i].reported = true;  /* report each read once */
     }
   }
 }

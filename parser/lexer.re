@@ -75,16 +75,10 @@ static int identifier(Parser *ps, STN_STYPE *lval, Loc *lloc, Cursor start, Curs
 }
 
 static int number(Parser *ps, STN_STYPE *lval, Loc *lloc, Cursor start, Cursor end, int kind) {
-  char buf[64];
-  size_t n = (size_t)(end - start);
-  double v = HUGE_VAL;
-  if (n < sizeof buf) {
-    memcpy(buf, start, n);
-    buf[n] = '\0';
-    errno = 0;
-    v = strtod(buf, NULL);
-    if (errno == ERANGE && v != 0) v = HUGE_VAL;
-  }
+  char *text = arena_strndup(ps->arena, (const char *)start, (size_t)(end - start));
+  errno = 0;
+  double v = strtod(text, NULL);
+  if (errno == ERANGE && fabs(v) > 1) v = HUGE_VAL;  /* underflow to a tiny number or 0 is fine */
   if (v == HUGE_VAL) {
     diag_error(ps->diag, span(ps, start, end), "number too large for a double");
     v = 0;
