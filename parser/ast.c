@@ -5,6 +5,7 @@
 ** before any recursive pass walks them.
 */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,8 +231,6 @@ static const char *number_text(double v, char *buf, size_t size) {
 
 static void head(Dumper *d, const Node *n, int indent, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-
-#include <stdarg.h>
 
 /* One line: indentation, the node's text, and its position. */
 static void head(Dumper *d, const Node *n, int indent, const char *fmt, ...) {
