@@ -23,7 +23,11 @@ PARSER_SRC  = parser/arena.c parser/util.c parser/diag.c parser/source.c parser/
 GEN_SRC     = build/lexer.c build/grammar.c
 SEMA_SRC    = codegen/frontend.c codegen/sema.c codegen/sema_expr.c codegen/sema_regions.c codegen/builtins.c
 FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
-DRIVER_SRC  = codegen/main.c
+IR_SRC      = codegen/ir.c codegen/ir_lower.c codegen/ir_derive.c codegen/ir_eval.c codegen/ir_passes.c
+EMIT_SRC    = codegen/cnames.c codegen/emit_c_expr.c codegen/emit_c.c codegen/compile.c codegen/toolchain.c \
+              codegen/runtime_files.c build/runtime_text.c
+RUNTIME_SRC = $(sort $(wildcard runtime/*.c runtime/*.h))
+DRIVER_SRC  = codegen/main.c $(IR_SRC) $(EMIT_SRC)
 HEADERS     = $(wildcard parser/*.h codegen/*.h) build/grammar.h
 
 FRONT_OBJ   = $(patsubst %.c,build/obj/%.o,$(notdir $(FRONT_SRC)))
@@ -50,6 +54,11 @@ build/lexer.c: parser/lexer.re build/grammar.h
 build/grammar.c build/grammar.h: parser/grammar.y
 	@mkdir -p build
 	$(BISON) -Wall -Werror --header=build/grammar.h -o build/grammar.c $<
+
+# The runtime sources, embedded in stencilc as build/runtime_text.c.
+build/runtime_text.c: scripts/embed-runtime.sh $(RUNTIME_SRC)
+	@mkdir -p build
+	scripts/embed-runtime.sh $@ $(RUNTIME_SRC)
 
 deps:
 	scripts/install-deps.sh

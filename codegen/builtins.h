@@ -9,6 +9,9 @@
 
 #include <stdbool.h>
 
+/* pi, without relying on M_PI (not in C11). */
+#define STN_PI 3.14159265358979323846
+
 typedef enum BuiltinValue {
   BV_I, BV_J, BV_K,     /* grid index of the point, 0-based */
   BV_X, BV_Y, BV_Z,     /* coordinate of the point */

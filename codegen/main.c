@@ -2,8 +2,10 @@
 ** main.c: the stencilc driver. Parses the command line, runs the front end
 ** and stops between phases: a program with errors produces no output.
 **
-**   stencilc --check FILE      parse and check only
-**   stencilc --dump-ast FILE   print the checked syntax tree
+**   stencilc FILE -o PROG       compile FILE into the program PROG
+**   stencilc --check FILE       parse and check only
+**   stencilc --dump-ast FILE    print the checked syntax tree
+**   stencilc --dump-ir FILE     print the IR (after any pass)
 **
 ** Exit status: 0 success, 1 errors in the program, 2 usage errors, 70 an
 ** internal error (a bug in stencilc).
@@ -11,17 +13,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compile.h"
 #include "frontend.h"
+#include "ir.h"
 #include "util.h"
 
 static const char usage_text[] =
-  "usage: stencilc [options] FILE.stn\n"
+  "usage: stencilc FILE.stn -o PROG [--emit-dir DIR]\n"
+  "       stencilc [--check | --dump-ast | --dump-ir[=PASS]] FILE.stn\n"
   "\n"
   "Compiles a stencil program (.stn) into a PETSc Newton-Krylov solver.\n"
   "\n"
   "options:\n"
+  "  -o PROG       write the program to PROG (built with PETSc: Debian's petsc-dev\n"
+  "                through pkg-config, or $PETSC_DIR/$PETSC_ARCH when set)\n"
+  "  --emit-dir DIR  keep the generated C and runtime sources in DIR\n"
   "  --check       parse and check FILE; print errors and warnings only\n"
   "  --dump-ast    print the syntax tree of FILE after checking it\n"
+  "  --dump-ir[=PASS]  print the IR after PASS (lower, derive, simplify,\n"
+  "                check, stencil; default: the last)\n"
   "  --help        print this help and exit\n"
   "  --version     print the version and exit\n"
   "\n"
@@ -35,13 +45,21 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 int main(int argc, char **argv) {
-  enum { MODE_NONE, MODE_CHECK, MODE_DUMP_AST } mode = MODE_NONE;
-  const char *file = NULL;
+  enum { MODE_NONE, MODE_CHECK, MODE_DUMP_AST, MODE_DUMP_IR } mode = MODE_NONE;
+  IrPass dump_after = PASS_COUNT;
+  const char *file = NULL, *output = NULL, *emit_dir = NULL;
   bool options_done = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!options_done && a[0] == '-' && a[1] != '\0') {
       if (strcmp(a, "--") == 0) options_done = true;
+      else if (strcmp(a, "-o") == 0 || strcmp(a, "--emit-dir") == 0) {
+        if (i + 1 >= argc) return usage_error("%s needs an argument", a);
+        const char **slot = a[1] == 'o' ? &output : &emit_dir;
+        if (*slot) return usage_error("%s given twice", a);
+        *slot = argv[++i];
+        if (!**slot) return usage_error("the argument of %s is empty", a);
+      }
       else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
         fputs(usage_text, stdout);
         return 0;
@@ -52,6 +70,16 @@ int main(int argc, char **argv) {
         int m = strcmp(a, "--check") == 0 ? MODE_CHECK : MODE_DUMP_AST;
         if (mode != MODE_NONE && (int)mode != m) return usage_error("%s cannot be combined with another mode", a);
         mode = m;
+      } else if (strncmp(a, "--dump-ir", 9) == 0 && (a[9] == '\0' || a[9] == '=')) {
+        if (mode != MODE_NONE && mode != MODE_DUMP_IR) return usage_error("%s cannot be combined with another mode", a);
+        mode = MODE_DUMP_IR;
+        dump_after = PASS_STENCIL;
+        if (a[9] == '=') {
+          int p = 0;
+          while (p < PASS_COUNT && strcmp(a + 10, ir_pass_names[p]) != 0) p++;
+          if (p == PASS_COUNT) return usage_error("unknown pass in '%s' (lower, derive, simplify, check, stencil)", a);
+          dump_after = (IrPass)p;
+        }
       } else
         return usage_error("unknown option '%s'", a);
       continue;
@@ -60,13 +88,25 @@ int main(int argc, char **argv) {
     file = a;
   }
   if (!file) return usage_error("%sno input file", "");
-  if (mode == MODE_NONE)
-    return usage_error("%scompiling to a program is not available yet; use --check or --dump-ast", "");
+  if (mode != MODE_NONE && (output || emit_dir)) return usage_error("%s-o and --emit-dir cannot be combined with --check or --dump-*", "");
+  if (emit_dir && !output) return usage_error("%s--emit-dir needs -o PROG", "");
+  if (mode == MODE_NONE && !output) return usage_error("%sno output given: use -o PROG (or --check)", "");
 
   Frontend fe;
   frontend_init(&fe, file, stderr);
   bool ok = frontend_load(&fe) && frontend_check(&fe);
+  int status = 0;
   if (ok && mode == MODE_DUMP_AST) ast_dump(stdout, &fe.src, fe.program);
+  if (ok && mode != MODE_DUMP_AST) {
+    Ir ir;
+    ir_init(&ir, &fe.model, &fe.src);
+    ok = ir_build(&ir, &fe.diag, mode == MODE_DUMP_IR ? dump_after : PASS_COUNT, stdout);
+    if (ok && output) {
+      CompileOptions co = {file, output, emit_dir};
+      status = compile_program(&ir, &co);
+    }
+    ir_free(&ir);
+  }
   frontend_free(&fe);
-  return ok ? 0 : 1;
+  return ok ? status : 1;
 }

@@ -305,6 +305,8 @@ static void param(Sema *s, Node *p) {
                lo, hi);
   }
   p->index = m->nparams;
+  m->param_lo[m->nparams] = range_ok ? lo : -INFINITY;
+  m->param_hi[m->nparams] = range_ok ? hi : INFINITY;
   m->params[m->nparams++] = p;
   declare(s, p->param.name, p);
 }
@@ -495,6 +497,8 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   int nparams, nlets, ndefs;
   count(&s, program, &nparams, &nlets, &ndefs);
   m->params = arena_alloc(a, sizeof *m->params * (size_t)(nparams + 1));
+  m->param_lo = arena_alloc(a, sizeof *m->param_lo * (size_t)(nparams + 1));
+  m->param_hi = arena_alloc(a, sizeof *m->param_hi * (size_t)(nparams + 1));
   m->lets = arena_alloc(a, sizeof *m->lets * (size_t)(nlets + 1));
   m->defs = arena_alloc(a, sizeof *m->defs * (size_t)(ndefs + 1));
   s.param_used = arena_alloc(a, sizeof *s.param_used * (size_t)(nparams + 1));

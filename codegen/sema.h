@@ -55,6 +55,7 @@ typedef struct Model {
   int          nfields;
   const Node **params;      /* N_PARAM in source order */
   int          nparams;
+  double      *param_lo, *param_hi;  /* each parameter's range; -inf, inf when open */
   const Node **lets;        /* every N_LET, global and in blocks, in source order */
   int          nlets;
   const Node **defs;        /* N_DEF in source order */

@@ -13,7 +13,7 @@
 #include "sema_int.h"
 #include "util.h"
 
-#define STN_PI 3.14159265358979323846
+
 
 void reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at) {
   for (int i = 0; i < rs->n; i++) {

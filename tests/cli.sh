@@ -28,7 +28,11 @@ expect 2 "no input file" -- --check
 expect 2 "unknown option '--frobnicate'" -- --frobnicate examples/cavity.stn
 expect 2 "more than one input file" -- --check examples/cavity.stn examples/bratu2d.stn
 expect 2 "cannot be combined" -- --check --dump-ast examples/cavity.stn
-expect 2 "not available yet" -- examples/cavity.stn
+expect 2 "no output given" -- examples/cavity.stn
+expect 2 "needs an argument" -- examples/cavity.stn -o
+expect 2 "cannot be combined" -- --check -o x examples/cavity.stn
+expect 2 "--emit-dir needs -o" -- --emit-dir d examples/cavity.stn
+expect 2 "unknown pass" -- --dump-ir=bogus examples/cavity.stn
 expect 1 "cannot open the file: No such file or directory" -- --check "$T/does not exist.stn"
 expect 1 "this is a directory" -- --check examples
 expect 0 "" -- --check -- examples/cavity.stn

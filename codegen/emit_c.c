@@ -1,0 +1,810 @@
+/*
+** emit_c.c: the generated PETSc program, in the style of PETSc's SNES
+** tutorials (ex5.c, ex19.c): a help string, a comment quoting the .stn,
+** the application context with one field per parameter, the residual
+** (FormFunction), the Jacobian written straight into SG-DIA storage
+** (FormJacobian), the initial guess, and main in phases. Every emitted
+** statement that comes from the .stn names its line.
+**
+** Kinds of grid point: the code switches on PointKind(), the class number
+** of sema.h (per direction 0 low face, 1 inside, 2 high face), and gives
+** each group of kinds that share their rules one case.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnames.h"
+#include "emit_c.h"
+#include "util.h"
+
+typedef struct Program {
+  const Ir          *ir;
+  const Model       *m;
+  const EmitOptions *o;
+  FILE              *out;
+  CEmit              E;
+  Ref               *named;  /* scratch for emit_c_temps */
+  bool               any_given;  /* some Jacobian entry was written by the user */
+} Program;
+
+typedef enum What { W_RESIDUAL, W_JACOBIAN, W_INITIAL } What;
+
+static int line_of(const Program *P, const Node *n) {
+  int line, col;
+  diag_line_col(P->ir->src, n->loc.off, &line, &col);
+  return line;
+}
+
+/* ---- pieces of text ---- */
+
+static const char *const ij[MAX_DIM] = {"i", "j", "k"};
+
+/* "i, j" / "i, j, k": the loop indices in argument order. */
+static void index_args(const Program *P) {
+  for (int d = 0; d < P->m->dim; d++) fprintf(P->out, d ? ", %s" : "%s", ij[d]);
+}
+
+/* "Field **" and friends: the array type of a field vector. */
+static const char *array_stars(const Program *P) { return P->m->dim == 1 ? "*" : P->m->dim == 2 ? "**" : "***"; }
+
+/* Writes a C string literal of s (escaping quotes, backslashes, controls). */
+static void c_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(out, "\\%c", ch);
+    else if (ch == '\n') fputs("\\n", out);
+    else if (ch < 32 || ch == 127) fprintf(out, "\\%03o", ch);
+    else if (ch == '?' && s[1] == '?') fputs("?\"\"", out);  /* no trigraphs */
+    else fputc(ch, out);
+  }
+  fputc('"', out);
+}
+
+/* Source text of a node's line range, for quoting in comments. */
+static void quote_lines(const Program *P, int from, int to, const char *prefix) {
+  const Source *src = P->ir->src;
+  int line = 1;
+  const char *s = src->text;
+  for (const char *end = s + src->len; s < end; line++) {
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    const char *stop = nl ? nl : end;
+    if (line >= from && line <= to) {
+      fputs(prefix, P->out);
+      for (const char *c = s; c < stop; c++) {
+        if (c[0] == '*' && c + 1 < stop && c[1] == '/') {
+          fputs("* ", P->out);
+          continue;
+        }
+        fputc(*c == '\t' ? ' ' : *c, P->out);
+      }
+      fputc('\n', P->out);
+    }
+    s = nl ? nl + 1 : end;
+  }
+}
+
+/* The last line of a block: its closing brace (strings and comments skipped). */
+static int block_end_line(const Program *P, const Node *block) {
+  const Source *src = P->ir->src;
+  int depth = 0, off = block->loc.off;
+  for (; off < src->len; off++) {
+    char ch = src->text[off];
+    if (ch == '#') {
+      while (off < src->len && src->text[off] != '\n') off++;
+    } else if (ch == '"') {
+      for (off++; off < src->len && src->text[off] != '"'; off++) {}
+    } else if (ch == '{') {
+      depth++;
+    } else if (ch == '}' && --depth == 0) {
+      break;
+    }
+  }
+  int line, col;
+  diag_line_col(src, off < src->len ? off : src->len - 1, &line, &col);
+  return line;
+}
+
+/* ---- classes of grid points, grouped by the rules they share ---- */
+
+static int interior_class(const Model *m) {
+  int c = 0, w = 1;
+  for (int d = 0; d < m->dim; d++, w *= 3) c += w;
+  return c;
+}
+
+static bool same_rules(const Program *P, What what, int c1, int c2) {
+  for (int f = 0; f < P->m->nfields; f++) {
+    const IrPoint *a = ir_point(P->ir, f, c1), *b = ir_point(P->ir, f, c2);
+    switch (what) {
+    case W_RESIDUAL:
+      if (a->residual != b->residual || line_of(P, a->residual_rule) != line_of(P, b->residual_rule)) return false;
+      break;
+    case W_INITIAL:
+      if (a->initial != b->initial) return false;
+      break;
+    case W_JACOBIAN:
+      if (a->nentries != b->nentries) return false;
+      for (int e = 0; e < a->nentries; e++) {
+        const IrEntry *x = &a->entries[e], *y = &b->entries[e];
+        if (x->field != y->field || x->offset != y->offset || x->derived != y->derived || x->given != y->given ||
+            x->node != y->node)
+          return false;
+      }
+      break;
+    }
+  }
+  return true;
+}
+
+/* Classes in order of emission: the interior first, then the others; each
+   starts a group unless it shares the rules of an earlier one. group[c] is
+   the first class of c's group, or -1 when c does not exist. */
+static int class_order(const Program *P, What what, int *order, int *group) {
+  const Model *m = P->m;
+  int n = 0, in = interior_class(m);
+  order[n++] = in;
+  for (int c = 0; c < m->nclasses; c++)
+    if (c != in && sema_class_exists(m, c)) order[n++] = c;
+  for (int c = 0; c < m->nclasses; c++) group[c] = -1;
+  for (int a = 0; a < n; a++) {
+    group[order[a]] = order[a];
+    for (int b = 0; b < a; b++)
+      if (group[order[b]] == order[b] && same_rules(P, what, order[b], order[a])) {
+        group[order[a]] = order[b];
+        break;
+      }
+  }
+  return n;
+}
+
+/* ---- the switch over kinds of points ---- */
+
+typedef void (*CaseBody)(Program *P, int cls, const char *indent);
+typedef void (*CaseRoots)(const Program *P, int cls, Ref *roots, int *n);
+
+static void residual_roots(const Program *P, int cls, Ref *roots, int *n) {
+  for (int f = 0; f < P->m->nfields; f++) roots[(*n)++] = ir_point(P->ir, f, cls)->residual;
+}
+
+static void initial_roots(const Program *P, int cls, Ref *roots, int *n) {
+  for (int f = 0; f < P->m->nfields; f++)
+    if (ir_point(P->ir, f, cls)->initial != IR_NONE) roots[(*n)++] = ir_point(P->ir, f, cls)->initial;
+}
+
+static void jacobian_roots(const Program *P, int cls, Ref *roots, int *n) {
+  for (int f = 0; f < P->m->nfields; f++) {
+    const IrPoint *p = ir_point(P->ir, f, cls);
+    for (int e = 0; e < p->nentries; e++) {
+      const IrEntry *x = &p->entries[e];
+      roots[(*n)++] = x->given != IR_NONE ? x->given : x->derived;
+      if (x->given != IR_NONE && x->given != x->derived) roots[(*n)++] = x->derived;
+    }
+  }
+}
+
+static int max_roots(const Program *P) {
+  int n = P->m->nfields * 2 + 1;
+  for (int i = 0; i < P->m->nfields * P->m->nclasses; i++) n += 2 * P->ir->points[i].nentries;
+  return n;
+}
+
+/* The field assignments of one group: f[j][i].u = ...; */
+static void residual_body(Program *P, int cls, const char *indent) {
+  for (int f = 0; f < P->m->nfields; f++) {
+    const IrPoint *p = ir_point(P->ir, f, cls);
+    fprintf(P->out, "%sf", indent);
+    for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", ij[d]);
+    fprintf(P->out, ".%s = ", P->E.field[f]);
+    emit_c_expr(&P->E, p->residual);
+    fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, line_of(P, p->residual_rule));
+  }
+}
+
+static void initial_body(Program *P, int cls, const char *indent) {
+  for (int f = 0; f < P->m->nfields; f++) {
+    const IrPoint *p = ir_point(P->ir, f, cls);
+    fprintf(P->out, "%sx", indent);
+    for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", ij[d]);
+    fprintf(P->out, ".%s = ", P->E.field[f]);
+    if (p->initial == IR_NONE) {
+      fputs("0.0; /* no initial block */\n", P->out);
+      continue;
+    }
+    emit_c_expr(&P->E, p->initial);
+    fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, line_of(P, p->initial_rule));
+  }
+}
+
+static int stencil_position(const Ir *ir, int offset) {
+  for (int s = 0; s < ir->nstencil; s++)
+    if (ir->stencil[s] == offset) return s;
+  ice("offset %d is not in the stencil", offset);
+}
+
+static void jacobian_body(Program *P, int cls, const char *indent) {
+  const Ir *ir = P->ir;
+  char off[32];
+  for (int f = 0; f < P->m->nfields; f++) {
+    const IrPoint *p = ir_point(ir, f, cls);
+    for (int e = 0; e < p->nentries; e++) {
+      const IrEntry *x = &p->entries[e];
+      ir_offset_text(ir, x->offset, off, sizeof off, false);
+      fprintf(P->out, "%sv[%d][%d][%d] = ", indent, stencil_position(ir, x->offset), f, x->field);
+      emit_c_expr(&P->E, x->given != IR_NONE ? x->given : x->derived);
+      fprintf(P->out, "; /* d%s/d%s%s, %s %s:%d */\n", P->m->fields[f].name, P->m->fields[x->field].name, off,
+              x->given != IR_NONE ? "given at" : "derived from", P->o->stn_name,
+              line_of(P, x->given != IR_NONE ? x->node : p->residual_rule));
+    }
+  }
+  /* The run-time check of the entries the user wrote (-stn_check_jacobian). */
+  bool any = false;
+  for (int f = 0; f < P->m->nfields; f++) {
+    const IrPoint *p = ir_point(ir, f, cls);
+    for (int e = 0; e < p->nentries; e++) {
+      const IrEntry *x = &p->entries[e];
+      if (x->given == IR_NONE || x->given == x->derived) continue;
+      if (!any) fprintf(P->out, "%sif (user->check_jacobian) {\n", indent);
+      any = true;
+      ir_offset_text(ir, x->offset, off, sizeof off, false);
+      char what[256];
+      int line, col;
+      diag_line_col(ir->src, x->node->loc.off, &line, &col);
+      snprintf(what, sizeof what, "d%s/d%s%s (%s:%d:%d)", P->m->fields[f].name, P->m->fields[x->field].name, off,
+               P->o->stn_name, line, col);
+      fprintf(P->out, "%s  PetscCall(CheckEntry(v[%d][%d][%d], ", indent, stencil_position(ir, x->offset), f,
+              x->field);
+      emit_c_expr(&P->E, x->derived);
+      fputs(", ", P->out);
+      c_string(P->out, what);
+      fputs(", ", P->out);
+      index_args(P);
+      fputs("));\n", P->out);
+    }
+  }
+  if (any) fprintf(P->out, "%s}\n", indent);
+}
+
+/* The switch over kinds of points inside the loops, one case per group. */
+static void point_switch(Program *P, What what, CaseRoots roots_of, CaseBody body, const char *indent) {
+  const Model *m = P->m;
+  int order[MAX_CLASSES], group[MAX_CLASSES], n = class_order(P, what, order, group);
+  int ngroups = 0;
+  for (int a = 0; a < n; a++) ngroups += group[order[a]] == order[a];
+  Ref *roots = malloc((size_t)max_roots(P) * sizeof *roots);
+  if (!roots) ice("out of memory");
+  char inner[64], name[64];
+  snprintf(inner, sizeof inner, "%s  ", indent);
+  if (ngroups > 1) {
+    fprintf(P->out, "%sswitch (PointKind(user, ", indent);
+    index_args(P);
+    fputs(")) {\n", P->out);
+  }
+  for (int a = 0; a < n; a++) {
+    int first = order[a];
+    if (group[first] != first) continue;
+    if (ngroups > 1) {
+      for (int b = a; b < n; b++)
+        if (group[order[b]] == first) {
+          sema_class_name(m, order[b], name, sizeof name);
+          fprintf(P->out, "%scase %d: /* %s */\n", indent, order[b], name);
+        }
+      fprintf(P->out, "%s{\n", indent);
+    }
+    int nroots = 0;
+    roots_of(P, first, roots, &nroots);
+    const char *in = ngroups > 1 ? inner : indent;
+    int nnamed = emit_c_temps(&P->E, roots, nroots, false, in, P->named);
+    body(P, first, in);
+    emit_c_forget(&P->E, P->named, nnamed);
+    if (ngroups > 1) fprintf(P->out, "%s  break;\n%s}\n", indent, indent);
+  }
+  if (ngroups > 1) fprintf(P->out, "%s}\n", indent);
+  free(roots);
+}
+
+/* Every root of every class, for naming the uniform values of a function. */
+static int all_roots(const Program *P, CaseRoots roots_of, Ref *roots) {
+  int n = 0;
+  for (int c = 0; c < P->m->nclasses; c++)
+    if (sema_class_exists(P->m, c)) roots_of(P, c, roots, &n);
+  return n;
+}
+
+static int uniform_temps(Program *P, CaseRoots roots_of) {
+  Ref *roots = malloc((size_t)max_roots(P) * (size_t)P->m->nclasses * sizeof *roots);
+  if (!roots) ice("out of memory");
+  int n = all_roots(P, roots_of, roots);
+  int named = emit_c_temps(&P->E, roots, n, true, "  ", P->named);
+  free(roots);
+  return named;
+}
+
+/* for (k ...) for (j ...) for (i ...) {  -- returns the body's indent. */
+static const char *open_loops(const Program *P, const char *lo, const char *count) {
+  static const char *const indents[] = {"  ", "    ", "      ", "        "};
+  int dim = P->m->dim;
+  for (int d = dim - 1, depth = 0; d >= 0; d--, depth++)
+    fprintf(P->out, "%sfor (PetscInt %s = info->%s%s; %s < info->%s%s + info->%s%s; %s++) {\n", indents[depth],
+            ij[d], axis_names[d], lo, ij[d], axis_names[d], lo, axis_names[d], count, ij[d]);
+  return indents[dim];
+}
+
+static void close_loops(const Program *P) {
+  for (int depth = P->m->dim - 1; depth >= 0; depth--) fprintf(P->out, "%*s}\n", 2 * depth + 2, "");
+}
+
+/* ---- the parts of the file ---- */
+
+static void header(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  fprintf(out, "/*\n * %s.c: generated from %s by stencilc %s. To change the equations, edit\n", P->o->program,
+          P->o->stn_name, STENCILC_VERSION);
+  fprintf(out, " * %s and run stencilc again; this file can also be carried on by hand.\n *\n", P->o->stn_name);
+  /* The .stn's opening comment says what the problem is. */
+  int last = 0;
+  const Source *src = P->ir->src;
+  for (int line = 1, off = 0; off < src->len; line++) {
+    while (off < src->len && (src->text[off] == ' ' || src->text[off] == '\t')) off++;
+    if (off >= src->len || src->text[off] != '#') break;
+    last = line;
+    while (off < src->len && src->text[off] != '\n') off++;
+    off++;
+  }
+  if (last) {
+    quote_lines(P, 1, last, " * ");
+    fputs(" *\n", out);
+  }
+  fprintf(out, " * The equations, as %s writes them:\n *\n", P->o->stn_name);
+  for (int f = 0; f < m->nfields; f++) {
+    const Field *fd = &m->fields[f];
+    const Node *blocks[2] = {fd->residual, fd->jacobian};
+    for (int b = 0; b < 2; b++)
+      if (blocks[b]) quote_lines(P, line_of(P, blocks[b]), block_end_line(P, blocks[b]), " *   ");
+  }
+  fputs(" */\n\n", out);
+}
+
+static void help_string(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  char line[1024];
+  fprintf(out, "static char help[] = ");
+  snprintf(line, sizeof line, "Solves the equations of %s with PETSc's Newton-Krylov solver (SNES).\n",
+           P->o->stn_name);
+  c_string(out, line);
+  fputs("\n  ", out);
+  c_string(out, "Parameters (default in brackets):\n");
+  for (int i = 0; i < m->nparams; i++) {
+    const Node *p = m->params[i];
+    const Node *v = p->param.value;
+    int n = snprintf(line, sizeof line, "  -%s <%.*s>", P->E.param[i], v->loc.len, P->ir->src->text + v->loc.off);
+    if (p->param.desc) n += snprintf(line + n, sizeof line - (size_t)(n < (int)sizeof line ? n : 0), ": %s", p->param.desc);
+    if (p->param.lo && n < (int)sizeof line)
+      snprintf(line + n, sizeof line - (size_t)n, ", in [%g, %g]", m->param_lo[i], m->param_hi[i]);
+    strncat(line, "\n", sizeof line - strlen(line) - 1);
+    fputs("\n  ", out);
+    c_string(out, line);
+  }
+  fputs("\n  ", out);
+  c_string(out, "Program options:\n"
+                "  -stn_mat_type <sgdia>: the Jacobian's storage, sgdia or aij\n"
+                "  -stn_check_jacobian: compare the Jacobian entries the .stn gives with the derived ones\n"
+                "  -stn_output <file.vts>: write the solution for ParaView\n"
+                "  -da_grid_x <n> (and _y, _z): grid points per direction\n");
+  fputs(";\n\n", out);
+}
+
+static void declarations(Program *P) {
+  const Model *m = P->m;
+  const Ir *ir = P->ir;
+  FILE *out = P->out;
+  fputs("#include <math.h>\n#include <petscdmda.h>\n#include <petscsnes.h>\n\n#include \"stnrt.h\" /* the SG-DIA matrix and the solve report */\n\n", out);
+  fputs("#if defined(PETSC_USE_COMPLEX)\n#error \"stencilc programs need PETSc built with real scalars\"\n#endif\n\n",
+        out);
+  fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
+  for (int f = 0; f < m->nfields; f++) {
+    fprintf(out, "  PetscScalar %s;", P->E.field[f]);
+    if (m->fields[f].desc) fprintf(out, " /* %s */", m->fields[f].desc);
+    fputc('\n', out);
+  }
+  fputs("} Field;\n\n", out);
+  fputs("/* Application context: the grid and the parameters. */\ntypedef struct {\n  DM        da;\n", out);
+  fputs("  PetscInt  ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", n%s" : "n%s", axis_names[d]);
+  fputs("; /* grid points per direction (-da_grid_x, ...) */\n  PetscReal ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", h%s" : "h%s", axis_names[d]);
+  fputs("; /* grid spacing */\n", out);
+  for (int i = 0; i < m->nparams; i++) {
+    fprintf(out, "  PetscReal %s; /* ", P->E.param[i]);
+    if (m->params[i]->param.desc) fprintf(out, "%s, ", m->params[i]->param.desc);
+    fprintf(out, "%s:%d */\n", P->o->stn_name, line_of(P, m->params[i]));
+  }
+  fputs("  Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */\n", out);
+  fputs("  PetscBool check_jacobian; /* -stn_check_jacobian */\n} AppCtx;\n\n", out);
+
+  fputs("/* The Jacobian's block diagonals: the neighbours the equations couple (stencil\n"
+        "   analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */\n", out);
+  fprintf(out, "#define NSTENCIL %d\n#define DOF      %d\n", ir->nstencil, m->nfields);
+  fputs("static const PetscInt stencil_offsets[NSTENCIL][3] = {\n", out);
+  for (int s = 0; s < ir->nstencil; s++) {
+    const int *o = ir->offsets[ir->stencil[s]];
+    fprintf(out, "  {%d, %d, %d},%s\n", o[0], o[1], o[2], s == ir->diagonal ? " /* the point itself */" : "");
+  }
+  fputs("};\n\n", out);
+}
+
+static void point_kind(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  fputs("/* The kind of a grid point, which picks the rule of each field: per direction\n"
+        "   0 on the low face, 1 inside, 2 on the high face; kind = px + 3 py + 9 pz. */\n", out);
+  fprintf(out, "static inline int PointKind(const AppCtx *user, ");
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", PetscInt %s" : "PetscInt %s", ij[d]);
+  fputs(")\n{\n", out);
+  for (int d = 0; d < m->dim; d++) {
+    if (m->axes[d].periodic)
+      fprintf(out, "  const int p%s = 1; /* %s is periodic: no faces */\n", axis_names[d], axis_names[d]);
+    else
+      fprintf(out, "  const int p%s = %s == 0 ? 0 : (%s == user->n%s - 1 ? 2 : 1);\n", axis_names[d], ij[d], ij[d],
+              axis_names[d]);
+  }
+  for (int d = 0; d < m->dim; d++)
+    if (m->axes[d].periodic) fprintf(out, "  (void)%s;\n", ij[d]);
+  fputs("  return px", out);
+  if (m->dim > 1) fputs(" + 3 * py", out);
+  if (m->dim > 2) fputs(" + 9 * pz", out);
+  fputs(";\n}\n\n", out);
+}
+
+static void set_parameters(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  CEmit *E = &P->E;
+  fputs("/* Parameters: each default from the .stn, then the option of the same name. */\n", out);
+  fputs("static PetscErrorCode SetParameters(AppCtx *user)\n{\n  PetscFunctionBeginUser;\n", out);
+  fprintf(out, "  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, \"Parameters of %s\", \"\");\n", P->o->stn_name);
+  emit_c_function_begin(E);
+  for (int i = 0; i < m->nparams; i++) {
+    const Node *p = m->params[i];
+    fprintf(out, "  user->%s = ", E->param[i]);
+    emit_c_expr(E, P->ir->param_default[i]);
+    fprintf(out, "; /* %s:%d */\n", P->o->stn_name, line_of(P, p));
+    fprintf(out, "  PetscCall(PetscOptionsReal(\"-%s\", ", E->param[i]);
+    c_string(out, p->param.desc ? p->param.desc : p->param.name);
+    fprintf(out, ", \"%s\", user->%s, &user->%s, NULL));\n", P->o->stn_name, E->param[i], E->param[i]);
+  }
+  fputs("  user->check_jacobian = PETSC_FALSE;\n", out);
+  fputs("  PetscCall(PetscOptionsBool(\"-stn_check_jacobian\", \"Compare the Jacobian entries given in the .stn with "
+        "the derived ones\", NULL, user->check_jacobian, &user->check_jacobian, NULL));\n",
+        out);
+  fputs("  PetscOptionsEnd();\n", out);
+  for (int i = 0; i < m->nparams; i++) {
+    double lo = m->param_lo[i], hi = m->param_hi[i];
+    if (!m->params[i]->param.lo || (isinf(lo) && isinf(hi))) continue;
+    const char *nm = E->param[i];
+    fputs("  PetscCheck(", out);
+    if (!isinf(lo)) {
+      fprintf(out, "user->%s >= ", nm);
+      emit_c_number(out, lo);
+    }
+    if (!isinf(lo) && !isinf(hi)) fputs(" && ", out);
+    if (!isinf(hi)) {
+      fprintf(out, "user->%s <= ", nm);
+      emit_c_number(out, hi);
+    }
+    fprintf(out, ", PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n             \"-%s %%g is out of range: %s:%d "
+                 "allows [%g, %g]\", (double)user->%s);\n",
+            nm, P->o->stn_name, line_of(P, m->params[i]), lo, hi, nm);
+  }
+  fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+static void form_initial_guess(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  bool any = false;
+  for (int f = 0; f < m->nfields; f++) any |= m->fields[f].initial != NULL;
+  fputs("/* The initial guess of Newton's method (the .stn's initial blocks). */\n", out);
+  fprintf(out, "static PetscErrorCode FormInitialGuess(AppCtx *user, Vec X)\n{\n");
+  if (!any) {
+    fputs("  PetscFunctionBeginUser;\n  PetscCall(VecSet(X, 0.0)); /* no initial blocks: 0 everywhere */\n"
+          "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+    return;
+  }
+  fprintf(out, "  DMDALocalInfo info_, *info = &info_;\n  Field %sx;\n\n  PetscFunctionBeginUser;\n", array_stars(P));
+  fputs("  PetscCall(DMDAGetLocalInfo(user->da, info));\n  PetscCall(DMDAVecGetArray(user->da, X, &x));\n", out);
+  emit_c_function_begin(&P->E);
+  P->E.array = "x";
+  uniform_temps(P, initial_roots);
+  const char *in = open_loops(P, "s", "m");
+  point_switch(P, W_INITIAL, initial_roots, initial_body, in);
+  close_loops(P);
+  fputs("  PetscCall(DMDAVecRestoreArray(user->da, X, &x));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+static void form_function(Program *P) {
+  FILE *out = P->out;
+  const char *st = array_stars(P);
+  fputs("/* F(x) at the locally owned points; x is the local (ghosted) state. */\n", out);
+  fprintf(out, "static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field %sx, Field %sf, AppCtx *user)\n{\n",
+          st, st);
+  fputs("  PetscFunctionBeginUser;\n", out);
+  emit_c_function_begin(&P->E);
+  P->E.array = "x";
+  uniform_temps(P, residual_roots);
+  const char *in = open_loops(P, "s", "m");
+  point_switch(P, W_RESIDUAL, residual_roots, residual_body, in);
+  close_loops(P);
+  Ref roots[MAX_FIELDS * 2];
+  int n = 0;
+  residual_roots(P, interior_class(P->m), roots, &n);
+  fprintf(out, "  /* %d operations per interior point, counted for every point */\n", emit_c_flops(&P->E, roots, n));
+  fprintf(out, "  PetscCall(PetscLogFlops(%d.0 * info->xm", emit_c_flops(&P->E, roots, n));
+  if (P->m->dim > 1) fputs(" * info->ym", out);
+  if (P->m->dim > 2) fputs(" * info->zm", out);
+  fputs("));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+
+  fputs("/* The residual for SNES: ghost exchange, then FormFunctionLocal. */\n"
+        "static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)\n{\n"
+        "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
+  fprintf(out, "  const Field %sx;\n  Field       %sf;\n\n  PetscFunctionBeginUser;\n", st, st);
+  fputs("  PetscCall(DMDAGetLocalInfo(user->da, &info));\n"
+        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
+        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));\n"
+        "  PetscCall(DMDAVecGetArray(user->da, F, &f));\n"
+        "  PetscCall(FormFunctionLocal(&info, x, f, user));\n"
+        "  PetscCall(DMDAVecRestoreArray(user->da, F, &f));\n"
+        "  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));\n"
+        "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+static void jacobian_helpers(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  fputs("/* Stores the block row v of the point with local number p in SG-DIA storage: column\n"
+        "   s*DOF + c, of height nrows, holds d(F_r)/d(x_c at neighbour s) in row p*DOF + r. */\n"
+        "static inline void StoreBlockRowSGDIA(PetscScalar *a, PetscInt nrows, PetscInt p, PetscScalar v[NSTENCIL][DOF][DOF])\n"
+        "{\n"
+        "  for (PetscInt s = 0; s < NSTENCIL; s++)\n"
+        "    for (PetscInt c = 0; c < DOF; c++)\n"
+        "      for (PetscInt r = 0; r < DOF; r++) a[(s * DOF + c) * nrows + p * DOF + r] = v[s][r][c];\n"
+        "}\n\n", out);
+  fputs("/* The same block row into an AIJ matrix (-stn_mat_type aij), skipping neighbours outside the grid. */\n", out);
+  fputs("static PetscErrorCode StoreBlockRowAIJ(const AppCtx *user, Mat J, ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, "PetscInt %s, ", ij[d]);
+  fputs("PetscScalar v[NSTENCIL][DOF][DOF])\n{\n"
+        "  MatStencil  row[DOF], col[NSTENCIL * DOF];\n"
+        "  PetscScalar vals[DOF * NSTENCIL * DOF];\n"
+        "  PetscInt    ncol = 0;\n\n"
+        "  PetscFunctionBeginUser;\n", out);
+  fputs("  for (PetscInt s = 0; s < NSTENCIL; s++) {\n", out);
+  for (int d = 0; d < m->dim; d++)
+    fprintf(out, "    const PetscInt n%s = %s + stencil_offsets[s][%d];\n", ij[d], ij[d], d);
+  bool any_wall = false;
+  for (int d = 0; d < m->dim; d++) any_wall |= !m->axes[d].periodic;
+  if (any_wall) {
+    fputs("    if (", out);
+    bool first = true;
+    for (int d = 0; d < m->dim; d++) {
+      if (m->axes[d].periodic) continue;
+      fprintf(out, "%sn%s < 0 || n%s >= user->n%s", first ? "" : " || ", ij[d], ij[d], axis_names[d]);
+      first = false;
+    }
+    fputs(") continue; /* outside the grid: the entries are 0 */\n", out);
+  }
+  fputs("    for (PetscInt c = 0; c < DOF; c++) {\n      col[ncol].i = ni;\n", out);
+  fprintf(out, "      col[ncol].j = %s;\n      col[ncol].k = %s;\n", m->dim > 1 ? "nj" : "0", m->dim > 2 ? "nk" : "0");
+  fputs("      col[ncol].c = c;\n      for (PetscInt r = 0; r < DOF; r++) vals[r * NSTENCIL * DOF + ncol] = v[s][r][c];\n"
+        "      ncol++;\n    }\n  }\n", out);
+  fputs("  for (PetscInt r = 0; r < DOF; r++) {\n    row[r].i = i;\n", out);
+  fprintf(out, "    row[r].j = %s;\n    row[r].k = %s;\n    row[r].c = r;\n", m->dim > 1 ? "j" : "0", m->dim > 2 ? "k" : "0");
+  fputs("    /* rows of vals are NSTENCIL*DOF apart; pass one row at a time */\n"
+        "    PetscCall(MatSetValuesStencil(J, 1, &row[r], ncol, col, &vals[r * NSTENCIL * DOF], INSERT_VALUES));\n  }\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+  if (!P->any_given) return;
+  fputs("/* -stn_check_jacobian: a Jacobian entry the .stn gives must equal the derived one. */\n"
+        "static PetscErrorCode CheckEntry(PetscScalar given, PetscScalar derived, const char *entry, ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", PetscInt %s" : "PetscInt %s", ij[d]);
+  fputs(")\n{\n  PetscFunctionBeginUser;\n"
+        "  PetscCheck(PetscAbsScalar(given - derived) <= 1e-8 * (PetscAbsScalar(given) + PetscAbsScalar(derived)) + 1e-14,\n"
+        "             PETSC_COMM_SELF, PETSC_ERR_USER,\n"
+        "             \"-stn_check_jacobian: the Jacobian entry %s is %g at grid point (", out);
+  for (int d = 0; d < m->dim; d++) fputs(d ? ", %\" PetscInt_FMT \"" : "%\" PetscInt_FMT \"", out);
+  fputs(") but the derivative of the residual is %g\",\n             entry, (double)given, ", out);
+  index_args(P);
+  fputs(", (double)derived);\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+static void form_jacobian(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  const char *st = array_stars(P);
+  jacobian_helpers(P);
+  fputs("/* The Jacobian at the locally owned points, one block row per point: v[s][r][c] is\n"
+        "   d(F_r)/d(x_c at neighbour s), derived from the residual unless the .stn gives it. */\n", out);
+  fprintf(out, "static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field %sx, Mat J, AppCtx *user)\n{\n",
+          st);
+  fputs("  PetscScalar *a = NULL; /* SG-DIA values, when J is SG-DIA */\n  PetscBool    sgdia;\n", out);
+  fputs("  PetscInt     nrows = info->xm", out);
+  if (m->dim > 1) fputs(" * info->ym", out);
+  if (m->dim > 2) fputs(" * info->zm", out);
+  fputs(" * DOF;\n\n  PetscFunctionBeginUser;\n", out);
+  fputs("  PetscCall(MatIsSGDIA(J, &sgdia));\n  if (sgdia) PetscCall(MatSGDIAGetArray(J, &a));\n", out);
+  emit_c_function_begin(&P->E);
+  P->E.array = "x";
+  uniform_temps(P, jacobian_roots);
+  const char *in = open_loops(P, "s", "m");
+  fprintf(out, "%sPetscScalar v[NSTENCIL][DOF][DOF];\n\n", in);
+  fprintf(out, "%sPetscCall(PetscArrayzero(&v[0][0][0], NSTENCIL * DOF * DOF));\n", in);
+  point_switch(P, W_JACOBIAN, jacobian_roots, jacobian_body, in);
+  fprintf(out, "%sif (sgdia) StoreBlockRowSGDIA(a, nrows, ", in);
+  if (m->dim == 1) fputs("i - info->xs", out);
+  if (m->dim == 2) fputs("(j - info->ys) * info->xm + (i - info->xs)", out);
+  if (m->dim == 3) fputs("((k - info->zs) * info->ym + (j - info->ys)) * info->xm + (i - info->xs)", out);
+  fprintf(out, ", v);\n%selse PetscCall(StoreBlockRowAIJ(user, J, ", in);
+  index_args(P);
+  fputs(", v));\n", out);
+  close_loops(P);
+  fputs("  if (sgdia) PetscCall(MatSGDIARestoreArray(J, &a));\n"
+        "  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+
+  fputs("/* The Jacobian for SNES. It is computed into user->J (SG-DIA, or AIJ with -stn_mat_type\n"
+        "   aij); when the preconditioner needs an assembled matrix, P is an AIJ copy. */\n"
+        "static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)\n{\n"
+        "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
+  fprintf(out, "  const Field %sx;\n\n  PetscFunctionBeginUser;\n", st);
+  fputs("  PetscCall(DMDAGetLocalInfo(user->da, &info));\n"
+        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
+        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));\n"
+        "  PetscCall(FormJacobianLocal(&info, x, user->J, user));\n"
+        "  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));\n"
+        "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n"
+        "  if (P != user->J) PetscCall(MatSGDIACopyToAIJ(user->J, P));\n"
+        "  if (J != user->J && J != P) { /* e.g. -snes_mf_operator */\n"
+        "    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n  }\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+static void choose_matrices(Program *P) {
+  fputs("/* After SNESSetFromOptions: SG-DIA serves Jacobi-type preconditioners directly; any\n"
+        "   other (ILU, GAMG, hypre, ...) gets an AIJ copy to factor. When the options ask PETSc\n"
+        "   to compute the Jacobian itself (-snes_fd, -snes_fd_color), it does so in AIJ. */\n"
+        "static PetscErrorCode SetUpJacobian(SNES snes, AppCtx *user, Mat *P)\n{\n"
+        "  Mat       A, B;\n  KSP       ksp;\n  PC        pc;\n"
+        "  PetscBool sgdia, direct;\n  PetscErrorCode (*fn)(SNES, Vec, Mat, Mat, void *);\n\n"
+        "  PetscFunctionBeginUser;\n  *P = NULL;\n"
+        "  PetscCall(MatIsSGDIA(user->J, &sgdia));\n  if (!sgdia) PetscFunctionReturn(PETSC_SUCCESS);\n"
+        "  PetscCall(SNESGetJacobian(snes, &A, &B, &fn, NULL));\n"
+        "  PetscCall(SNESGetKSP(snes, &ksp));\n  PetscCall(KSPGetPC(ksp, &pc));\n"
+        "  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCNONE, PCJACOBI, PCPBJACOBI, PCSHELL, \"\"));\n"
+        "  if (fn == FormJacobian && direct) PetscFunctionReturn(PETSC_SUCCESS);\n"
+        "  PetscCall(DMSetMatType(user->da, MATAIJ));\n  PetscCall(DMCreateMatrix(user->da, P));\n"
+        "  if (fn == FormJacobian) PetscCall(SNESSetJacobian(snes, A, *P, FormJacobian, user));\n"
+        "  else PetscCall(SNESSetJacobian(snes, A == user->J ? *P : A, B == user->J ? *P : B, NULL, NULL));\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", P->out);
+}
+
+static void main_function(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  const char *bt[MAX_DIM];
+  for (int d = 0; d < m->dim; d++) bt[d] = m->axes[d].periodic ? "DM_BOUNDARY_PERIODIC" : "DM_BOUNDARY_NONE";
+  fputs("int main(int argc, char **argv)\n{\n"
+        "  AppCtx              user;\n  SNES                snes;\n  Vec                 X;\n  Mat                 P = NULL;\n"
+        "  SNESConvergedReason reason;\n  const char         *mat_types[] = {\"sgdia\", \"aij\"};\n"
+        "  PetscInt            mat_type = 0;\n  PetscBool           output;\n"
+        "  char                path[PETSC_MAX_PATH_LEN] = \"\";\n\n", out);
+  fputs("  /* ---- PETSc and the options ---- */\n"
+        "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n  PetscCall(PetscMemzero(&user, sizeof user));\n"
+        "  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, \"stencilc program options\", \"\");\n"
+        "  PetscCall(PetscOptionsEList(\"-stn_mat_type\", \"Storage of the Jacobian\", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));\n"
+        "  PetscCall(PetscOptionsString(\"-stn_output\", \"Write the solution to this VTK file (.vts)\", NULL, path, path, sizeof path, &output));\n"
+        "  PetscOptionsEnd();\n\n", out);
+  const Node *grid = NULL;
+  for (const Node *d = m->program->list.items; d; d = d->next)
+    if (d->kind == N_GRID) grid = d;
+  fprintf(out, "  /* ---- the grid: %s:%d ---- */\n", P->o->stn_name, grid ? line_of(P, grid) : 1);
+  const char *stype = m->shape == SHAPE_BOX ? "DMDA_STENCIL_BOX" : "DMDA_STENCIL_STAR";
+  if (m->dim == 1)
+    fprintf(out, "  PetscCall(DMDACreate1d(PETSC_COMM_WORLD, %s, %lld, DOF, %d, NULL, &user.da));\n", bt[0],
+            m->axes[0].points, m->width);
+  if (m->dim == 2)
+    fprintf(out, "  PetscCall(DMDACreate2d(PETSC_COMM_WORLD, %s, %s, %s, %lld, %lld, PETSC_DECIDE, PETSC_DECIDE, DOF, %d, NULL, NULL, &user.da));\n",
+            bt[0], bt[1], stype, m->axes[0].points, m->axes[1].points, m->width);
+  if (m->dim == 3)
+    fprintf(out, "  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, %s, %s, %s, %s, %lld, %lld, %lld, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, DOF, %d, NULL, NULL, NULL, &user.da));\n",
+            bt[0], bt[1], bt[2], stype, m->axes[0].points, m->axes[1].points, m->axes[2].points, m->width);
+  fputs("  PetscCall(DMSetFromOptions(user.da));\n  PetscCall(DMSetUp(user.da));\n", out);
+  for (int f = 0; f < m->nfields; f++) fprintf(out, "  PetscCall(DMDASetFieldName(user.da, %d, \"%s\"));\n", f, m->fields[f].name);
+  fprintf(out, "  PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
+          m->dim > 1 ? "&user.ny" : "NULL", m->dim > 2 ? "&user.nz" : "NULL");
+  for (int d = 0; d < m->dim; d++) {
+    const Axis *ax = &m->axes[d];
+    fprintf(out, "  PetscCheck(user.n%s >= %d, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n"
+                 "             \"-da_grid_%s %%\" PetscInt_FMT \" is too small: %s needs at least %d points in %s (2 * stencil width + 1)\", user.n%s);\n",
+            axis_names[d], 2 * m->width + 1, axis_names[d], P->o->stn_name, 2 * m->width + 1, axis_names[d], axis_names[d]);
+    fprintf(out, "  user.h%s = (", axis_names[d]);
+    emit_c_number(out, ax->hi);
+    fputs(" - ", out);
+    emit_c_number(out, ax->lo);
+    fprintf(out, ") / %s;\n", ax->periodic ? (d == 0 ? "user.nx" : d == 1 ? "user.ny" : "user.nz")
+                                           : (d == 0 ? "(user.nx - 1)" : d == 1 ? "(user.ny - 1)" : "(user.nz - 1)"));
+  }
+  fputs("  PetscCall(DMDASetUniformCoordinates(user.da", out);
+  for (int d = 0; d < MAX_DIM; d++) {
+    if (d < m->dim) {
+      fputs(", ", out);
+      emit_c_number(out, m->axes[d].lo);
+      fputs(", ", out);
+      emit_c_number(out, m->axes[d].hi);
+    } else
+      fputs(", 0.0, 0.0", out);
+  }
+  fputs("));\n  PetscCall(SetParameters(&user));\n\n", out);
+
+  fputs("  /* ---- the nonlinear solver: residual, Jacobian (SG-DIA by default), options ---- */\n"
+        "  PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));\n  PetscCall(SNESSetDM(snes, user.da));\n"
+        "  PetscCall(SNESSetFunction(snes, NULL, FormFunction, &user));\n"
+        "  if (mat_type == 1) {\n    PetscCall(DMSetMatType(user.da, MATAIJ));\n    PetscCall(DMCreateMatrix(user.da, &user.J));\n"
+        "  } else {\n    PetscCall(MatCreateSGDIA(user.da, NSTENCIL, &stencil_offsets[0][0], &user.J));\n  }\n"
+        "  PetscCall(SNESSetJacobian(snes, user.J, user.J, FormJacobian, &user));\n"
+        "  PetscCall(SNESSetFromOptions(snes));\n  PetscCall(SetUpJacobian(snes, &user, &P));\n\n", out);
+
+  fputs("  /* ---- solve from the initial guess ---- */\n"
+        "  PetscCall(DMCreateGlobalVector(user.da, &X));\n  PetscCall(FormInitialGuess(&user, X));\n"
+        "  PetscCall(SNESSolve(snes, NULL, X));\n"
+        "  PetscCall(SNESGetConvergedReason(snes, &reason));\n", out);
+  fprintf(out, "  PetscCall(StnReportSolve(snes, \"%s\")); /* iterations, or why it failed */\n", P->o->program);
+  fputs("  if (output && reason > 0) {\n    PetscViewer viewer;\n\n"
+        "    PetscCall(PetscViewerVTKOpen(PETSC_COMM_WORLD, path, FILE_MODE_WRITE, &viewer));\n"
+        "    PetscCall(VecView(X, viewer));\n    PetscCall(PetscViewerDestroy(&viewer));\n"
+        "    PetscCall(PetscPrintf(PETSC_COMM_WORLD, \"solution written to %s (open it in ParaView)\\n\", path));\n  }\n\n", out);
+
+  fputs("  /* ---- clean up ---- */\n  PetscCall(VecDestroy(&X));\n  PetscCall(MatDestroy(&P));\n"
+        "  PetscCall(MatDestroy(&user.J));\n  PetscCall(SNESDestroy(&snes));\n  PetscCall(DMDestroy(&user.da));\n"
+        "  PetscCall(PetscFinalize());\n  return reason > 0 ? 0 : 1;\n}\n", out);
+}
+
+void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out) {
+  const Model *m = ir->m;
+  Program P = {ir, m, o, out, {0}, NULL, false};
+  const char **user = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *user);
+  char **cn = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);
+  P.named = malloc(((size_t)ir->nnodes + 1) * sizeof *P.named);
+  P.E.name = calloc((size_t)ir->nnodes + 1, sizeof *P.E.name);
+  if (!user || !cn || !P.named || !P.E.name) ice("out of memory");
+  for (int f = 0; f < m->nfields; f++) user[f] = m->fields[f].name;
+  for (int i = 0; i < m->nparams; i++) user[m->nfields + i] = m->params[i]->param.name;
+  cname_assign(user, m->nfields + m->nparams, cn);
+  P.E = (CEmit){ir, out, cn, cn + m->nfields, "x", "user->", "user->", P.E.name, NULL, 0, 0, 0};
+  for (int i = 0; i < m->nfields * m->nclasses; i++)
+    for (int e = 0; e < ir->points[i].nentries; e++) P.any_given |= ir->points[i].entries[e].given != IR_NONE;
+
+  header(&P);
+  help_string(&P);
+  declarations(&P);
+  point_kind(&P);
+  set_parameters(&P);
+  form_initial_guess(&P);
+  form_function(&P);
+  form_jacobian(&P);
+  choose_matrices(&P);
+  main_function(&P);
+
+  for (int i = 0; i < m->nfields + m->nparams; i++) free(cn[i]);
+  for (int i = 0; i < P.E.nlocals; i++) free(P.E.locals[i]);
+  free(P.E.locals);
+  free(P.E.name);
+  free(P.named);
+  free(user);
+  free(cn);
+}

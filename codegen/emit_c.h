@@ -1,0 +1,47 @@
+/*
+** emit_c.h: the C emitter. emit_c_program writes the whole PETSc program
+** for a checked, lowered .stn (emit_c.c); emit_c_expr.c prints IR
+** expressions and names their common subexpressions.
+*/
+#ifndef STN_EMIT_C_H
+#define STN_EMIT_C_H
+
+#include <stdio.h>
+
+#include "ir.h"
+
+typedef struct CEmit {
+  const Ir    *ir;
+  FILE        *out;
+  char       **field;   /* C names of fields, by index (cnames.h) */
+  char       **param;   /* C names of parameters */
+  const char  *array;   /* the array field reads come from: "x" */
+  const char  *grid;    /* prefix of grid values: "user->" */
+  const char  *params;  /* prefix of parameters: "user->" */
+  char       **name;    /* by node: the temporary holding it in the current scope, or NULL */
+  char       **locals;  /* names taken in the current function */
+  int          nlocals, caplocals, ntemps;
+} CEmit;
+
+void emit_c_number(FILE *out, double v);
+void emit_c_expr(CEmit *E, Ref r);
+/* Declares (at indent) the temporaries of the nodes under roots: those the
+   same at every point when uniform, the others otherwise. Their nodes go to
+   named (room for every node); returns how many. */
+int  emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const char *indent, Ref *named);
+/* Ends a scope: its temporaries are no longer visible. */
+void emit_c_forget(CEmit *E, const Ref *named, int n);
+/* Starts a function: no names taken. */
+void emit_c_function_begin(CEmit *E);
+/* Operations evaluated per point for roots (the uniform ones are hoisted). */
+int  emit_c_flops(const CEmit *E, const Ref *roots, int nroots);
+
+typedef struct EmitOptions {
+  const char *program;   /* program name, e.g. "cavity" */
+  const char *stn_name;  /* the .stn file's base name, e.g. "cavity.stn" */
+} EmitOptions;
+
+/* Writes the program's C source to out. */
+void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+** emit_c_expr.c: IR expressions as C text, and the named temporaries that
+** make common subexpressions visible. An expression prints with the fewest
+** parentheses C's precedence allows, but never regroups: (a + b) + c and
+** a + (b + c) stay as written, so the C computes what the .stn says, in
+** the same order, to the last bit.
+**
+** A node gets a name (`const PetscScalar vxp = ...;`) when it is used
+** more than once in its scope or when it came from a `let` (whose name it
+** then takes). Nodes that are the same at every grid point get their
+** names once per function, before the loop over points; the others once
+** per kind of point. The same text serves the CUDA emitter later.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnames.h"
+#include "emit_c.h"
+#include "util.h"
+
+/* C operator precedence, smaller binds tighter. */
+enum { P_PRIMARY = 0, P_UNARY = 2, P_MUL = 3, P_ADD = 4, P_REL = 6, P_EQ = 7, P_AND = 11, P_OR = 12, P_COND = 13 };
+
+static int precedence(const IrNode *n) {
+  switch (n->op) {
+  case IR_CONST: return n->num < 0 ? P_UNARY : P_PRIMARY;
+  case IR_GRID:  return builtin_values[n->a].pointwise || n->a >= BV_NX ? P_UNARY : P_PRIMARY;  /* casts */
+  case IR_NEG: case IR_NOT: return P_UNARY;
+  case IR_MUL: case IR_DIV: return P_MUL;
+  case IR_ADD: case IR_SUB: return P_ADD;
+  case IR_LT: case IR_LE: case IR_GT: case IR_GE: return P_REL;
+  case IR_EQ: case IR_NE: return P_EQ;
+  case IR_AND: return P_AND;
+  case IR_OR: return P_OR;
+  case IR_SELECT: return P_COND;
+  default: return P_PRIMARY;
+  }
+}
+
+static const char *c_operator(IrOp op) {
+  switch (op) {
+  case IR_ADD: return "+";
+  case IR_SUB: return "-";
+  case IR_MUL: return "*";
+  case IR_DIV: return "/";
+  case IR_EQ:  return "==";
+  case IR_NE:  return "!=";
+  case IR_LT:  return "<";
+  case IR_LE:  return "<=";
+  case IR_GT:  return ">";
+  case IR_GE:  return ">=";
+  case IR_AND: return "&&";
+  case IR_OR:  return "||";
+  default:     ice("no C operator for op %d", (int)op);
+  }
+}
+
+static const char *c_function(int fn) {
+  static const char *const names[BF_COUNT] = {
+    [BF_ABS] = "fabs", [BF_MIN] = "fmin", [BF_MAX] = "fmax", [BF_EXP] = "exp", [BF_LOG] = "log",
+    [BF_POW] = "pow", [BF_SQRT] = "sqrt", [BF_SIN] = "sin", [BF_COS] = "cos", [BF_TAN] = "tan",
+    [BF_ASIN] = "asin", [BF_ACOS] = "acos", [BF_ATAN] = "atan", [BF_ATAN2] = "atan2", [BF_SINH] = "sinh",
+    [BF_COSH] = "cosh", [BF_TANH] = "tanh",
+  };
+  return names[fn];
+}
+
+void emit_c_number(FILE *out, double v) {
+  if (isinf(v)) {
+    fputs(v > 0 ? "PETSC_INFINITY" : "PETSC_NINFINITY", out);
+    return;
+  }
+  if (v == STN_PI) {
+    fputs("PETSC_PI", out);
+    return;
+  }
+  /* The shortest text that reads back as the same double. */
+  char buf[40];
+  for (int digits = 1; digits <= 17; digits++) {
+    snprintf(buf, sizeof buf, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v) break;
+  }
+  fputs(buf, out);
+  if (!strpbrk(buf, ".en")) fputs(".0", out);
+}
+
+static void index_text(FILE *out, const char *var, int off) {
+  if (off == 0) fputs(var, out);
+  else fprintf(out, "%s %c %d", var, off < 0 ? '-' : '+', abs(off));
+}
+
+static void field_read(CEmit *E, const IrNode *n) {
+  static const char *const vars[MAX_DIM] = {"i", "j", "k"};
+  const int *off = E->ir->offsets[n->b];
+  fputs(E->array, E->out);
+  for (int d = E->ir->m->dim - 1; d >= 0; d--) {
+    fputc('[', E->out);
+    index_text(E->out, vars[d], off[d]);
+    fputc(']', E->out);
+  }
+  fprintf(E->out, ".%s", E->field[n->a]);
+}
+
+static void grid_value(CEmit *E, int bv) {
+  if (bv <= BV_K) fprintf(E->out, "(PetscReal)%s", builtin_values[bv].name);
+  else if (bv >= BV_NX) fprintf(E->out, "(PetscReal)%s%s", E->grid, builtin_values[bv].name);
+  else fprintf(E->out, "%s%s", E->grid, builtin_values[bv].name);
+}
+
+static void expr(CEmit *E, Ref r, int context);
+
+static void operand(CEmit *E, Ref r, int context) {
+  if (E->name[r]) {
+    fputs(E->name[r], E->out);
+    return;
+  }
+  bool wrap = precedence(&E->ir->nodes[r]) > context;
+  if (wrap) fputc('(', E->out);
+  expr(E, r, P_COND);
+  if (wrap) fputc(')', E->out);
+}
+
+static void expr(CEmit *E, Ref r, int context) {
+  const IrNode *n = &E->ir->nodes[r];
+  FILE *out = E->out;
+  if (E->name[r] && context != -1) {
+    fputs(E->name[r], out);
+    return;
+  }
+  switch (n->op) {
+  case IR_CONST: emit_c_number(out, n->num); break;
+  case IR_PARAM: fprintf(out, "%s%s", E->params, E->param[n->a]); break;
+  case IR_GRID:  grid_value(E, n->a); break;
+  case IR_FIELD: field_read(E, n); break;
+  case IR_NEG:
+    fputc('-', out);
+    operand(E, n->a, P_UNARY);
+    break;
+  case IR_NOT:
+    fputc('!', out);
+    operand(E, n->a, P_UNARY);
+    break;
+  case IR_POW:
+    fputs("pow(", out);
+    operand(E, n->a, P_COND);
+    fputs(", ", out);
+    operand(E, n->b, P_COND);
+    fputc(')', out);
+    break;
+  case IR_SELECT:
+    operand(E, n->a, P_OR);
+    fputs(" ? ", out);
+    operand(E, n->b, P_COND);
+    fputs(" : ", out);
+    operand(E, n->c, P_COND);
+    break;
+  case IR_CALL:
+    fprintf(out, "%s(", c_function(n->fn));
+    operand(E, n->a, P_COND);
+    if (n->b != IR_NONE) {
+      fputs(", ", out);
+      operand(E, n->b, P_COND);
+    }
+    fputc(')', out);
+    break;
+  default: {  /* binary operators, grouping to the left */
+    int p = precedence(n);
+    operand(E, n->a, p);
+    fprintf(out, " %s ", c_operator(n->op));
+    operand(E, n->b, p - 1);
+  }
+  }
+}
+
+void emit_c_expr(CEmit *E, Ref r) { operand(E, r, P_COND); }
+
+/* ---- names for temporaries ---- */
+
+static bool local_taken(const CEmit *E, const char *s) {
+  for (int i = 0; i < E->nlocals; i++)
+    if (strcmp(E->locals[i], s) == 0) return true;
+  static const char *const fixed[] = {
+    "info", "x", "f", "user", "i", "j", "k", "v", "a", "p", "J", "X", "F", "s", "r", "c",
+    "nrows", "sgdia", "kind", "ierr", "da", "snes",
+  };
+  for (int i = 0; i < COUNT_OF(fixed); i++)
+    if (strcmp(fixed[i], s) == 0) return true;
+  return cname_reserved(s);
+}
+
+static const char *new_local(CEmit *E, const char *hint) {
+  char buf[256];
+  if (hint && strlen(hint) < 200) {
+    snprintf(buf, sizeof buf, "%s", hint);
+    while (local_taken(E, buf) && strlen(buf) < sizeof buf - 2) strcat(buf, "_");
+  } else {
+    do snprintf(buf, sizeof buf, "t%d", E->ntemps++);
+    while (local_taken(E, buf));
+  }
+  if (E->nlocals == E->caplocals) {
+    E->caplocals = E->caplocals ? 2 * E->caplocals : 32;
+    E->locals = realloc(E->locals, (size_t)E->caplocals * sizeof *E->locals);
+    if (!E->locals) ice("out of memory");
+  }
+  size_t n = strlen(buf) + 1;
+  char *s = malloc(n);
+  if (!s) ice("out of memory");
+  memcpy(s, buf, n);
+  E->locals[E->nlocals++] = s;
+  return s;
+}
+
+static bool leaf(const IrNode *n) { return n->op <= IR_FIELD; }
+
+/* Counts, for the nodes under roots that belong to this scope, how many
+   distinct nodes (or roots) use each one. */
+static void count_uses(const CEmit *E, Ref r, bool uniform, int *uses, char *seen) {
+  if (seen[r]) return;
+  seen[r] = 1;
+  const IrNode *n = &E->ir->nodes[r];
+  if (leaf(n)) return;
+  if (!uniform && n->uniform) return;  /* named at function level */
+  Ref ops[3] = {n->a, n->b, n->c};
+  for (int i = 0; i < 3; i++) {
+    if (ops[i] == IR_NONE) continue;
+    uses[ops[i]]++;
+    count_uses(E, ops[i], uniform, uses, seen);
+  }
+}
+
+int emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const char *indent, Ref *named) {
+  const Ir *ir = E->ir;
+  int *uses = calloc((size_t)ir->nnodes, sizeof *uses);
+  char *seen = calloc((size_t)ir->nnodes, 1);
+  if (!uses || !seen) ice("out of memory");
+  for (int i = 0; i < nroots; i++)
+    if (roots[i] != IR_NONE) {
+      uses[roots[i]]++;
+      count_uses(E, roots[i], uniform, uses, seen);
+    }
+  int count = 0;
+  for (Ref r = 0; r < ir->nnodes; r++) {
+    const IrNode *n = &ir->nodes[r];
+    if (!seen[r] || leaf(n) || n->uniform != uniform || E->name[r]) continue;
+    if (uses[r] < 2 && !ir->hint[r]) continue;
+    E->name[r] = (char *)new_local(E, ir->hint[r]);
+    fprintf(E->out, "%sconst PetscScalar %s = ", indent, E->name[r]);
+    expr(E, r, -1);
+    fputs(";\n", E->out);
+    named[count++] = r;
+  }
+  free(uses);
+  free(seen);
+  return count;
+}
+
+void emit_c_forget(CEmit *E, const Ref *named, int n) {
+  for (int i = 0; i < n; i++) E->name[named[i]] = NULL;
+}
+
+void emit_c_function_begin(CEmit *E) {
+  for (int i = 0; i < E->nlocals; i++) free(E->locals[i]);
+  E->nlocals = 0;
+  E->ntemps = 0;
+  memset(E->name, 0, (size_t)E->ir->nnodes * sizeof *E->name);
+}
+
+int emit_c_flops(const CEmit *E, const Ref *roots, int nroots) {
+  const Ir *ir = E->ir;
+  char *seen = calloc((size_t)ir->nnodes, 1);
+  int *uses = calloc((size_t)ir->nnodes, sizeof *uses);
+  if (!seen || !uses) ice("out of memory");
+  for (int i = 0; i < nroots; i++)
+    if (roots[i] != IR_NONE) count_uses(E, roots[i], false, uses, seen);
+  int flops = 0;
+  for (Ref r = 0; r < ir->nnodes; r++)
+    if (seen[r] && !leaf(&ir->nodes[r]) && !ir->nodes[r].uniform) flops++;
+  free(seen);
+  free(uses);
+  return flops;
+}

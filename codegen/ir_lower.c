@@ -1,0 +1,185 @@
+/*
+** ir_lower.c: from the checked AST to IR roots. Expressions are copied
+** into the pool as written (ir_node, no simplification: that is a pass of
+** its own), with
+**   - lets inlined: each let is lowered once and its node reused wherever
+**     the let is named, so it stays one shared node;
+**   - calls of `def` functions inlined: the body is lowered with its
+**     arguments bound to the argument values;
+**   - x, y, z replaced by lo + i*hx (lo + j*hy, lo + k*hz); pi and inf by
+**     their values; pow(a, b) by a ^ b.
+** For each field and class of grid point the rules sema chose are lowered
+** into an IrPoint: the residual, the initial guess, and the Jacobian
+** entries the user gave (the derive pass adds the rest).
+*/
+#include <math.h>
+#include <stdlib.h>
+
+#include "ir.h"
+#include "util.h"
+
+/* A function argument bound to its value while a body is lowered. */
+typedef struct Binding {
+  const Node           *arg;  /* the N_NAME in the def's parameter list */
+  Ref                   value;
+  const struct Binding *next;
+} Binding;
+
+typedef struct Lower {
+  Ir  *ir;
+  Ref *lets;  /* by let index; IR_NONE until first used */
+} Lower;
+
+static Ref expr(Lower *L, const Node *e, const Binding *env);
+
+static Ref raw2(Lower *L, IrOp op, Ref a, Ref b) { return ir_node(L->ir, op, 0, a, b, IR_NONE, 0); }
+
+static Ref builtin_value(Lower *L, int bv) {
+  Ir *ir = L->ir;
+  switch ((BuiltinValue)bv) {
+  case BV_PI:  return ir_const(ir, STN_PI);
+  case BV_INF: return ir_const(ir, INFINITY);
+  case BV_X: case BV_Y: case BV_Z: {
+    int axis = bv - BV_X;
+    Ref index = ir_node(ir, IR_GRID, 0, BV_I + axis, IR_NONE, IR_NONE, 0);
+    Ref h = ir_node(ir, IR_GRID, 0, BV_HX + axis, IR_NONE, IR_NONE, 0);
+    return raw2(L, IR_ADD, ir_const(ir, ir->m->axes[axis].lo), raw2(L, IR_MUL, index, h));
+  }
+  default:
+    return ir_node(ir, IR_GRID, 0, bv, IR_NONE, IR_NONE, 0);
+  }
+}
+
+static Ref field_read(Lower *L, int field, const int *comp, int ncomp) {
+  int off[MAX_DIM] = {0};
+  for (int d = 0; d < ncomp && d < MAX_DIM; d++) off[d] = comp[d];
+  return ir_node(L->ir, IR_FIELD, 0, field, ir_offset(L->ir, off), IR_NONE, 0);
+}
+
+static Ref let_value(Lower *L, const Node *let) {
+  Ref *slot = &L->lets[let->index];
+  if (*slot == IR_NONE) {
+    *slot = expr(L, let->let.value, NULL);
+    if (!L->ir->hint[*slot]) L->ir->hint[*slot] = let->let.name;
+  }
+  return *slot;
+}
+
+static Ref name(Lower *L, const Node *e, const Binding *env) {
+  const Node *decl = e->decl;
+  if (!decl) return builtin_value(L, e->builtin);
+  switch (decl->kind) {
+  case N_FIELD: return field_read(L, decl->index, NULL, 0);
+  case N_PARAM: return ir_node(L->ir, IR_PARAM, 0, decl->index, IR_NONE, IR_NONE, 0);
+  case N_LET:   return let_value(L, decl);
+  case N_NAME:
+    for (const Binding *b = env; b; b = b->next)
+      if (b->arg == decl) return b->value;
+    ice("argument '%s' used outside its function", e->name.name);
+  default:
+    ice("name '%s' bound to node kind %d", e->name.name, (int)decl->kind);
+  }
+}
+
+static Ref call(Lower *L, const Node *e, const Binding *env) {
+  Ref args[2] = {IR_NONE, IR_NONE};
+  if (e->decl) {  /* a def: bind its arguments, lower its body */
+    const Node *def = e->decl;
+    Binding *b = calloc((size_t)def->def.nparams + 1, sizeof *b);
+    if (!b) ice("out of memory");
+    const Binding *inner = NULL;
+    int n = 0;
+    for (const Node *p = def->def.params, *a = e->call.args; p && a; p = p->next, a = a->next, n++) {
+      b[n] = (Binding){p, expr(L, a, env), inner};
+      inner = &b[n];
+    }
+    Ref r = expr(L, def->def.body, inner);
+    free(b);
+    return r;
+  }
+  int n = 0;
+  for (const Node *a = e->call.args; a && n < 2; a = a->next) args[n++] = expr(L, a, env);
+  if (e->builtin == BF_POW) return raw2(L, IR_POW, args[0], args[1]);
+  return ir_node(L->ir, IR_CALL, e->builtin, args[0], args[1], IR_NONE, 0);
+}
+
+static IrOp binary_op(Op op) {
+  switch (op) {
+  case OP_ADD: return IR_ADD;
+  case OP_SUB: return IR_SUB;
+  case OP_MUL: return IR_MUL;
+  case OP_DIV: return IR_DIV;
+  case OP_POW: return IR_POW;
+  case OP_EQ:  return IR_EQ;
+  case OP_NE:  return IR_NE;
+  case OP_LT:  return IR_LT;
+  case OP_LE:  return IR_LE;
+  case OP_GT:  return IR_GT;
+  case OP_GE:  return IR_GE;
+  case OP_AND: return IR_AND;
+  case OP_OR:  return IR_OR;
+  default:     ice("operator %d is not binary", (int)op);
+  }
+}
+
+static Ref expr(Lower *L, const Node *e, const Binding *env) {
+  switch (e->kind) {
+  case N_NUM:    return ir_const(L->ir, e->num.value);
+  case N_NAME:   return name(L, e, env);
+  case N_OFFSET: return field_read(L, e->decl->index, e->offset.comp, e->offset.ncomp);
+  case N_CALL:   return call(L, e, env);
+  case N_UNARY: {
+    Ref a = expr(L, e->op.a, env);
+    if (e->op.op == OP_PLUS) return a;
+    return ir_node(L->ir, e->op.op == OP_NEG ? IR_NEG : IR_NOT, 0, a, IR_NONE, IR_NONE, 0);
+  }
+  case N_BINARY: {
+    Ref a = expr(L, e->op.a, env), b = expr(L, e->op.b, env);
+    return raw2(L, binary_op(e->op.op), a, b);
+  }
+  case N_IF: {
+    Ref c = expr(L, e->op.a, env), a = expr(L, e->op.b, env), b = expr(L, e->op.c, env);
+    return ir_node(L->ir, IR_SELECT, 0, c, a, b, 0);
+  }
+  default:
+    ice("lowering node kind %d as an expression", (int)e->kind);
+  }
+}
+
+/* The entries the user wrote in the Jacobian rule that applies at p. */
+static void given_entries(Lower *L, IrPoint *p) {
+  int n = ast_count(p->jacobian_rule->rule.body);
+  p->entries = calloc((size_t)n + 1, sizeof *p->entries);
+  if (!p->entries) ice("out of memory");
+  for (const Node *en = p->jacobian_rule->rule.body; en; en = en->next) {
+    const Node *col = en->entry.column;
+    Ref read = col->kind == N_OFFSET ? field_read(L, col->decl->index, col->offset.comp, col->offset.ncomp)
+                                     : field_read(L, col->decl->index, NULL, 0);
+    IrEntry *x = &p->entries[p->nentries++];
+    *x = (IrEntry){L->ir->nodes[read].a, L->ir->nodes[read].b, IR_NONE, expr(L, en->entry.value, NULL), en,
+                   false};
+  }
+}
+
+void ir_lower(Ir *ir) {
+  const Model *m = ir->m;
+  Lower L = {ir, malloc(((size_t)m->nlets + 1) * sizeof(Ref))};
+  if (!L.lets) ice("out of memory");
+  for (int i = 0; i < m->nlets; i++) L.lets[i] = IR_NONE;
+  for (int i = 0; i < m->nparams; i++) ir->param_default[i] = expr(&L, m->params[i]->param.value, NULL);
+  for (int f = 0; f < m->nfields; f++) {
+    const Field *fd = &m->fields[f];
+    for (int c = 0; c < m->nclasses; c++) {
+      if (!sema_class_exists(m, c)) continue;
+      IrPoint *p = ir_point(ir, f, c);
+      p->residual_rule = fd->residual_rule[c];
+      p->jacobian_rule = fd->jacobian ? fd->jacobian_rule[c] : NULL;
+      p->initial_rule = fd->initial ? fd->initial_rule[c] : NULL;
+      if (!p->residual_rule) ice("field '%s' has no residual rule at class %d", fd->name, c);
+      p->residual = expr(&L, p->residual_rule->rule.body, NULL);
+      p->initial = p->initial_rule ? expr(&L, p->initial_rule->rule.body, NULL) : IR_NONE;
+      if (p->jacobian_rule) given_entries(&L, p);
+    }
+  }
+  free(L.lets);
+}

@@ -1,0 +1,460 @@
+/*
+** ir_passes.c: the pass pipeline, in order, in one function (ir_build),
+** with the verifier between passes and --dump-ir=PASS to see the IR after
+** any of them:
+**
+**   lower     AST -> IR roots (ir_lower.c)
+**   derive    every Jacobian entry d(residual)/d(field[offset]) for each
+**             field read of each residual (ir_derive.c); entries the user
+**             wrote keep their value beside the derived one
+**   simplify  rebuild every root through the simplifying constructors:
+**             constant folding, identities; hash-consing makes equal
+**             subexpressions one node (CSE); entries that are 0 vanish
+**   check     a user's entry must equal the derived one: the same node, or
+**             the same value at random sample points; otherwise an error
+**             at its .stn location (undecided cases are left to the
+**             generated program's -stn_check_jacobian)
+**   stencil   the set of block diagonals the Jacobian uses, sorted
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "util.h"
+
+const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "stencil"};
+
+static const char *const op_names[IR_OP_COUNT] = {
+  "const", "param", "grid", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
+  "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "select", "call",
+};
+
+/* Offsets in the order of the matrix columns: by z, then y, then x. */
+static int offset_cmp(const Ir *ir, int a, int b) {
+  for (int d = MAX_DIM - 1; d >= 0; d--)
+    if (ir->offsets[a][d] != ir->offsets[b][d]) return ir->offsets[a][d] < ir->offsets[b][d] ? -1 : 1;
+  return 0;
+}
+
+static const Ir *sort_ir;  /* qsort has no context argument in C11 */
+
+static int entry_cmp(const void *pa, const void *pb) {
+  const IrEntry *a = pa, *b = pb;
+  int c = offset_cmp(sort_ir, a->offset, b->offset);
+  return c ? c : a->field - b->field;
+}
+
+static int stencil_cmp(const void *pa, const void *pb) { return offset_cmp(sort_ir, *(const int *)pa, *(const int *)pb); }
+
+/* ---- derive ---- */
+
+/* The distinct field reads under root, as entries without values. */
+static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
+  char *seen = calloc((size_t)root + 1, 1);
+  Ref *stack = malloc(((size_t)root + 1) * sizeof *stack);
+  IrEntry *reads = NULL;
+  int n = 0, cap = 0, top = 0;
+  if (!seen || !stack) ice("out of memory");
+  stack[top++] = root;
+  seen[root] = 1;
+  while (top) {
+    const IrNode *x = &ir->nodes[stack[--top]];
+    if (x->op == IR_FIELD) {
+      if (n == cap) {
+        cap = cap ? 2 * cap : 8;
+        reads = realloc(reads, (size_t)cap * sizeof *reads);
+        if (!reads) ice("out of memory");
+      }
+      reads[n++] = (IrEntry){x->a, x->b, IR_NONE, IR_NONE, NULL, false};
+      continue;
+    }
+    Ref ops[3] = {x->a, x->b, x->c};
+    for (int i = 0; i < 3; i++)
+      if (x->op > IR_FIELD && ops[i] != IR_NONE && !seen[ops[i]]) {
+        seen[ops[i]] = 1;
+        stack[top++] = ops[i];
+      }
+  }
+  free(seen);
+  free(stack);
+  *out = reads;
+  return n;
+}
+
+static void derive(Ir *ir) {
+  const Model *m = ir->m;
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      IrPoint *p = ir_point(ir, f, c);
+      if (!p->residual_rule) continue;
+      IrEntry *reads;
+      int n = collect_reads(ir, p->residual, &reads);
+      for (int e = 0; e < n; e++) {
+        reads[e].derived = ir_derive(ir, p->residual, reads[e].field, reads[e].offset);
+        IrEntry *given = ir_entry(p, reads[e].field, reads[e].offset);
+        if (given) {
+          reads[e].given = given->given;
+          reads[e].node = given->node;
+        }
+      }
+      if (p->nentries > 0 && n < p->nentries) ice("a Jacobian entry without a residual read survived sema");
+      sort_ir = ir;
+      qsort(reads, (size_t)n, sizeof *reads, entry_cmp);
+      free(p->entries);
+      p->entries = reads;
+      p->nentries = n;
+    }
+}
+
+/* ---- simplify ---- */
+
+typedef struct Simplify {
+  Ir  *ir;
+  Ref *map;  /* old node -> simplified node, IR_NONE until built */
+  int  nmap;
+} Simplify;
+
+static Ref simplify(Simplify *S, Ref r) {
+  if (r == IR_NONE) return r;
+  if (S->map[r] != IR_NONE) return S->map[r];
+  Ir *ir = S->ir;
+  IrNode n = ir->nodes[r];
+  Ref out;
+  switch (n.op) {
+  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_FIELD:
+    out = r;
+    break;
+  case IR_NEG: case IR_NOT:
+    out = ir_unary(ir, n.op, simplify(S, n.a));
+    break;
+  case IR_SELECT:
+    out = ir_select(ir, simplify(S, n.a), simplify(S, n.b), simplify(S, n.c));
+    break;
+  case IR_CALL:
+    out = ir_call(ir, n.fn, simplify(S, n.a), simplify(S, n.b));
+    break;
+  default:
+    out = ir_binary(ir, n.op, simplify(S, n.a), simplify(S, n.b));
+    break;
+  }
+  if (!ir->hint[out]) ir->hint[out] = ir->hint[r];
+  S->map[r] = out;
+  return out;
+}
+
+static void simplify_all(Ir *ir) {
+  const Model *m = ir->m;
+  Simplify S = {ir, malloc((size_t)ir->nnodes * sizeof(Ref)), ir->nnodes};
+  if (!S.map) ice("out of memory");
+  for (int i = 0; i < S.nmap; i++) S.map[i] = IR_NONE;
+  for (int i = 0; i < m->nparams; i++) ir->param_default[i] = simplify(&S, ir->param_default[i]);
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      IrPoint *p = ir_point(ir, f, c);
+      if (!p->residual_rule) continue;
+      p->residual = simplify(&S, p->residual);
+      p->initial = simplify(&S, p->initial);
+      int kept = 0;
+      for (int e = 0; e < p->nentries; e++) {
+        IrEntry x = p->entries[e];
+        x.derived = simplify(&S, x.derived);
+        x.given = simplify(&S, x.given);
+        if (x.given == IR_NONE && ir_is_const(ir, x.derived, 0)) continue;  /* no coupling after all */
+        p->entries[kept++] = x;
+      }
+      p->nentries = kept;
+    }
+  free(S.map);
+}
+
+/* ---- check ---- */
+
+enum { CHECK_SAMPLES = 4 };
+
+/* Grid values and parameters at sample s of class cls, with default sizes. */
+static void sample_point(const Ir *ir, int cls, int s, IrSample *smp, double *values) {
+  const Model *m = ir->m;
+  memset(smp->grid, 0, sizeof smp->grid);
+  smp->seed = 1000003ull * (unsigned long long)(s + 1) + (unsigned long long)cls;
+  for (int d = 0; d < m->dim; d++) {
+    const Axis *ax = &m->axes[d];
+    double n = (double)ax->points;
+    int pos = sema_class_pos(cls, d);
+    smp->grid[BV_NX + d] = n;
+    smp->grid[BV_HX + d] = (ax->hi - ax->lo) / (ax->periodic ? n : n - 1);
+    smp->grid[BV_I + d] = pos == 0 ? 0 : pos == 2 ? n - 1 : (double)(1 + (s * 7 + d * 3) % (ax->points - 2));
+  }
+  /* Parameters in order: a default may use earlier parameters. */
+  for (int i = 0; i < m->nparams; i++) {
+    ir_eval_all(ir, smp, values);
+    smp->params[i] = values[ir->param_default[i]];
+  }
+  ir_eval_all(ir, smp, values);
+}
+
+static bool close_enough(double given, double derived, double scale) {
+  double diff = fabs(given - derived);
+  return diff <= 1e-6 * (fabs(given) + fabs(derived)) || diff <= 1e-10 * scale;
+}
+
+static void report(Ir *ir, Diag *dg, const IrPoint *p, int f, int cls, const IrEntry *e, double given, double derived) {
+  const Model *m = ir->m;
+  char where[64], off[32];
+  sema_class_name(m, cls, where, sizeof where);
+  ir_offset_text(ir, e->offset, off, sizeof off, false);
+  diag_error(dg, e->node->loc, "this Jacobian entry is not d(residual %s)/d(%s%s)", m->fields[f].name,
+             m->fields[e->field].name, off);
+  diag_note(dg, p->residual_rule->loc, "the residual rule it is checked against (at %s points)", where);
+  diag_hint(dg, "at a sample point the entry gives %.6g but the derivative of the residual is %.6g; "
+                "fix the entry, or leave it out and stencilc derives it", given, derived);
+}
+
+static void check(Ir *ir, Diag *dg) {
+  const Model *m = ir->m;
+  double *values = malloc((size_t)ir->nnodes * sizeof *values);
+  double *params = calloc((size_t)m->nparams + 1, sizeof *params);
+  const Node **reported = calloc((size_t)ir->nnodes + 1, sizeof *reported);
+  int nreported = 0;
+  if (!values || !params || !reported) ice("out of memory");
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      IrPoint *p = ir_point(ir, f, c);
+      for (int e = 0; e < p->nentries; e++) {
+        IrEntry *x = &p->entries[e];
+        if (x->given == IR_NONE) continue;
+        if (x->given == x->derived) {
+          x->checked = true;
+          continue;
+        }
+        int finite = 0, wrong = 0;
+        double g0 = 0, d0 = 0;
+        for (int s = 0; s < CHECK_SAMPLES; s++) {
+          IrSample smp = {.params = params};
+          sample_point(ir, c, s, &smp, values);
+          double g = values[x->given], d = values[x->derived], scale = 0;
+          for (int k = 0; k < p->nentries; k++) scale = fmax(scale, fabs(values[p->entries[k].derived]));
+          if (!isfinite(g) || !isfinite(d)) continue;
+          finite++;
+          if (!close_enough(g, d, scale)) {
+            if (!wrong++) g0 = g, d0 = d;
+          }
+        }
+        x->checked = finite > 0 && wrong == 0;
+        if (finite > 0 && wrong == finite) {
+          bool seen = false;
+          for (int k = 0; k < nreported; k++) seen |= reported[k] == x->node;
+          if (!seen) {
+            reported[nreported++] = x->node;
+            report(ir, dg, p, f, c, x, g0, d0);
+          }
+        }
+      }
+    }
+  free(values);
+  free(params);
+  free(reported);
+}
+
+/* ---- stencil ---- */
+
+static void stencil(Ir *ir) {
+  const Model *m = ir->m;
+  int zero[MAX_DIM] = {0};
+  int center = ir_offset(ir, zero);
+  char *used = calloc((size_t)ir->noffsets, 1);
+  if (!used) ice("out of memory");
+  used[center] = 1;  /* always: the diagonal is what Jacobi preconditioners use */
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      IrPoint *p = ir_point(ir, f, c);
+      for (int e = 0; e < p->nentries; e++) used[p->entries[e].offset] = 1;
+    }
+  free(ir->stencil);
+  ir->stencil = malloc((size_t)ir->noffsets * sizeof *ir->stencil);
+  if (!ir->stencil) ice("out of memory");
+  ir->nstencil = 0;
+  for (int o = 0; o < ir->noffsets; o++)
+    if (used[o]) ir->stencil[ir->nstencil++] = o;
+  sort_ir = ir;
+  qsort(ir->stencil, (size_t)ir->nstencil, sizeof *ir->stencil, stencil_cmp);
+  for (int s = 0; s < ir->nstencil; s++)
+    if (ir->stencil[s] == center) ir->diagonal = s;
+  free(used);
+}
+
+/* ---- verifier ---- */
+
+static void verify_ref(const Ir *ir, Ref r, Ref below, const char *after, const char *what) {
+  if (r < 0 || r >= below) ice("IR after %s: %s refers to %%%d (pool has %d)", after, what, r, below);
+}
+
+void ir_verify(const Ir *ir, const char *after) {
+  const Model *m = ir->m;
+  for (Ref r = 0; r < ir->nnodes; r++) {
+    const IrNode *n = &ir->nodes[r];
+    switch (n->op) {
+    case IR_CONST: break;
+    case IR_PARAM:
+      if (n->a < 0 || n->a >= m->nparams) ice("IR after %s: %%%d: parameter %d", after, r, n->a);
+      break;
+    case IR_GRID:
+      if (n->a < 0 || n->a >= BV_COUNT || (n->a >= BV_X && n->a <= BV_Z) || n->a >= BV_PI)
+        ice("IR after %s: %%%d: grid value %d", after, r, n->a);
+      break;
+    case IR_FIELD:
+      if (n->a < 0 || n->a >= m->nfields || n->b < 0 || n->b >= ir->noffsets)
+        ice("IR after %s: %%%d: field %d offset %d", after, r, n->a, n->b);
+      break;
+    case IR_NEG: case IR_NOT:
+      verify_ref(ir, n->a, r, after, "an operand");
+      break;
+    case IR_SELECT:
+      verify_ref(ir, n->c, r, after, "an operand");
+      /* fallthrough */
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_POW:
+    case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: case IR_AND: case IR_OR:
+      verify_ref(ir, n->a, r, after, "an operand");
+      verify_ref(ir, n->b, r, after, "an operand");
+      break;
+    case IR_CALL: {
+      if (n->fn < 0 || n->fn >= BF_COUNT || n->fn == BF_POW) ice("IR after %s: %%%d: function %d", after, r, n->fn);
+      verify_ref(ir, n->a, r, after, "an argument");
+      if (builtin_funcs[n->fn].arity == 2) verify_ref(ir, n->b, r, after, "an argument");
+      break;
+    }
+    default:
+      ice("IR after %s: %%%d has op %d", after, r, (int)n->op);
+    }
+  }
+  for (int i = 0; i < m->nparams; i++) verify_ref(ir, ir->param_default[i], ir->nnodes, after, "a parameter");
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      const IrPoint *p = ir_point(ir, f, c);
+      if (!p->residual_rule) {
+        if (sema_class_exists(m, c)) ice("IR after %s: field %d has no residual at class %d", after, f, c);
+        continue;
+      }
+      verify_ref(ir, p->residual, ir->nnodes, after, "a residual");
+      if (p->initial != IR_NONE) verify_ref(ir, p->initial, ir->nnodes, after, "an initial guess");
+      for (int e = 0; e < p->nentries; e++) {
+        const IrEntry *x = &p->entries[e];
+        if (x->field < 0 || x->field >= m->nfields || x->offset < 0 || x->offset >= ir->noffsets)
+          ice("IR after %s: entry %d of field %d", after, e, f);
+        if (x->derived != IR_NONE) verify_ref(ir, x->derived, ir->nnodes, after, "an entry");
+        if (x->given != IR_NONE) verify_ref(ir, x->given, ir->nnodes, after, "an entry");
+        if (e > 0 && x->derived != IR_NONE) {
+          sort_ir = ir;
+          if (entry_cmp(&p->entries[e - 1], x) >= 0) ice("IR after %s: entries of field %d not sorted", after, f);
+        }
+      }
+    }
+  for (int s = 1; s < ir->nstencil; s++)
+    if (offset_cmp(ir, ir->stencil[s - 1], ir->stencil[s]) >= 0) ice("IR after %s: stencil not sorted", after);
+}
+
+/* ---- dump ---- */
+
+static void mark(const Ir *ir, Ref r, char *live) {
+  if (r == IR_NONE || live[r]) return;
+  live[r] = 1;
+  const IrNode *n = &ir->nodes[r];
+  if (n->op <= IR_FIELD) return;
+  mark(ir, n->a, live);
+  mark(ir, n->b, live);
+  mark(ir, n->c, live);
+}
+
+static int rule_line(const Ir *ir, const Node *rule) {
+  int line, col;
+  diag_line_col(ir->src, rule->loc.off, &line, &col);
+  return line;
+}
+
+void ir_dump(const Ir *ir, FILE *out, const char *title) {
+  const Model *m = ir->m;
+  char *live = calloc((size_t)ir->nnodes + 1, 1);
+  char buf[64];
+  if (!live) ice("out of memory");
+  for (int i = 0; i < m->nparams; i++) mark(ir, ir->param_default[i], live);
+  for (int f = 0; f < m->nfields * m->nclasses; f++) {
+    const IrPoint *p = &ir->points[f];
+    if (!p->residual_rule) continue;
+    mark(ir, p->residual, live);
+    mark(ir, p->initial, live);
+    for (int e = 0; e < p->nentries; e++) mark(ir, p->entries[e].derived, live), mark(ir, p->entries[e].given, live);
+  }
+  fprintf(out, "# %s: IR after %s\n", ir->src->name, title);
+  for (Ref r = 0; r < ir->nnodes; r++) {
+    if (!live[r]) continue;
+    const IrNode *n = &ir->nodes[r];
+    fprintf(out, "%%%d = %s", r, op_names[n->op]);
+    switch (n->op) {
+    case IR_CONST: fprintf(out, " %.17g", n->num); break;
+    case IR_PARAM: fprintf(out, " %s", m->params[n->a]->param.name); break;
+    case IR_GRID:  fprintf(out, " %s", builtin_values[n->a].name); break;
+    case IR_FIELD:
+      ir_offset_text(ir, n->b, buf, sizeof buf, false);
+      fprintf(out, " %s%s", m->fields[n->a].name, buf);
+      break;
+    case IR_CALL:
+      fprintf(out, " %s %%%d", builtin_funcs[n->fn].name, n->a);
+      if (n->b != IR_NONE) fprintf(out, ", %%%d", n->b);
+      break;
+    default:
+      fprintf(out, " %%%d", n->a);
+      if (n->b != IR_NONE) fprintf(out, ", %%%d", n->b);
+      if (n->c != IR_NONE) fprintf(out, ", %%%d", n->c);
+    }
+    if (ir->hint[r]) fprintf(out, "  # let %s", ir->hint[r]);
+    fputc('\n', out);
+  }
+  for (int i = 0; i < m->nparams; i++) fprintf(out, "param %s = %%%d\n", m->params[i]->param.name, ir->param_default[i]);
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      const IrPoint *p = ir_point(ir, f, c);
+      if (!p->residual_rule) continue;
+      sema_class_name(m, c, buf, sizeof buf);
+      fprintf(out, "field %s at %s:\n  residual %%%d  (line %d)\n", m->fields[f].name, buf, p->residual,
+              rule_line(ir, p->residual_rule));
+      if (p->initial != IR_NONE) fprintf(out, "  initial %%%d  (line %d)\n", p->initial, rule_line(ir, p->initial_rule));
+      for (int e = 0; e < p->nentries; e++) {
+        const IrEntry *x = &p->entries[e];
+        char off[32];
+        ir_offset_text(ir, x->offset, off, sizeof off, false);
+        fprintf(out, "  d/d%s%s", m->fields[x->field].name, off);
+        if (x->derived != IR_NONE) fprintf(out, " = %%%d", x->derived);
+        if (x->given != IR_NONE)
+          fprintf(out, "  given %%%d (line %d)%s", x->given, rule_line(ir, x->node),
+                  x->checked ? ", checked" : "");
+        fputc('\n', out);
+      }
+    }
+  if (ir->nstencil) {
+    fprintf(out, "stencil: %d block diagonals", ir->nstencil);
+    for (int s = 0; s < ir->nstencil; s++) {
+      ir_offset_text(ir, ir->stencil[s], buf, sizeof buf, false);
+      fprintf(out, " %s", buf);
+    }
+    fputc('\n', out);
+  }
+  free(live);
+}
+
+bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
+  int errors = d->nerr;
+  for (int pass = 0; pass < PASS_COUNT; pass++) {
+    switch ((IrPass)pass) {
+    case PASS_LOWER:    ir_lower(ir); break;
+    case PASS_DERIVE:   derive(ir); break;
+    case PASS_SIMPLIFY: simplify_all(ir); break;
+    case PASS_CHECK:    check(ir, d); break;
+    case PASS_STENCIL:  stencil(ir); break;
+    case PASS_COUNT:    break;
+    }
+    ir_verify(ir, ir_pass_names[pass]);
+    if ((int)dump_after == pass) ir_dump(ir, dump, ir_pass_names[pass]);
+    if (d->nerr > errors) return false;
+  }
+  return true;
+}
