@@ -207,6 +207,29 @@ static bool same_dir(const char *a, const char *b) {
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The runtime calls LAPACK itself (the point-block inverses of sgdia.c),
+   and a shared libpetsc does not pass its LAPACK on to the program: take
+   the BLAS/LAPACK words (and the -L before them) from PETSc.pc's private
+   libraries. */
+static void add_lapack(Toolchain *t, char *const envp[], int *spawn_errno) {
+  char *argv[] = {"pkg-config", "--libs", "--static", "PETSc", NULL};
+  char *all = capture(argv, envp, spawn_errno);
+  char **w = NULL;
+  int n = 0;
+  if (!all) return;
+  add_words(&w, &n, all);
+  for (int i = 0; i < n; i++) {
+    bool keep = strncmp(w[i], "-L", 2) == 0 || strstr(w[i], "lapack") || strstr(w[i], "blas");
+    if (keep && strcmp(w[i], "-lscalapack-openmpi") != 0) {
+      t->libs = xrealloc(t->libs, (size_t)(t->nlibs + 1) * sizeof *t->libs);
+      t->libs[t->nlibs++] = w[i];
+    } else
+      free(w[i]);
+  }
+  free(w);
+  free(all);
+}
+
 /* Fills t from `pkg-config PETSc` run with envp. at: the PETSc directory
    whose lib/pkgconfig (pcdir) is first on envp's PKG_CONFIG_PATH; NULL for
    the system's PETSc. Returns 0; -1 with *spawn_errno as for capture; or,
@@ -235,6 +258,7 @@ static int from_pkg_config(Toolchain *t, const char *at, const char *pcdir, char
   if (version) {
     add_words(&t->cflags, &t->ncflags, cflags);
     add_words(&t->libs, &t->nlibs, libs);
+    add_lapack(t, envp, spawn_errno);
     /* Every PETSc.pc since 3.x names its compiler; an MPI build needs the
        MPI wrapper, so that is the guess when one does not. */
     t->cc = first_word(cc);

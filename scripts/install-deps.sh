@@ -7,7 +7,7 @@
 #   PETSc:  petsc-dev (3.18, with OpenMPI) for the generated programs
 #   tests:  clang libclang-rt-14-dev (libFuzzer, sanitizers) valgrind
 set -eu
-packages="gcc make re2c bison pkg-config petsc-dev clang libclang-rt-14-dev valgrind"
+packages="gcc make re2c bison pkg-config petsc-dev clang libclang-rt-14-dev valgrind libpetsc3.18-dev-examples"
 missing=""
 for p in $packages; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -4,7 +4,13 @@
 #   tests/errors/NAME.stn   an invalid program; NAME.err is the exact message
 #                           stencilc --check must print (exit status 1, no stdout)
 #   tests/ast/NAME.ast      the exact --dump-ast output for examples/NAME.stn
+#   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn
+#   tests/emit/NAME.c       the exact generated C for examples/NAME.stn (a few)
 #   tests/cli.sh            command-line behaviour and hostile inputs
+#   tests/runtime/run.sh    the SG-DIA matrix against AIJ, on 1, 2, 4 ranks
+#   tests/petsc/compare.sh  bratu2d, sfi3d, cavity against PETSc's ex5, ex14, ex19
+#   tests/solve/run.sh      Jacobians, MPI, hostile names, failures, output
+#   tests/mms/run.sh        second order under grid refinement (manufactured solutions)
 #   the fuzz smoke run      (make fuzz), when clang's libFuzzer is installed
 #   valgrind                on every example, when valgrind is installed
 #
@@ -46,6 +52,26 @@ for stn in examples/*.stn; do
   ok
 done
 
+# The IR of every example, and the generated C of a few, are golden too:
+# a change to the passes or the emitter shows up as a reviewable diff.
+for stn in examples/*.stn; do
+  name=$(basename "$stn" .stn)
+  "$STENCILC" --dump-ir "$stn" >"$tmp/ir" 2>"$tmp/err"
+  if [ $regen = 1 ]; then cp "$tmp/ir" "tests/ir/$name.ir"; fi
+  if ! diff -u "tests/ir/$name.ir" "$tmp/ir" >"$tmp/diff"; then bad "$stn: IR dump differs"; head -40 "$tmp/diff"; continue; fi
+  ok
+done
+for c in tests/emit/*.c; do
+  name=$(basename "$c" .c)
+  rm -rf "$tmp/emit"
+  if ! "$STENCILC" "examples/$name.stn" -o "$tmp/prog" --emit-dir "$tmp/emit" >"$tmp/err" 2>&1; then
+    bad "stencilc examples/$name.stn -o: failed"; cat "$tmp/err"; continue
+  fi
+  if [ $regen = 1 ]; then cp "$tmp/emit/$name.c" "$c"; fi
+  if ! diff -u "$c" "$tmp/emit/$name.c" >"$tmp/diff"; then bad "$name: generated C differs"; head -40 "$tmp/diff"; continue; fi
+  ok
+done
+
 # Command line and hostile inputs.
 if sh tests/cli.sh "$STENCILC" "$tmp"; then ok; else bad "tests/cli.sh"; fi
 
@@ -60,6 +86,12 @@ if command -v valgrind >/dev/null 2>&1; then
 else
   echo "note: valgrind not installed; skipping the valgrind runs (make deps installs it)"
 fi
+
+# The end-to-end suites: each prints its own lines and fails on its own.
+for suite in tests/runtime/run.sh tests/petsc/compare.sh tests/solve/run.sh tests/mms/run.sh; do
+  [ -f "$suite" ] || continue
+  if sh "$suite"; then ok; else bad "$suite"; fi
+done
 
 # A short, bounded fuzz run (make fuzz-long for the long one).
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then

@@ -1,0 +1,549 @@
+/*
+ * prog.c: generated from cavity.stn by stencilc 0.1.0. To change the equations, edit
+ * cavity.stn and run stencilc again; this file can also be carried on by hand.
+ *
+ * # Driven cavity: PETSc SNES tutorial ex19, velocity-vorticity-temperature
+ * # form of the Navier-Stokes equations with a Boussinesq buoyancy term.
+ * #
+ * #   -Laplacian(U) - d(Omega)/dy                           = 0
+ * #   -Laplacian(V) + d(Omega)/dx                           = 0
+ * #   -Laplacian(Omega) + div([U*Omega, V*Omega]) - Gr * dT/dx = 0
+ * #   -Laplacian(T) + Pr * div([U*T, V*T])                  = 0
+ * #
+ * # on the unit square. The lid (top) moves with velocity `lidvelocity`; the
+ * # left wall is cold (T = 0), the right one hot (T = 1 when Gr > 0), top and
+ * # bottom insulated. Convection is upwinded. Everything is scaled by hx*hy as
+ * # in ex19, and the left and right walls win at the four corners, as ex19's
+ * # loops do (they run last and cover whole columns).
+ *
+ * The equations, as cavity.stn writes them:
+ *
+ *   residual u {
+ *     bottom:   u;
+ *     top:      u - lidvelocity;
+ *     left:     u;
+ *     right:    u;
+ *     interior: lap(u, u[-1,0], u[1,0], u[0,-1], u[0,1]) - 0.5 * (omega[0,1] - omega[0,-1]) * hx;
+ *   }
+ *   residual v {
+ *     boundary: v;
+ *     interior: lap(v, v[-1,0], v[1,0], v[0,-1], v[0,1]) + 0.5 * (omega[1,0] - omega[-1,0]) * hy;
+ *   }
+ *   residual omega {
+ *     bottom:   omega + (u[0,1] - u) * dhy;
+ *     top:      omega + (u - u[0,-1]) * dhy;
+ *     left:     omega - (v[1,0] - v) * dhx;
+ *     right:    omega - (v - v[-1,0]) * dhx;
+ *     interior: lap(omega, omega[-1,0], omega[1,0], omega[0,-1], omega[0,1])
+ *             + conv(omega, omega[-1,0], omega[1,0], omega[0,-1], omega[0,1], vxp, vxm, vyp, vym)
+ *             - 0.5 * grashof * (temp[1,0] - temp[-1,0]) * hy;
+ *   }
+ *   residual temp {
+ *     bottom:   temp - temp[0,1];
+ *     top:      temp - temp[0,-1];
+ *     left:     temp;
+ *     right:    temp - (grashof > 0);
+ *     interior: lap(temp, temp[-1,0], temp[1,0], temp[0,-1], temp[0,1])
+ *             + prandtl * conv(temp, temp[-1,0], temp[1,0], temp[0,-1], temp[0,1], vxp, vxm, vyp, vym);
+ *   }
+ */
+
+static char help[] = "Solves the equations of cavity.stn with PETSc's Newton-Krylov solver (SNES).\n"
+  "Parameters (default in brackets):\n"
+  "  -lidvelocity </>: velocity of the lid\n"
+  "  -prandtl <1.0>: Prandtl number, in [0, inf]\n"
+  "  -grashof <1.0>: Grashof number\n"
+  "Program options:\n  -stn_mat_type <sgdia>: the Jacobian's storage, sgdia or aij\n  -stn_check_jacobian: compare the Jacobian entries the .stn gives with the derived ones\n  -stn_output <file.vts>: write the solution for ParaView\n  -da_grid_x <n> (and _y, _z): grid points per direction\n";
+
+#include <math.h>
+#include <petscdmda.h>
+#include <petscsnes.h>
+
+#include "stnrt.h" /* the SG-DIA matrix and the solve report */
+
+#if defined(PETSC_USE_COMPLEX)
+#error "stencilc programs need PETSc built with real scalars"
+#endif
+
+/* The unknowns at one grid point, in the order of the .stn's fields. */
+typedef struct {
+  PetscScalar u; /* x_velocity */
+  PetscScalar v; /* y_velocity */
+  PetscScalar omega; /* Omega */
+  PetscScalar temp; /* temperature */
+} Field;
+
+/* Application context: the grid and the parameters. */
+typedef struct {
+  DM        da;
+  PetscInt  nx, ny; /* grid points per direction (-da_grid_x, ...) */
+  PetscReal hx, hy; /* grid spacing */
+  PetscReal lidvelocity; /* velocity of the lid, cavity.stn:23 */
+  PetscReal prandtl; /* Prandtl number, cavity.stn:24 */
+  PetscReal grashof; /* Grashof number, cavity.stn:25 */
+  Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
+  PetscBool check_jacobian; /* -stn_check_jacobian */
+} AppCtx;
+
+/* The Jacobian's block diagonals: the neighbours the equations couple (stencil
+   analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */
+#define NSTENCIL 5
+#define DOF      4
+static const PetscInt stencil_offsets[NSTENCIL][3] = {
+  {0, -1, 0},
+  {-1, 0, 0},
+  {0, 0, 0}, /* the point itself */
+  {1, 0, 0},
+  {0, 1, 0},
+};
+
+/* The kind of a grid point, which picks the rule of each field: per direction
+   0 on the low face, 1 inside, 2 on the high face; kind = px + 3 py + 9 pz. */
+static inline int PointKind(const AppCtx *user, PetscInt i, PetscInt j)
+{
+  const int px = i == 0 ? 0 : (i == user->nx - 1 ? 2 : 1);
+  const int py = j == 0 ? 0 : (j == user->ny - 1 ? 2 : 1);
+  return px + 3 * py;
+}
+
+/* Parameters: each default from the .stn, then the option of the same name. */
+static PetscErrorCode SetParameters(AppCtx *user)
+{
+  PetscFunctionBeginUser;
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Parameters of cavity.stn", "");
+  user->lidvelocity = 1.0 / ((PetscReal)user->nx * (PetscReal)user->ny); /* cavity.stn:23 */
+  PetscCall(PetscOptionsReal("-lidvelocity", "velocity of the lid", "cavity.stn", user->lidvelocity, &user->lidvelocity, NULL));
+  user->prandtl = 1.0; /* cavity.stn:24 */
+  PetscCall(PetscOptionsReal("-prandtl", "Prandtl number", "cavity.stn", user->prandtl, &user->prandtl, NULL));
+  user->grashof = 1.0; /* cavity.stn:25 */
+  PetscCall(PetscOptionsReal("-grashof", "Grashof number", "cavity.stn", user->grashof, &user->grashof, NULL));
+  user->check_jacobian = PETSC_FALSE;
+  PetscCall(PetscOptionsBool("-stn_check_jacobian", "Compare the Jacobian entries given in the .stn with the derived ones", NULL, user->check_jacobian, &user->check_jacobian, NULL));
+  PetscOptionsEnd();
+  PetscCheck(user->prandtl >= 0.0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+             "-prandtl %g is out of range: cavity.stn:24 allows [0, inf]", (double)user->prandtl);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The initial guess of Newton's method (the .stn's initial blocks). */
+static PetscErrorCode FormInitialGuess(AppCtx *user, Vec X)
+{
+  DMDALocalInfo info_, *info = &info_;
+  Field **x;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetLocalInfo(user->da, info));
+  PetscCall(DMDAVecGetArray(user->da, X, &x));
+  for (PetscInt j = info->ys; j < info->ys + info->ym; j++) {
+    for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
+      x[j][i].u = 0.0; /* no initial block */
+      x[j][i].v = 0.0; /* no initial block */
+      x[j][i].omega = 0.0; /* no initial block */
+      x[j][i].temp = (user->grashof > 0.0) * (PetscReal)i * user->hx; /* cavity.stn:81 */
+    }
+  }
+  PetscCall(DMDAVecRestoreArray(user->da, X, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* F(x) at the locally owned points; x is the local (ghosted) state. */
+static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field **x, Field **f, AppCtx *user)
+{
+  PetscFunctionBeginUser;
+  const PetscScalar dhx = (PetscReal)user->nx - 1.0;
+  const PetscScalar hydhx = user->hy * dhx;
+  const PetscScalar dhy = (PetscReal)user->ny - 1.0;
+  const PetscScalar hxdhy = user->hx * dhy;
+  for (PetscInt j = info->ys; j < info->ys + info->ym; j++) {
+    for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
+      switch (PointKind(user, i, j)) {
+      case 4: /* interior */
+      {
+        const PetscScalar t0 = 2.0 * x[j][i].u;
+        const PetscScalar t1 = 2.0 * x[j][i].v;
+        const PetscScalar t2 = 2.0 * x[j][i].omega;
+        const PetscScalar t3 = fabs(x[j][i].u);
+        const PetscScalar vxp = 0.5 * (x[j][i].u + t3);
+        const PetscScalar vxm = 0.5 * (x[j][i].u - t3);
+        const PetscScalar t4 = fabs(x[j][i].v);
+        const PetscScalar vyp = 0.5 * (x[j][i].v + t4);
+        const PetscScalar vym = 0.5 * (x[j][i].v - t4);
+        const PetscScalar t5 = 2.0 * x[j][i].temp;
+        f[j][i].u = (t0 - x[j][i - 1].u - x[j][i + 1].u) * hydhx + (t0 - x[j - 1][i].u - x[j + 1][i].u) * hxdhy - 0.5 * (x[j + 1][i].omega - x[j - 1][i].omega) * user->hx; /* cavity.stn:52 */
+        f[j][i].v = (t1 - x[j][i - 1].v - x[j][i + 1].v) * hydhx + (t1 - x[j - 1][i].v - x[j + 1][i].v) * hxdhy + 0.5 * (x[j][i + 1].omega - x[j][i - 1].omega) * user->hy; /* cavity.stn:57 */
+        f[j][i].omega = (t2 - x[j][i - 1].omega - x[j][i + 1].omega) * hydhx + (t2 - x[j - 1][i].omega - x[j + 1][i].omega) * hxdhy + ((vxp * (x[j][i].omega - x[j][i - 1].omega) + vxm * (x[j][i + 1].omega - x[j][i].omega)) * user->hy + (vyp * (x[j][i].omega - x[j - 1][i].omega) + vym * (x[j + 1][i].omega - x[j][i].omega)) * user->hx) - 0.5 * user->grashof * (x[j][i + 1].temp - x[j][i - 1].temp) * user->hy; /* cavity.stn:65 */
+        f[j][i].temp = (t5 - x[j][i - 1].temp - x[j][i + 1].temp) * hydhx + (t5 - x[j - 1][i].temp - x[j + 1][i].temp) * hxdhy + user->prandtl * ((vxp * (x[j][i].temp - x[j][i - 1].temp) + vxm * (x[j][i + 1].temp - x[j][i].temp)) * user->hy + (vyp * (x[j][i].temp - x[j - 1][i].temp) + vym * (x[j + 1][i].temp - x[j][i].temp)) * user->hx); /* cavity.stn:75 */
+        break;
+      }
+      case 0: /* left & bottom */
+      case 3: /* left */
+      case 6: /* left & top */
+      {
+        f[j][i].u = x[j][i].u; /* cavity.stn:50 */
+        f[j][i].v = x[j][i].v; /* cavity.stn:56 */
+        f[j][i].omega = x[j][i].omega - (x[j][i + 1].v - x[j][i].v) * dhx; /* cavity.stn:63 */
+        f[j][i].temp = x[j][i].temp; /* cavity.stn:73 */
+        break;
+      }
+      case 1: /* bottom */
+      {
+        f[j][i].u = x[j][i].u; /* cavity.stn:48 */
+        f[j][i].v = x[j][i].v; /* cavity.stn:56 */
+        f[j][i].omega = x[j][i].omega + (x[j + 1][i].u - x[j][i].u) * dhy; /* cavity.stn:61 */
+        f[j][i].temp = x[j][i].temp - x[j + 1][i].temp; /* cavity.stn:71 */
+        break;
+      }
+      case 2: /* right & bottom */
+      case 5: /* right */
+      case 8: /* right & top */
+      {
+        f[j][i].u = x[j][i].u; /* cavity.stn:51 */
+        f[j][i].v = x[j][i].v; /* cavity.stn:56 */
+        f[j][i].omega = x[j][i].omega - (x[j][i].v - x[j][i - 1].v) * dhx; /* cavity.stn:64 */
+        f[j][i].temp = x[j][i].temp - (user->grashof > 0.0); /* cavity.stn:74 */
+        break;
+      }
+      case 7: /* top */
+      {
+        f[j][i].u = x[j][i].u - user->lidvelocity; /* cavity.stn:49 */
+        f[j][i].v = x[j][i].v; /* cavity.stn:56 */
+        f[j][i].omega = x[j][i].omega + (x[j][i].u - x[j - 1][i].u) * dhy; /* cavity.stn:62 */
+        f[j][i].temp = x[j][i].temp - x[j - 1][i].temp; /* cavity.stn:72 */
+        break;
+      }
+      }
+    }
+  }
+  /* 83 operations per interior point, counted for every point */
+  PetscCall(PetscLogFlops(83.0 * info->xm * info->ym));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The residual for SNES: ghost exchange, then FormFunctionLocal. */
+static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)
+{
+  AppCtx       *user = (AppCtx *)ctx;
+  DMDALocalInfo info;
+  Vec           Xloc;
+  const Field **x;
+  Field       **f;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetLocalInfo(user->da, &info));
+  PetscCall(DMGetLocalVector(user->da, &Xloc));
+  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));
+  PetscCall(DMDAVecGetArray(user->da, F, &f));
+  PetscCall(FormFunctionLocal(&info, x, f, user));
+  PetscCall(DMDAVecRestoreArray(user->da, F, &f));
+  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));
+  PetscCall(DMRestoreLocalVector(user->da, &Xloc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Stores the block row v of the point with local number p in SG-DIA storage: column
+   s*DOF + c, of height nrows, holds d(F_r)/d(x_c at neighbour s) in row p*DOF + r. */
+static inline void StoreBlockRowSGDIA(PetscScalar *a, PetscInt nrows, PetscInt p, PetscScalar v[NSTENCIL][DOF][DOF])
+{
+  for (PetscInt s = 0; s < NSTENCIL; s++)
+    for (PetscInt c = 0; c < DOF; c++)
+      for (PetscInt r = 0; r < DOF; r++) a[(s * DOF + c) * nrows + p * DOF + r] = v[s][r][c];
+}
+
+/* The same block row into an AIJ matrix (-stn_mat_type aij), skipping neighbours outside the grid. */
+static PetscErrorCode StoreBlockRowAIJ(const AppCtx *user, Mat J, PetscInt i, PetscInt j, PetscScalar v[NSTENCIL][DOF][DOF])
+{
+  MatStencil  row[DOF], col[NSTENCIL * DOF];
+  PetscScalar vals[DOF * NSTENCIL * DOF];
+  PetscInt    ncol = 0;
+
+  PetscFunctionBeginUser;
+  for (PetscInt s = 0; s < NSTENCIL; s++) {
+    const PetscInt ni = i + stencil_offsets[s][0];
+    const PetscInt nj = j + stencil_offsets[s][1];
+    if (ni < 0 || ni >= user->nx || nj < 0 || nj >= user->ny) continue; /* outside the grid: the entries are 0 */
+    for (PetscInt c = 0; c < DOF; c++) {
+      col[ncol].i = ni;
+      col[ncol].j = nj;
+      col[ncol].k = 0;
+      col[ncol].c = c;
+      for (PetscInt r = 0; r < DOF; r++) vals[r * NSTENCIL * DOF + ncol] = v[s][r][c];
+      ncol++;
+    }
+  }
+  for (PetscInt r = 0; r < DOF; r++) {
+    row[r].i = i;
+    row[r].j = j;
+    row[r].k = 0;
+    row[r].c = r;
+    /* rows of vals are NSTENCIL*DOF apart; pass one row at a time */
+    PetscCall(MatSetValuesStencil(J, 1, &row[r], ncol, col, &vals[r * NSTENCIL * DOF], INSERT_VALUES));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The Jacobian at the locally owned points, one block row per point: v[s][r][c] is
+   d(F_r)/d(x_c at neighbour s), derived from the residual unless the .stn gives it. */
+static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Mat J, AppCtx *user)
+{
+  PetscScalar *a = NULL; /* SG-DIA values, when J is SG-DIA */
+  PetscBool    sgdia;
+  PetscInt     nrows = info->xm * info->ym * DOF;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatIsSGDIA(J, &sgdia));
+  if (sgdia) PetscCall(MatSGDIAGetArray(J, &a));
+  const PetscScalar dhx = (PetscReal)user->nx - 1.0;
+  const PetscScalar hydhx = user->hy * dhx;
+  const PetscScalar dhy = (PetscReal)user->ny - 1.0;
+  const PetscScalar hxdhy = user->hx * dhy;
+  const PetscScalar t0 = 0.5 * user->grashof;
+  const PetscScalar t1 = -hxdhy;
+  const PetscScalar t2 = 2.0 * hydhx + 2.0 * hxdhy;
+  const PetscScalar t3 = -hydhx;
+  const PetscScalar t4 = -dhx;
+  const PetscScalar t5 = -dhy;
+  for (PetscInt j = info->ys; j < info->ys + info->ym; j++) {
+    for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
+      PetscScalar v[NSTENCIL][DOF][DOF];
+
+      PetscCall(PetscArrayzero(&v[0][0][0], NSTENCIL * DOF * DOF));
+      switch (PointKind(user, i, j)) {
+      case 4: /* interior */
+      {
+        const PetscScalar t6 = fabs(x[j][i].u);
+        const PetscScalar vxp = 0.5 * (x[j][i].u + t6);
+        const PetscScalar vxm = 0.5 * (x[j][i].u - t6);
+        const PetscScalar t7 = fabs(x[j][i].v);
+        const PetscScalar vyp = 0.5 * (x[j][i].v + t7);
+        const PetscScalar vym = 0.5 * (x[j][i].v - t7);
+        const PetscScalar t8 = (vxp - vxm) * user->hy + (vyp - vym) * user->hx;
+        const PetscScalar t9 = vym * user->hx;
+        const PetscScalar t10 = x[j][i].v >= 0.0 ? 1.0 : -1.0;
+        const PetscScalar t11 = 0.5 * (1.0 - t10);
+        const PetscScalar t12 = 0.5 * (1.0 + t10);
+        const PetscScalar t13 = -vyp * user->hx;
+        const PetscScalar t14 = vxm * user->hy;
+        const PetscScalar t15 = x[j][i].u >= 0.0 ? 1.0 : -1.0;
+        const PetscScalar t16 = 0.5 * (1.0 - t15);
+        const PetscScalar t17 = 0.5 * (1.0 + t15);
+        const PetscScalar t18 = -vxp * user->hy;
+        v[0][0][0] = t1; /* du/du[0,-1], derived from cavity.stn:52 */
+        v[0][0][2] = -(-0.5 * user->hx); /* du/domega[0,-1], derived from cavity.stn:52 */
+        v[1][0][0] = t3; /* du/du[-1,0], derived from cavity.stn:52 */
+        v[2][0][0] = t2; /* du/du[0,0], derived from cavity.stn:52 */
+        v[3][0][0] = t3; /* du/du[1,0], derived from cavity.stn:52 */
+        v[4][0][0] = t1; /* du/du[0,1], derived from cavity.stn:52 */
+        v[4][0][2] = -(0.5 * user->hx); /* du/domega[0,1], derived from cavity.stn:52 */
+        v[0][1][1] = t1; /* dv/dv[0,-1], derived from cavity.stn:57 */
+        v[1][1][1] = t3; /* dv/dv[-1,0], derived from cavity.stn:57 */
+        v[1][1][2] = -0.5 * user->hy; /* dv/domega[-1,0], derived from cavity.stn:57 */
+        v[2][1][1] = t2; /* dv/dv[0,0], derived from cavity.stn:57 */
+        v[3][1][1] = t3; /* dv/dv[1,0], derived from cavity.stn:57 */
+        v[3][1][2] = 0.5 * user->hy; /* dv/domega[1,0], derived from cavity.stn:57 */
+        v[4][1][1] = t1; /* dv/dv[0,1], derived from cavity.stn:57 */
+        v[0][2][2] = t1 + t13; /* domega/domega[0,-1], derived from cavity.stn:65 */
+        v[1][2][2] = t3 + t18; /* domega/domega[-1,0], derived from cavity.stn:65 */
+        v[1][2][3] = -(-t0 * user->hy); /* domega/dtemp[-1,0], derived from cavity.stn:65 */
+        v[2][2][0] = (t17 * (x[j][i].omega - x[j][i - 1].omega) + t16 * (x[j][i + 1].omega - x[j][i].omega)) * user->hy; /* domega/du[0,0], derived from cavity.stn:65 */
+        v[2][2][1] = (t12 * (x[j][i].omega - x[j - 1][i].omega) + t11 * (x[j + 1][i].omega - x[j][i].omega)) * user->hx; /* domega/dv[0,0], derived from cavity.stn:65 */
+        v[2][2][2] = t2 + t8; /* domega/domega[0,0], derived from cavity.stn:65 */
+        v[3][2][2] = t3 + t14; /* domega/domega[1,0], derived from cavity.stn:65 */
+        v[3][2][3] = -(t0 * user->hy); /* domega/dtemp[1,0], derived from cavity.stn:65 */
+        v[4][2][2] = t1 + t9; /* domega/domega[0,1], derived from cavity.stn:65 */
+        v[0][3][3] = t1 + user->prandtl * t13; /* dtemp/dtemp[0,-1], derived from cavity.stn:75 */
+        v[1][3][3] = t3 + user->prandtl * t18; /* dtemp/dtemp[-1,0], derived from cavity.stn:75 */
+        v[2][3][0] = user->prandtl * ((t17 * (x[j][i].temp - x[j][i - 1].temp) + t16 * (x[j][i + 1].temp - x[j][i].temp)) * user->hy); /* dtemp/du[0,0], derived from cavity.stn:75 */
+        v[2][3][1] = user->prandtl * ((t12 * (x[j][i].temp - x[j - 1][i].temp) + t11 * (x[j + 1][i].temp - x[j][i].temp)) * user->hx); /* dtemp/dv[0,0], derived from cavity.stn:75 */
+        v[2][3][3] = t2 + user->prandtl * t8; /* dtemp/dtemp[0,0], derived from cavity.stn:75 */
+        v[3][3][3] = t3 + user->prandtl * t14; /* dtemp/dtemp[1,0], derived from cavity.stn:75 */
+        v[4][3][3] = t1 + user->prandtl * t9; /* dtemp/dtemp[0,1], derived from cavity.stn:75 */
+        break;
+      }
+      case 0: /* left & bottom */
+      case 3: /* left */
+      case 6: /* left & top */
+      {
+        v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:50 */
+        v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
+        v[2][2][1] = dhx; /* domega/dv[0,0], derived from cavity.stn:63 */
+        v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:63 */
+        v[3][2][1] = t4; /* domega/dv[1,0], derived from cavity.stn:63 */
+        v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:73 */
+        break;
+      }
+      case 1: /* bottom */
+      {
+        v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:48 */
+        v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
+        v[2][2][0] = t5; /* domega/du[0,0], derived from cavity.stn:61 */
+        v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:61 */
+        v[4][2][0] = dhy; /* domega/du[0,1], derived from cavity.stn:61 */
+        v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:71 */
+        v[4][3][3] = -1.0; /* dtemp/dtemp[0,1], derived from cavity.stn:71 */
+        break;
+      }
+      case 2: /* right & bottom */
+      case 5: /* right */
+      case 8: /* right & top */
+      {
+        v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:51 */
+        v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
+        v[1][2][1] = dhx; /* domega/dv[-1,0], derived from cavity.stn:64 */
+        v[2][2][1] = t4; /* domega/dv[0,0], derived from cavity.stn:64 */
+        v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:64 */
+        v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:74 */
+        break;
+      }
+      case 7: /* top */
+      {
+        v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:49 */
+        v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
+        v[0][2][0] = t5; /* domega/du[0,-1], derived from cavity.stn:62 */
+        v[2][2][0] = dhy; /* domega/du[0,0], derived from cavity.stn:62 */
+        v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:62 */
+        v[0][3][3] = -1.0; /* dtemp/dtemp[0,-1], derived from cavity.stn:72 */
+        v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:72 */
+        break;
+      }
+      }
+      if (sgdia) StoreBlockRowSGDIA(a, nrows, (j - info->ys) * info->xm + (i - info->xs), v);
+      else PetscCall(StoreBlockRowAIJ(user, J, i, j, v));
+    }
+  }
+  if (sgdia) PetscCall(MatSGDIARestoreArray(J, &a));
+  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The Jacobian for SNES. It is computed into user->J (SG-DIA, or AIJ with -stn_mat_type
+   aij); when the preconditioner needs an assembled matrix, P is an AIJ copy. */
+static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
+{
+  AppCtx       *user = (AppCtx *)ctx;
+  DMDALocalInfo info;
+  Vec           Xloc;
+  const Field **x;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetLocalInfo(user->da, &info));
+  PetscCall(DMGetLocalVector(user->da, &Xloc));
+  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));
+  PetscCall(FormJacobianLocal(&info, x, user->J, user));
+  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));
+  PetscCall(DMRestoreLocalVector(user->da, &Xloc));
+  if (P != user->J) PetscCall(MatSGDIACopyToAIJ(user->J, P));
+  if (J != user->J && J != P) { /* e.g. -snes_mf_operator */
+    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After SNESSetFromOptions: SG-DIA serves Jacobi-type preconditioners directly; any
+   other (ILU, GAMG, hypre, ...) gets an AIJ copy to factor. When the options ask PETSc
+   to compute the Jacobian itself (-snes_fd, -snes_fd_color), it does so in AIJ. */
+static PetscErrorCode SetUpJacobian(SNES snes, AppCtx *user, Mat *P)
+{
+  Mat       A, B;
+  KSP       ksp;
+  PC        pc;
+  PetscBool sgdia, direct;
+  PetscErrorCode (*fn)(SNES, Vec, Mat, Mat, void *);
+
+  PetscFunctionBeginUser;
+  *P = NULL;
+  PetscCall(MatIsSGDIA(user->J, &sgdia));
+  if (!sgdia) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SNESGetJacobian(snes, &A, &B, &fn, NULL));
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCNONE, PCJACOBI, PCPBJACOBI, PCSHELL, ""));
+  if (fn == FormJacobian && direct) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMSetMatType(user->da, MATAIJ));
+  PetscCall(DMCreateMatrix(user->da, P));
+  if (fn == FormJacobian) PetscCall(SNESSetJacobian(snes, A, *P, FormJacobian, user));
+  else PetscCall(SNESSetJacobian(snes, A == user->J ? *P : A, B == user->J ? *P : B, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  AppCtx              user;
+  SNES                snes;
+  Vec                 X;
+  Mat                 P = NULL;
+  SNESConvergedReason reason;
+  const char         *mat_types[] = {"sgdia", "aij"};
+  PetscInt            mat_type = 0;
+  PetscBool           output;
+  char                path[PETSC_MAX_PATH_LEN] = "";
+
+  /* ---- PETSc and the options ---- */
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscMemzero(&user, sizeof user));
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "stencilc program options", "");
+  PetscCall(PetscOptionsEList("-stn_mat_type", "Storage of the Jacobian", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));
+  PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, path, path, sizeof path, &output));
+  PetscOptionsEnd();
+
+  /* ---- the grid: cavity.stn:15 ---- */
+  PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 4, 4, PETSC_DECIDE, PETSC_DECIDE, DOF, 1, NULL, NULL, &user.da));
+  PetscCall(DMSetFromOptions(user.da));
+  PetscCall(DMSetUp(user.da));
+  PetscCall(DMDASetFieldName(user.da, 0, "u"));
+  PetscCall(DMDASetFieldName(user.da, 1, "v"));
+  PetscCall(DMDASetFieldName(user.da, 2, "omega"));
+  PetscCall(DMDASetFieldName(user.da, 3, "temp"));
+  PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, &user.ny, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  PetscCheck(user.nx >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+             "-da_grid_x %" PetscInt_FMT " is too small: cavity.stn needs at least 3 points in x (2 * stencil width + 1)", user.nx);
+  user.hx = (1.0 - 0.0) / (user.nx - 1);
+  PetscCheck(user.ny >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+             "-da_grid_y %" PetscInt_FMT " is too small: cavity.stn needs at least 3 points in y (2 * stencil width + 1)", user.ny);
+  user.hy = (1.0 - 0.0) / (user.ny - 1);
+  PetscCall(DMDASetUniformCoordinates(user.da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0));
+  PetscCall(SetParameters(&user));
+
+  /* ---- the nonlinear solver: residual, Jacobian (SG-DIA by default), options ---- */
+  PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));
+  PetscCall(SNESSetDM(snes, user.da));
+  PetscCall(SNESSetFunction(snes, NULL, FormFunction, &user));
+  if (mat_type == 1) {
+    PetscCall(DMSetMatType(user.da, MATAIJ));
+    PetscCall(DMCreateMatrix(user.da, &user.J));
+  } else {
+    PetscCall(MatCreateSGDIA(user.da, NSTENCIL, &stencil_offsets[0][0], &user.J));
+  }
+  PetscCall(SNESSetJacobian(snes, user.J, user.J, FormJacobian, &user));
+  PetscCall(SNESSetFromOptions(snes));
+  PetscCall(SetUpJacobian(snes, &user, &P));
+
+  /* ---- solve from the initial guess ---- */
+  PetscCall(DMCreateGlobalVector(user.da, &X));
+  PetscCall(FormInitialGuess(&user, X));
+  PetscCall(SNESSolve(snes, NULL, X));
+  PetscCall(SNESGetConvergedReason(snes, &reason));
+  PetscCall(StnReportSolve(snes, "prog")); /* iterations, or why it failed */
+  if (output && reason > 0) {
+    PetscViewer viewer;
+
+    PetscCall(PetscViewerVTKOpen(PETSC_COMM_WORLD, path, FILE_MODE_WRITE, &viewer));
+    PetscCall(VecView(X, viewer));
+    PetscCall(PetscViewerDestroy(&viewer));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solution written to %s (open it in ParaView)\n", path));
+  }
+
+  /* ---- clean up ---- */
+  PetscCall(VecDestroy(&X));
+  PetscCall(MatDestroy(&P));
+  PetscCall(MatDestroy(&user.J));
+  PetscCall(SNESDestroy(&snes));
+  PetscCall(DMDestroy(&user.da));
+  PetscCall(PetscFinalize());
+  return reason > 0 ? 0 : 1;
+}
