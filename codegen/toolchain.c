@@ -230,6 +230,19 @@ static void add_lapack(Toolchain *t, char *const envp[], int *spawn_errno) {
   free(all);
 }
 
+/* A PETSc of one's own (PETSC_DIR) is not where the dynamic linker looks:
+   the program records its lib directory (-Wl,-rpath), so it runs as built. */
+static void add_rpath(Toolchain *t, char *const envp[], int *spawn_errno) {
+  char *dir = pkg_config("--variable=libdir", envp, spawn_errno);
+  char *d = dir ? first_word(dir) : NULL;
+  if (d) {
+    t->libs = xrealloc(t->libs, (size_t)(t->nlibs + 1) * sizeof *t->libs);
+    t->libs[t->nlibs++] = xprintf("-Wl,-rpath,%s", d);
+  }
+  free(d);
+  free(dir);
+}
+
 /* Fills t from `pkg-config PETSc` run with envp. at: the PETSc directory
    whose lib/pkgconfig (pcdir) is first on envp's PKG_CONFIG_PATH; NULL for
    the system's PETSc. Returns 0; -1 with *spawn_errno as for capture; or,
@@ -259,6 +272,7 @@ static int from_pkg_config(Toolchain *t, const char *at, const char *pcdir, char
     add_words(&t->cflags, &t->ncflags, cflags);
     add_words(&t->libs, &t->nlibs, libs);
     add_lapack(t, envp, spawn_errno);
+    if (at) add_rpath(t, envp, spawn_errno);
     /* Every PETSc.pc since 3.x names its compiler; an MPI build needs the
        MPI wrapper, so that is the guess when one does not. */
     t->cc = first_word(cc);
