@@ -6,12 +6,17 @@
 **   - a keyword of C, C++ (nvcc compiles CUDA as C++) or CUDA;
 **   - a name of the C library or <math.h> (many are macros);
 **   - a PETSc or MPI name (by prefix: Petsc, PETSC, Mat, Vec, ...);
-**   - a name the generated code itself uses as a struct member;
+**   - a name the generated code itself defines (Field, DOF, PointKind, ...)
+**     or uses as a struct member;
+**   - a macro: every name without a lowercase letter (INT_MAX, M_PI), and
+**     the lowercase ones compilers and headers define (linux, errno, ...);
 **   - a reserved identifier (leading underscore, or a double underscore);
-** in which case it gets a trailing underscore: `int` becomes `int_`. Adding
-** underscores continues until the name is unused, so a program with both
-** `int` and `int_` still compiles.
+** in which case it gets a trailing underscore: `int` becomes `int_`, `Vec`
+** `Vec_`. A trailing underscore is the escape, so a name ending in one is
+** never taken for a PETSc or macro name. When that is taken too, a number
+** follows (`int_2`), so a program with both `int` and `int_` compiles.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,25 +26,29 @@
 /* Sorted, for bsearch. Keep it sorted (tests/cli.sh compiles a program
    whose names are taken from this list). */
 static const char *const reserved[] = {
-  "EOF", "FILE", "I", "INFINITY", "NAN", "NULL",
-  "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
-  "_Static_assert", "_Thread_local",
-  "abort", "abs", "acos", "acosh", "alignas", "alignof", "and", "and_eq", "asin", "asinh", "asm", "assert",
-  "atan", "atan2", "atanh", "atexit", "atof", "atoi", "atol", "auto", "bitand", "bitor", "blockDim", "blockIdx",
-  "bool", "break", "calloc", "case", "catch", "cbrt", "ceil", "char", "char16_t", "char32_t", "check_jacobian",
-  "class", "clock", "compl", "complex", "const", "const_cast", "constexpr", "continue", "copysign", "cos",
-  "cosh", "da", "decltype", "default", "delete", "dim3", "do", "double", "dynamic_cast", "else", "enum",
-  "erf", "erfc", "errno", "exit", "exp", "exp2", "expm1", "explicit", "export", "extern", "fabs", "false",
-  "fdim", "float", "floor", "fma", "fmax", "fmin", "fmod", "for", "fprintf", "free", "frexp", "friend",
-  "getenv", "goto", "gridDim", "hx", "hy", "hypot", "hz", "if", "imaginary", "inline", "int", "isfinite",
-  "isinf", "isnan", "ldexp", "lgamma", "log", "log10", "log1p", "log2", "long", "main", "malloc", "memcpy",
-  "memset", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "nx", "ny", "nz",
-  "operator", "or", "or_eq", "pow", "printf", "private", "protected", "public", "puts", "qsort", "rand",
-  "realloc", "register", "reinterpret_cast", "remainder", "restrict", "return", "round", "short", "signed",
-  "sin", "sinh", "size_t", "sizeof", "sqrt", "static", "static_assert", "static_cast", "stderr", "stdin",
-  "stdout", "strcmp", "strlen", "struct", "switch", "tan", "tanh", "template", "tgamma", "this",
-  "thread_local", "threadIdx", "throw", "true", "trunc", "try", "typedef", "typeid", "typename", "union",
-  "unsigned", "using", "virtual", "void", "volatile", "warpSize", "wchar_t", "while", "xor", "xor_eq",
+  "AppCtx", "CheckEntry", "DOF", "EOF", "FILE", "Field", "FormFunction", "FormFunctionLocal",
+  "FormInitialGuess", "FormJacobian", "FormJacobianLocal", "I", "INFINITY", "J", "NAN", "NSTENCIL", "NULL",
+  "PointKind", "SetParameters", "SetUpJacobian", "StoreBlockRowAIJ", "StoreBlockRowSGDIA", "_Alignas",
+  "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+  "_Thread_local", "abort", "abs", "acos", "acosh", "alignas", "alignof", "alloca", "and", "and_eq", "asin",
+  "asinh", "asm", "assert", "atan", "atan2", "atanh", "atexit", "atof", "atoi", "atol", "auto", "bitand",
+  "bitor", "blockDim", "blockIdx", "bool", "break", "calloc", "case", "catch", "cbrt", "ceil", "char",
+  "char16_t", "char32_t", "check_jacobian", "class", "clock", "compl", "complex", "const", "const_cast",
+  "constexpr", "continue", "copysign", "cos", "cosh", "da", "decltype", "default", "delete", "dim3", "do",
+  "double", "dynamic_cast", "else", "enum", "erf", "erfc", "errno", "exit", "exp", "exp2", "explicit",
+  "expm1", "export", "extern", "fabs", "false", "fdim", "float", "floor", "fma", "fmax", "fmin", "fmod",
+  "for", "fpclassify", "fprintf", "free", "frexp", "friend", "getenv", "goto", "gridDim", "help", "hx", "hy",
+  "hypot", "hz", "i386", "if", "imaginary", "inline", "int", "isfinite", "isgreater", "isinf", "isless",
+  "isnan", "isnormal", "ldexp", "lgamma", "linux", "log", "log10", "log1p", "log2", "long", "longjmp",
+  "main", "major", "makedev", "malloc", "mat_type", "mat_types", "memcpy", "memset", "minor", "mutable",
+  "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "nx", "ny", "nz", "offsetof", "operator", "or",
+  "or_eq", "output", "path", "pow", "printf", "private", "protected", "public", "puts", "qsort", "rand",
+  "realloc", "reason", "register", "reinterpret_cast", "remainder", "restrict", "return", "round", "setjmp",
+  "short", "signbit", "signed", "sin", "sinh", "size_t", "sizeof", "sqrt", "static", "static_assert",
+  "static_cast", "stderr", "stdin", "stdout", "stencil_offsets", "strcmp", "strlen", "struct", "switch",
+  "tan", "tanh", "template", "tgamma", "this", "threadIdx", "thread_local", "throw", "true", "trunc", "try",
+  "typedef", "typeid", "typename", "union", "unix", "unsigned", "using", "va_arg", "va_end", "va_start",
+  "viewer", "virtual", "void", "volatile", "warpSize", "wchar_t", "while", "xor", "xor_eq",
 };
 
 /* Prefixes of PETSc, MPI, CUDA and our runtime's names. */
@@ -50,9 +59,21 @@ static const char *const reserved_prefixes[] = {
 
 static int cmp(const void *key, const void *elem) { return strcmp(key, *(const char *const *)elem); }
 
+/* Names with no lowercase letter are the macro convention (INT_MAX,
+   M_PI, OMPI_MAJOR_VERSION): all of them are avoided. */
+static bool all_caps(const char *name) {
+  for (const char *c = name; *c; c++)
+    if (*c >= 'a' && *c <= 'z') return false;
+  return true;
+}
+
 bool cname_reserved(const char *name) {
-  if (name[0] == '_' || strstr(name, "__")) return true;
+  size_t n = strlen(name);
+  if (n == 0 || name[0] == '_' || strstr(name, "__")) return true;
   if (bsearch(name, reserved, COUNT_OF(reserved), sizeof reserved[0], cmp)) return true;
+  /* A trailing underscore is our escape: `Vec_` and `M_PI_` are no one's names. */
+  if (name[n - 1] == '_') return false;
+  if (all_caps(name)) return true;
   for (int i = 0; i < COUNT_OF(reserved_prefixes); i++)
     if (strncmp(name, reserved_prefixes[i], strlen(reserved_prefixes[i])) == 0) return true;
   return false;
@@ -70,20 +91,32 @@ static bool taken(char *const *names, int n, const char *name) {
   return false;
 }
 
+/* The first of name, name_, name_2, name_3, ... that is neither reserved
+   nor taken. A leading underscore becomes `u_` and a run of underscores
+   one, so that the result can be free at all. */
+static char *safe_name(const char *name, char **out, int nout, const char *const *user, int nuser) {
+  size_t len = strlen(name);
+  char *base = malloc(len + 3), *c = malloc(len + 32);
+  if (!base || !c) ice("out of memory");
+  size_t b = 0;
+  if (name[0] == '_') base[b++] = 'u';
+  for (size_t i = 0; i < len; i++)
+    if (!(name[i] == '_' && b > 0 && base[b - 1] == '_')) base[b++] = name[i];
+  base[b] = '\0';
+  for (int k = 0; k < 100000; k++) {
+    if (k == 0) snprintf(c, len + 32, "%s", base);
+    else if (k == 1) snprintf(c, len + 32, base[b - 1] == '_' ? "%s2" : "%s_", base);
+    else snprintf(c, len + 32, base[b - 1] == '_' ? "%s%d" : "%s_%d", base, k);
+    bool other_user = strcmp(c, name) != 0 && taken((char *const *)user, nuser, c);
+    if (!cname_reserved(c) && !taken(out, nout, c) && !other_user) {
+      free(base);
+      return c;
+    }
+  }
+  ice("no C name found for '%s'", name);
+}
+
 void cname_assign(const char *const *user, int n, char **out) {
   for (int i = 0; i < n; i++) out[i] = NULL;
-  for (int i = 0; i < n; i++) {
-    size_t len = strlen(user[i]);
-    char *c = malloc(len + 64);
-    if (!c) ice("out of memory");
-    memcpy(c, user[i], len + 1);
-    /* Clashes with a reserved name, or with another user name (given
-       as written or already renamed), add underscores. */
-    while (cname_reserved(c) || taken(out, i, c) || (strcmp(c, user[i]) != 0 && taken((char *const *)user, n, c))) {
-      if (len + 2 >= len + 64) ice("name '%s' needs too many underscores", user[i]);
-      c[len++] = '_';
-      c[len] = '\0';
-    }
-    out[i] = c;
-  }
+  for (int i = 0; i < n; i++) out[i] = safe_name(user[i], out, i, user, n);
 }

@@ -56,10 +56,10 @@ static bool write_file(const char *path, const char *text, size_t len) {
   return fclose(f) == 0 && ok;
 }
 
-static bool emit_program(const Ir *ir, const char *path, const char *program, const char *stn_name) {
+static bool emit_program(const Ir *ir, const char *path, const char *program, const char *stn_name, const char *c_name) {
   FILE *f = fopen(path, "wb");
   if (!f) return false;
-  EmitOptions o = {program, stn_name};
+  EmitOptions o = {program, stn_name, c_name};
   emit_c_program(ir, &o, f);
   bool ok = !ferror(f);
   return fclose(f) == 0 && ok;
@@ -103,7 +103,7 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
   const char **sources = calloc(64, sizeof *sources);
   int nsources = 0;
   if (!sources) ice("out of memory");
-  if (!emit_program(ir, c_path, program, stn_name)) {
+  if (!emit_program(ir, c_path, program, stn_name, c_base)) {
     fail("cannot write", c_path);
     goto done;
   }

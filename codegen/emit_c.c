@@ -340,7 +340,7 @@ static void close_loops(const Program *P) {
 static void header(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
-  fprintf(out, "/*\n * %s.c: generated from %s by stencilc %s. To change the equations, edit\n", P->o->program,
+  fprintf(out, "/*\n * %s: generated from %s by stencilc %s. To change the equations, edit\n", P->o->c_name,
           P->o->stn_name, STENCILC_VERSION);
   fprintf(out, " * %s and run stencilc again; this file can also be carried on by hand.\n *\n", P->o->stn_name);
   /* The .stn's opening comment says what the problem is. */
@@ -699,12 +699,13 @@ static void main_function(Program *P) {
   const char *bt[MAX_DIM];
   for (int d = 0; d < m->dim; d++) bt[d] = m->axes[d].periodic ? "DM_BOUNDARY_PERIODIC" : "DM_BOUNDARY_NONE";
   fputs("int main(int argc, char **argv)\n{\n"
-        "  AppCtx              user;\n  SNES                snes;\n  Vec                 X;\n  Mat                 P = NULL;\n"
+        "  AppCtx              user;\n  SNES                snes;\n  KSP                 ksp;\n  PC                  pc;\n  PetscMPIInt         size;\n  Vec                 X;\n  Mat                 P = NULL;\n"
         "  SNESConvergedReason reason;\n  const char         *mat_types[] = {\"sgdia\", \"aij\"};\n"
         "  PetscInt            mat_type = 0;\n  PetscBool           output;\n"
         "  char                path[PETSC_MAX_PATH_LEN] = \"\";\n\n", out);
   fputs("  /* ---- PETSc and the options ---- */\n"
         "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n  PetscCall(PetscMemzero(&user, sizeof user));\n"
+        "  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));\n"
         "  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, \"stencilc program options\", \"\");\n"
         "  PetscCall(PetscOptionsEList(\"-stn_mat_type\", \"Storage of the Jacobian\", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));\n"
         "  PetscCall(PetscOptionsString(\"-stn_output\", \"Write the solution to this VTK file (.vts)\", NULL, path, path, sizeof path, &output));\n"
@@ -757,10 +758,12 @@ static void main_function(Program *P) {
         "  if (mat_type == 1) {\n    PetscCall(DMSetMatType(user.da, MATAIJ));\n    PetscCall(DMCreateMatrix(user.da, &user.J));\n"
         "  } else {\n    PetscCall(MatCreateSGDIA(user.da, NSTENCIL, &stencil_offsets[0][0], &user.J));\n  }\n"
         "  PetscCall(SNESSetJacobian(snes, user.J, user.J, FormJacobian, &user));\n"
+        "  PetscCall(SNESGetKSP(snes, &ksp));\n  PetscCall(KSPGetPC(ksp, &pc));\n"
+        "  PetscCall(PCSetType(pc, size == 1 ? PCILU : PCBJACOBI)); /* PETSc's default; -pc_type overrides it */\n"
         "  PetscCall(SNESSetFromOptions(snes));\n  PetscCall(SetUpJacobian(snes, &user, &P));\n\n", out);
 
   fputs("  /* ---- solve from the initial guess ---- */\n"
-        "  PetscCall(DMCreateGlobalVector(user.da, &X));\n  PetscCall(FormInitialGuess(&user, X));\n"
+        "  PetscCall(DMCreateGlobalVector(user.da, &X));\n  PetscCall(PetscObjectSetName((PetscObject)X, \"solution\"));\n  PetscCall(FormInitialGuess(&user, X));\n"
         "  PetscCall(SNESSolve(snes, NULL, X));\n"
         "  PetscCall(SNESGetConvergedReason(snes, &reason));\n", out);
   fprintf(out, "  PetscCall(StnReportSolve(snes, \"%s\")); /* iterations, or why it failed */\n", P->o->program);
@@ -777,6 +780,7 @@ static void main_function(Program *P) {
 void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out) {
   const Model *m = ir->m;
   Program P = {ir, m, o, out, {0}, NULL, false};
+  if (cname_check_table()) ice("cnames.c: the reserved table is out of order at '%s'", cname_check_table());
   const char **user = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *user);
   char **cn = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);
   P.named = malloc(((size_t)ir->nnodes + 1) * sizeof *P.named);

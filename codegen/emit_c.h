@@ -39,6 +39,7 @@ int  emit_c_flops(const CEmit *E, const Ref *roots, int nroots);
 typedef struct EmitOptions {
   const char *program;   /* program name, e.g. "cavity" */
   const char *stn_name;  /* the .stn file's base name, e.g. "cavity.stn" */
+  const char *c_name;    /* the generated file's name, e.g. "cavity.c" */
 } EmitOptions;
 
 /* Writes the program's C source to out. */

@@ -191,6 +191,7 @@ static bool local_taken(const CEmit *E, const char *s) {
 
 static const char *new_local(CEmit *E, const char *hint) {
   char buf[256];
+  if (hint && (hint[0] == '_' || strstr(hint, "__"))) hint = NULL;  /* reserved in C whatever follows */
   if (hint && strlen(hint) < 200) {
     snprintf(buf, sizeof buf, "%s", hint);
     while (local_taken(E, buf) && strlen(buf) < sizeof buf - 2) strcat(buf, "_");

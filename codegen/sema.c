@@ -286,6 +286,25 @@ static bool once(Sema *s, const Node **slot, const Node *decl, const char *what)
   return true;
 }
 
+/* PETSc's own options: a parameter is set by the option of its name, so it
+   cannot take one of these (-help, -info, -snes_rtol, ...). */
+static const char *petsc_option_clash(const char *name) {
+  static const char *const exact[] = {
+    "check_pointer_intensity", "debugger", "display", "fp_trap", "help", "history", "info", "log", "malloc",
+    "memory_view", "no_signal_handler", "nox", "objects_dump", "python", "skip_petscrc", "start_in_debugger",
+    "version",
+  };
+  static const char *const prefixes[] = {
+    "cuda", "da_", "device_", "dm_", "draw_", "info_", "ksp_", "log_", "malloc_", "mat_", "mpi", "on_error",
+    "options_", "pc_", "petsc", "sf_", "snes_", "stn_", "tao_", "ts_", "vec_", "viewer_",
+  };
+  for (int i = 0; i < COUNT_OF(exact); i++)
+    if (strcmp(name, exact[i]) == 0) return exact[i];
+  for (int i = 0; i < COUNT_OF(prefixes); i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return prefixes[i];
+  return NULL;
+}
+
 static void param(Sema *s, Node *p) {
   Model *m = s->m;
   expr(s, p->param.value, CX_PARAM, NULL);
@@ -303,6 +322,12 @@ static void param(Sema *s, Node *p) {
   if (range_ok && sema_fold(p->param.value, &v) && !(v >= lo && v <= hi)) {
     diag_error(s->d, p->param.value->loc, "the default %g of '%s' is outside its range [%g, %g]", v, p->param.name,
                lo, hi);
+  }
+  const char *clash = petsc_option_clash(p->param.name);
+  if (clash) {
+    diag_error(s->d, p->loc, "a parameter cannot be called '%s': the program's option -%s would be PETSc's", p->param.name,
+               p->param.name);
+    diag_hint(s->d, "PETSc reserves -%s%s; rename the parameter", clash, clash[strlen(clash) - 1] == '_' ? "..." : "");
   }
   p->index = m->nparams;
   m->param_lo[m->nparams] = range_ok ? lo : -INFINITY;

@@ -1,5 +1,5 @@
 /*
- * prog.c: generated from bratu2d.stn by stencilc 0.1.0. To change the equations, edit
+ * bratu2d.c: generated from bratu2d.stn by stencilc 0.1.0. To change the equations, edit
  * bratu2d.stn and run stencilc again; this file can also be carried on by hand.
  *
  * # Bratu's problem in 2D: PETSc SNES tutorial ex5 (solid fuel ignition).
@@ -339,6 +339,9 @@ int main(int argc, char **argv)
 {
   AppCtx              user;
   SNES                snes;
+  KSP                 ksp;
+  PC                  pc;
+  PetscMPIInt         size;
   Vec                 X;
   Mat                 P = NULL;
   SNESConvergedReason reason;
@@ -350,6 +353,7 @@ int main(int argc, char **argv)
   /* ---- PETSc and the options ---- */
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscMemzero(&user, sizeof user));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "stencilc program options", "");
   PetscCall(PetscOptionsEList("-stn_mat_type", "Storage of the Jacobian", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, path, path, sizeof path, &output));
@@ -381,15 +385,19 @@ int main(int argc, char **argv)
     PetscCall(MatCreateSGDIA(user.da, NSTENCIL, &stencil_offsets[0][0], &user.J));
   }
   PetscCall(SNESSetJacobian(snes, user.J, user.J, FormJacobian, &user));
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, size == 1 ? PCILU : PCBJACOBI)); /* PETSc's default; -pc_type overrides it */
   PetscCall(SNESSetFromOptions(snes));
   PetscCall(SetUpJacobian(snes, &user, &P));
 
   /* ---- solve from the initial guess ---- */
   PetscCall(DMCreateGlobalVector(user.da, &X));
+  PetscCall(PetscObjectSetName((PetscObject)X, "solution"));
   PetscCall(FormInitialGuess(&user, X));
   PetscCall(SNESSolve(snes, NULL, X));
   PetscCall(SNESGetConvergedReason(snes, &reason));
-  PetscCall(StnReportSolve(snes, "prog")); /* iterations, or why it failed */
+  PetscCall(StnReportSolve(snes, "p")); /* iterations, or why it failed */
   if (output && reason > 0) {
     PetscViewer viewer;
 

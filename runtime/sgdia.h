@@ -1,0 +1,41 @@
+/* sgdia.h: the SG-DIA matrix (structured-grid diagonal storage) as a PETSc Mat.
+
+   For a DMDA with dof unknowns per grid point and a stencil of nsten grid offsets, the locally
+   owned rows are stored as nsten*dof columns of height nrows = npoints*dof, column-major, and
+   no column indices: the entry coupling row (point p, component r) with column (point p + offset
+   s, component c) is
+
+       values[(s*dof + c)*nrows + p*dof + r]
+
+   where p = ((k-zs)*ym + (j-ys))*xm + (i-xs) numbers the owned points (xs, ys, zs, xm, ym, zm
+   from DMDAGetCorners). Entries whose neighbour lies outside the domain (in a non-periodic
+   direction) are never read; they start as zero. See runtime/sgdia.c for the operations the
+   matrix supports and for what the DMDA must look like. */
+#ifndef SGDIA_H
+#define SGDIA_H
+
+#include <petscdmda.h>
+#include <petscmat.h>
+
+/* PETSc 3.18 (Debian's) returns plain 0 from functions; PETSC_SUCCESS came in 3.19. */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
+/* Creates an SG-DIA matrix for the DMDA da with nsten block diagonals at the grid offsets
+   offsets[3*s+0], offsets[3*s+1], offsets[3*s+2] (di, dj, dk; unused components 0), which
+   the caller gives sorted and without duplicates. All values start at zero. */
+PetscErrorCode MatCreateSGDIA(DM da, PetscInt nsten, const PetscInt offsets[], Mat *A);
+/* The value array described above, for the Jacobian kernels to fill, and its sizes. After
+   MatSGDIARestoreArray call MatAssemblyBegin/End, as for any matrix, so that preconditioners
+   see the new values. */
+PetscErrorCode MatSGDIAGetArray(Mat A, PetscScalar **values);
+PetscErrorCode MatSGDIARestoreArray(Mat A, PetscScalar **values);
+PetscErrorCode MatSGDIAGetLayout(Mat A, PetscInt *nsten, const PetscInt **offsets, PetscInt *dof, PetscInt *npoints);
+/* Whether A is an SG-DIA matrix. */
+PetscErrorCode MatIsSGDIA(Mat A, PetscBool *flg);
+/* Copies the values of A into B, an AIJ matrix from DMCreateMatrix on the same DMDA
+   (B keeps its nonzero pattern; entries of A outside the domain are skipped). Assembles B. */
+PetscErrorCode MatSGDIACopyToAIJ(Mat A, Mat B);
+
+#endif
