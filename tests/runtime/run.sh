@@ -1,0 +1,44 @@
+#!/bin/sh
+# tests/runtime/run.sh: unit tests of the hand-written runtime (runtime/), from the repository root.
+#
+#   sgdia_test   the SG-DIA matrix against PETSc's AIJ (tests/runtime/sgdia_test.c),
+#                on 1, 2 and 4 MPI ranks
+#
+# Builds into build/tests/ with mpicc and PETSc's pkg-config flags, the flags generated programs
+# use. Prints one line per case; exits non-zero if anything fails to build or any case fails.
+set -u
+CC=${MPICC:-mpicc}
+MPIEXEC=${MPIEXEC:-mpiexec}
+# CI runs as root on a 2-core machine.
+OMPI_ALLOW_RUN_AS_ROOT=1
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+
+if ! pkg-config --exists PETSc; then
+  echo "FAIL: PETSc not found by pkg-config (make deps installs petsc-dev)"
+  exit 1
+fi
+PETSC_CFLAGS=$(pkg-config --cflags PETSc)
+PETSC_LIBS=$(pkg-config --libs PETSc)
+# runtime/sgdia.c calls LAPACK (getrf/getri) directly, so it links the BLAS/LAPACK that PETSc was
+# configured with; PETSc records them in petscvariables (pkg-config --libs PETSc leaves them out).
+PETSC_VARIABLES=$(pkg-config --variable=libdir PETSc)/petsc/conf/petscvariables
+LAPACK_LIBS=$(sed -n 's/^BLASLAPACK_LIB *= *//p' "$PETSC_VARIABLES" 2>/dev/null)
+
+mkdir -p build/tests
+# shellcheck disable=SC2086 # the pkg-config flags are word lists
+if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS \
+     -o build/tests/sgdia_test tests/runtime/sgdia_test.c runtime/sgdia.c $PETSC_LIBS $LAPACK_LIBS -lm; then
+  echo "FAIL: building tests/runtime/sgdia_test.c"
+  exit 1
+fi
+
+fail=0
+for np in 1 2 4; do
+  if ! $MPIEXEC --oversubscribe -n $np build/tests/sgdia_test "$@"; then
+    echo "FAIL: sgdia_test on $np ranks"
+    fail=1
+  fi
+done
+[ $fail -eq 0 ] && echo "runtime tests: all passed"
+exit $fail
