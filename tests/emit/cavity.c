@@ -536,7 +536,7 @@ int main(int argc, char **argv)
   PetscCall(FormInitialGuess(&user, X));
   PetscCall(SNESSolve(snes, NULL, X));
   PetscCall(SNESGetConvergedReason(snes, &reason));
-  PetscCall(StnReportSolve(snes, "p")); /* iterations, or why it failed */
+  PetscCall(StnReportSolve(snes, "prog")); /* iterations, or why it failed */
   if (output && reason > 0) {
     PetscViewer viewer;
 
