@@ -335,6 +335,49 @@ static void close_loops(const Program *P) {
   for (int depth = P->m->dim - 1; depth >= 0; depth--) fprintf(P->out, "%*s}\n", 2 * depth + 2, "");
 }
 
+/* The Jacobian's per-point prologue and epilogue around the switch. */
+static void store_block_row(Program *P, const char *in, bool before) {
+  FILE *out = P->out;
+  if (before) {
+    fprintf(out, "%sPetscScalar v[NSTENCIL][DOF][DOF];\n\n", in);
+    fprintf(out, "%sPetscCall(PetscArrayzero(&v[0][0][0], NSTENCIL * DOF * DOF));\n", in);
+    return;
+  }
+  fprintf(out, "%sif (sgdia) StoreBlockRowSGDIA(a, nrows, ", in);
+  if (P->m->dim == 1) fputs("i - info->xs", out);
+  if (P->m->dim == 2) fputs("(j - info->ys) * info->xm + (i - info->xs)", out);
+  if (P->m->dim == 3) fputs("((k - info->zs) * info->ym + (j - info->ys)) * info->xm + (i - info->xs)", out);
+  fprintf(out, ", v);\n%selse PetscCall(StoreBlockRowAIJ(user, J, ", in);
+  index_args(P);
+  fputs(", v));\n", out);
+}
+
+/* The body shared by the point functions: uniform values, the loops over
+   the owned points, and the switch over kinds of points (with around, if
+   given, called before and after it inside the loops). */
+static void loop_over_points(Program *P, What what, CaseRoots roots, CaseBody body,
+                             void (*around)(Program *, const char *, bool)) {
+  emit_c_function_begin(&P->E);
+  P->E.array = "x";
+  uniform_temps(P, roots);
+  const char *in = open_loops(P, "s", "m");
+  if (around) around(P, in, true);
+  point_switch(P, what, roots, body, in);
+  if (around) around(P, in, false);
+  close_loops(P);
+}
+
+/* Ghost exchange into a local vector and its array x, and back. */
+static const char ghosts_in[] =
+  "  PetscCall(DMDAGetLocalInfo(user->da, &info));\n"
+  "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
+  "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
+  "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
+  "  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));\n";
+static const char ghosts_out[] =
+  "  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));\n"
+  "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n";
+
 /* ---- the parts of the file ---- */
 
 static void header(Program *P) {
@@ -516,12 +559,7 @@ static void form_initial_guess(Program *P) {
   }
   fprintf(out, "  DMDALocalInfo info_, *info = &info_;\n  Field %sx;\n\n  PetscFunctionBeginUser;\n", array_stars(P));
   fputs("  PetscCall(DMDAGetLocalInfo(user->da, info));\n  PetscCall(DMDAVecGetArray(user->da, X, &x));\n", out);
-  emit_c_function_begin(&P->E);
-  P->E.array = "x";
-  uniform_temps(P, initial_roots);
-  const char *in = open_loops(P, "s", "m");
-  point_switch(P, W_INITIAL, initial_roots, initial_body, in);
-  close_loops(P);
+  loop_over_points(P, W_INITIAL, initial_roots, initial_body, NULL);
   fputs("  PetscCall(DMDAVecRestoreArray(user->da, X, &x));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
@@ -532,12 +570,7 @@ static void form_function(Program *P) {
   fprintf(out, "static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field %sx, Field %sf, AppCtx *user)\n{\n",
           st, st);
   fputs("  PetscFunctionBeginUser;\n", out);
-  emit_c_function_begin(&P->E);
-  P->E.array = "x";
-  uniform_temps(P, residual_roots);
-  const char *in = open_loops(P, "s", "m");
-  point_switch(P, W_RESIDUAL, residual_roots, residual_body, in);
-  close_loops(P);
+  loop_over_points(P, W_RESIDUAL, residual_roots, residual_body, NULL);
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
   residual_roots(P, interior_class(P->m), roots, &n);
@@ -551,17 +584,12 @@ static void form_function(Program *P) {
         "static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)\n{\n"
         "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
   fprintf(out, "  const Field %sx;\n  Field       %sf;\n\n  PetscFunctionBeginUser;\n", st, st);
-  fputs("  PetscCall(DMDAGetLocalInfo(user->da, &info));\n"
-        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
-        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
-        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
-        "  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));\n"
-        "  PetscCall(DMDAVecGetArray(user->da, F, &f));\n"
+  fputs(ghosts_in, out);
+  fputs("  PetscCall(DMDAVecGetArray(user->da, F, &f));\n"
         "  PetscCall(FormFunctionLocal(&info, x, f, user));\n"
-        "  PetscCall(DMDAVecRestoreArray(user->da, F, &f));\n"
-        "  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));\n"
-        "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n"
-        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+        "  PetscCall(DMDAVecRestoreArray(user->da, F, &f));\n", out);
+  fputs(ghosts_out, out);
+  fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
 static void jacobian_helpers(Program *P) {
@@ -636,21 +664,7 @@ static void form_jacobian(Program *P) {
   if (m->dim > 2) fputs(" * info->zm", out);
   fputs(" * DOF;\n\n  PetscFunctionBeginUser;\n", out);
   fputs("  PetscCall(MatIsSGDIA(J, &sgdia));\n  if (sgdia) PetscCall(MatSGDIAGetArray(J, &a));\n", out);
-  emit_c_function_begin(&P->E);
-  P->E.array = "x";
-  uniform_temps(P, jacobian_roots);
-  const char *in = open_loops(P, "s", "m");
-  fprintf(out, "%sPetscScalar v[NSTENCIL][DOF][DOF];\n\n", in);
-  fprintf(out, "%sPetscCall(PetscArrayzero(&v[0][0][0], NSTENCIL * DOF * DOF));\n", in);
-  point_switch(P, W_JACOBIAN, jacobian_roots, jacobian_body, in);
-  fprintf(out, "%sif (sgdia) StoreBlockRowSGDIA(a, nrows, ", in);
-  if (m->dim == 1) fputs("i - info->xs", out);
-  if (m->dim == 2) fputs("(j - info->ys) * info->xm + (i - info->xs)", out);
-  if (m->dim == 3) fputs("((k - info->zs) * info->ym + (j - info->ys)) * info->xm + (i - info->xs)", out);
-  fprintf(out, ", v);\n%selse PetscCall(StoreBlockRowAIJ(user, J, ", in);
-  index_args(P);
-  fputs(", v));\n", out);
-  close_loops(P);
+  loop_over_points(P, W_JACOBIAN, jacobian_roots, jacobian_body, store_block_row);
   fputs("  if (sgdia) PetscCall(MatSGDIARestoreArray(J, &a));\n"
         "  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n"
         "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
@@ -660,15 +674,10 @@ static void form_jacobian(Program *P) {
         "static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)\n{\n"
         "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
   fprintf(out, "  const Field %sx;\n\n  PetscFunctionBeginUser;\n", st);
-  fputs("  PetscCall(DMDAGetLocalInfo(user->da, &info));\n"
-        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
-        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
-        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
-        "  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));\n"
-        "  PetscCall(FormJacobianLocal(&info, x, user->J, user));\n"
-        "  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));\n"
-        "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n"
-        "  if (P != user->J) PetscCall(MatSGDIACopyToAIJ(user->J, P));\n"
+  fputs(ghosts_in, out);
+  fputs("  PetscCall(FormJacobianLocal(&info, x, user->J, user));\n", out);
+  fputs(ghosts_out, out);
+  fputs("  if (P != user->J) PetscCall(MatSGDIACopyToAIJ(user->J, P));\n"
         "  if (J != user->J && J != P) { /* e.g. -snes_mf_operator */\n"
         "    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n  }\n"
         "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
