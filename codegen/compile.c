@@ -41,6 +41,19 @@ static char *safe_base(const char *path, const char *ext) {
   return s;
 }
 
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static char *join_ext(const char *base, const char *ext) {
+  size_t n = strlen(base) + strlen(ext) + 1;
+  char *s = malloc(n);
+  if (!s) ice("out of memory");
+  snprintf(s, n, "%s%s", base, ext);
+  return s;
+}
+
 static char *join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
   char *s = malloc(n);
@@ -56,11 +69,12 @@ static bool write_file(const char *path, const char *text, size_t len) {
   return fclose(f) == 0 && ok;
 }
 
-static bool emit_program(const Ir *ir, const char *path, const char *program, const char *stn_name, const char *c_name) {
+typedef void (*Emitter)(const Ir *ir, const EmitOptions *o, FILE *out);
+
+static bool emit_file(const Ir *ir, const char *path, const EmitOptions *o, Emitter emit) {
   FILE *f = fopen(path, "wb");
   if (!f) return false;
-  EmitOptions o = {program, stn_name, c_name};
-  emit_c_program(ir, &o, f);
+  emit(ir, o, f);
   bool ok = !ferror(f);
   return fclose(f) == 0 && ok;
 }
@@ -93,31 +107,54 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
   }
   char *program = safe_base(co->output, "");
   char *stn_name = safe_base(co->input, "");
-  char *c_base = safe_base(co->input, ".stn");
-  strcat(c_base, ".c");
-  char *c_path = join(dir, c_base);
+  char *base = safe_base(co->input, ".stn");
+  char *c_base = join_ext(base, ".c"), *h_base = join_ext(base, ".h"), *cu_base = join_ext(base, ".cu");
   char *exe = join(dir, "program.out");
   char *log = join(dir, "build.log");
   int status = 1;
+  EmitOptions eo = {program, stn_name, c_base, h_base};
 
-  const char **sources = calloc(64, sizeof *sources);
+  /* Every file written, by kind: C sources go to the C compiler, CUDA
+     sources to nvcc first (when PETSc has CUDA), headers nowhere. */
+  enum { MAX_FILES = 64 };
+  char *files[MAX_FILES];
+  int nfiles = 0;
+  const char *sources[MAX_FILES];
   int nsources = 0;
-  if (!sources) ice("out of memory");
-  if (!emit_program(ir, c_path, program, stn_name, c_base)) {
-    fail("cannot write", c_path);
-    goto done;
-  }
-  sources[nsources++] = c_path;
-  for (const RuntimeFile *rf = runtime_files; rf->name; rf++) {
-    char *p = join(dir, rf->name);
-    if (!write_file(p, rf->text, strlen(rf->text))) {
-      fail("cannot write", p);
-      free(p);
+  const struct { const char *name; Emitter emit; } generated[] = {
+    {c_base, emit_c_program}, {h_base, emit_cuda_header}, {cu_base, emit_cuda_kernels},
+  };
+  for (int g = 0; g < 3; g++) {
+    files[nfiles] = join(dir, generated[g].name);
+    if (!emit_file(ir, files[nfiles++], &eo, generated[g].emit)) {
+      fail("cannot write", files[nfiles - 1]);
       goto done;
     }
-    size_t n = strlen(rf->name);
-    if (n > 2 && strcmp(rf->name + n - 2, ".c") == 0 && nsources < 63) sources[nsources++] = p;
-    else free(p);
+  }
+  for (const RuntimeFile *rf = runtime_files; rf->name && nfiles < MAX_FILES; rf++) {
+    files[nfiles] = join(dir, rf->name);
+    if (!write_file(files[nfiles++], rf->text, strlen(rf->text))) {
+      fail("cannot write", files[nfiles - 1]);
+      goto done;
+    }
+  }
+  for (int f = 0; f < nfiles && nsources < MAX_FILES; f++) {
+    if (ends_with(files[f], ".c")) sources[nsources++] = files[f];
+    if (ends_with(files[f], ".cu") && tc.cuda) {
+      char *obj = join_ext(files[f], ".o"), *culog = join_ext(files[f], ".log");
+      int crc = tc_compile_cuda(&tc, files[f], dir, obj, culog, err, sizeof err);
+      free(culog);
+      if (crc != 0) {
+        free(obj);
+        fprintf(stderr, "stencilc: internal error: %s\nThe sources and the log are kept in %s. Please report this as a bug in stencilc.\n", err, dir);
+        status = 70;
+        free(dir);
+        dir = NULL;
+        goto done;
+      }
+      if (nfiles < MAX_FILES) files[nfiles++] = obj;  /* freed with the others */
+      sources[nsources++] = obj;
+    }
   }
   int rc = tc_build(&tc, sources, nsources, dir, exe, log, err, sizeof err);
   if (rc != 0) {
@@ -136,15 +173,16 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
   status = 0;
 
 done:
-  for (int i = 1; i < nsources; i++) free((char *)sources[i]);
-  free(sources);
+  for (int f = 0; f < nfiles; f++) free(files[f]);
   if (dir && !co->emit_dir) tc_remove_dir(dir);
   else if (dir) remove(exe);
   free(dir);
   free(program);
   free(stn_name);
+  free(base);
   free(c_base);
-  free(c_path);
+  free(h_base);
+  free(cu_base);
   free(exe);
   free(log);
   tc_free(&tc);

@@ -16,21 +16,12 @@
 
 #include "cnames.h"
 #include "emit_c.h"
+#include "emit_int.h"
 #include "util.h"
 
-typedef struct Program {
-  const Ir          *ir;
-  const Model       *m;
-  const EmitOptions *o;
-  FILE              *out;
-  CEmit              E;
-  Ref               *named;  /* scratch for emit_c_temps */
-  bool               any_given;  /* some Jacobian entry was written by the user */
-} Program;
 
-typedef enum What { W_RESIDUAL, W_JACOBIAN, W_INITIAL } What;
 
-static int line_of(const Program *P, const Node *n) {
+int emit_line_of(const Program *P, const Node *n) {
   int line, col;
   diag_line_col(P->ir->src, n->loc.off, &line, &col);
   return line;
@@ -41,7 +32,7 @@ static int line_of(const Program *P, const Node *n) {
 static const char *const ij[MAX_DIM] = {"i", "j", "k"};
 
 /* "i, j" / "i, j, k": the loop indices in argument order. */
-static void index_args(const Program *P) {
+void emit_index_args(const Program *P) {
   for (int d = 0; d < P->m->dim; d++) fprintf(P->out, d ? ", %s" : "%s", ij[d]);
 }
 
@@ -108,7 +99,7 @@ static int block_end_line(const Program *P, const Node *block) {
 
 /* ---- classes of grid points, grouped by the rules they share ---- */
 
-static int interior_class(const Model *m) {
+int emit_interior_class(const Model *m) {
   int c = 0, w = 1;
   for (int d = 0; d < m->dim; d++, w *= 3) c += w;
   return c;
@@ -119,7 +110,7 @@ static bool same_rules(const Program *P, What what, int c1, int c2) {
     const IrPoint *a = ir_point(P->ir, f, c1), *b = ir_point(P->ir, f, c2);
     switch (what) {
     case W_RESIDUAL:
-      if (a->residual != b->residual || line_of(P, a->residual_rule) != line_of(P, b->residual_rule)) return false;
+      if (a->residual != b->residual || emit_line_of(P, a->residual_rule) != emit_line_of(P, b->residual_rule)) return false;
       break;
     case W_INITIAL:
       if (a->initial != b->initial) return false;
@@ -143,7 +134,7 @@ static bool same_rules(const Program *P, What what, int c1, int c2) {
    the first class of c's group, or -1 when c does not exist. */
 static int class_order(const Program *P, What what, int *order, int *group) {
   const Model *m = P->m;
-  int n = 0, in = interior_class(m);
+  int n = 0, in = emit_interior_class(m);
   order[n++] = in;
   for (int c = 0; c < m->nclasses; c++)
     if (c != in && sema_class_exists(m, c)) order[n++] = c;
@@ -161,10 +152,8 @@ static int class_order(const Program *P, What what, int *order, int *group) {
 
 /* ---- the switch over kinds of points ---- */
 
-typedef void (*CaseBody)(Program *P, int cls, const char *indent);
-typedef void (*CaseRoots)(const Program *P, int cls, Ref *roots, int *n);
 
-static void residual_roots(const Program *P, int cls, Ref *roots, int *n) {
+void emit_residual_roots(const Program *P, int cls, Ref *roots, int *n) {
   for (int f = 0; f < P->m->nfields; f++) roots[(*n)++] = ir_point(P->ir, f, cls)->residual;
 }
 
@@ -173,7 +162,7 @@ static void initial_roots(const Program *P, int cls, Ref *roots, int *n) {
     if (ir_point(P->ir, f, cls)->initial != IR_NONE) roots[(*n)++] = ir_point(P->ir, f, cls)->initial;
 }
 
-static void jacobian_roots(const Program *P, int cls, Ref *roots, int *n) {
+void emit_jacobian_roots(const Program *P, int cls, Ref *roots, int *n) {
   for (int f = 0; f < P->m->nfields; f++) {
     const IrPoint *p = ir_point(P->ir, f, cls);
     for (int e = 0; e < p->nentries; e++) {
@@ -191,14 +180,16 @@ static int max_roots(const Program *P) {
 }
 
 /* The field assignments of one group: f[j][i].u = ...; */
-static void residual_body(Program *P, int cls, const char *indent) {
+void emit_residual_body(Program *P, int cls, const char *indent) {
   for (int f = 0; f < P->m->nfields; f++) {
     const IrPoint *p = ir_point(P->ir, f, cls);
     fprintf(P->out, "%sf", indent);
-    for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", ij[d]);
+    if (P->E.cuda) fputs("[p]", P->out);
+    else
+      for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", ij[d]);
     fprintf(P->out, ".%s = ", P->E.field[f]);
     emit_c_expr(&P->E, p->residual);
-    fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, line_of(P, p->residual_rule));
+    fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, emit_line_of(P, p->residual_rule));
   }
 }
 
@@ -213,7 +204,7 @@ static void initial_body(Program *P, int cls, const char *indent) {
       continue;
     }
     emit_c_expr(&P->E, p->initial);
-    fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, line_of(P, p->initial_rule));
+    fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, emit_line_of(P, p->initial_rule));
   }
 }
 
@@ -223,7 +214,7 @@ static int stencil_position(const Ir *ir, int offset) {
   ice("offset %d is not in the stencil", offset);
 }
 
-static void jacobian_body(Program *P, int cls, const char *indent) {
+void emit_jacobian_body(Program *P, int cls, const char *indent) {
   const Ir *ir = P->ir;
   char off[32];
   for (int f = 0; f < P->m->nfields; f++) {
@@ -235,10 +226,12 @@ static void jacobian_body(Program *P, int cls, const char *indent) {
       emit_c_expr(&P->E, x->given != IR_NONE ? x->given : x->derived);
       fprintf(P->out, "; /* d%s/d%s%s, %s %s:%d */\n", P->m->fields[f].name, P->m->fields[x->field].name, off,
               x->given != IR_NONE ? "given at" : "derived from", P->o->stn_name,
-              line_of(P, x->given != IR_NONE ? x->node : p->residual_rule));
+              emit_line_of(P, x->given != IR_NONE ? x->node : p->residual_rule));
     }
   }
-  /* The run-time check of the entries the user wrote (-stn_check_jacobian). */
+  /* The run-time check of the entries the user wrote (-stn_check_jacobian),
+     on CPUs only: the program runs it with -stn_device cpu. */
+  if (P->E.cuda) return;
   bool any = false;
   for (int f = 0; f < P->m->nfields; f++) {
     const IrPoint *p = ir_point(ir, f, cls);
@@ -259,7 +252,7 @@ static void jacobian_body(Program *P, int cls, const char *indent) {
       fputs(", ", P->out);
       c_string(P->out, what);
       fputs(", ", P->out);
-      index_args(P);
+      emit_index_args(P);
       fputs("));\n", P->out);
     }
   }
@@ -267,7 +260,7 @@ static void jacobian_body(Program *P, int cls, const char *indent) {
 }
 
 /* The switch over kinds of points inside the loops, one case per group. */
-static void point_switch(Program *P, What what, CaseRoots roots_of, CaseBody body, const char *indent) {
+void emit_point_switch(Program *P, What what, CaseRoots roots_of, CaseBody body, const char *indent) {
   const Model *m = P->m;
   int order[MAX_CLASSES], group[MAX_CLASSES], n = class_order(P, what, order, group);
   int ngroups = 0;
@@ -277,8 +270,8 @@ static void point_switch(Program *P, What what, CaseRoots roots_of, CaseBody bod
   char inner[64], name[64];
   snprintf(inner, sizeof inner, "%s  ", indent);
   if (ngroups > 1) {
-    fprintf(P->out, "%sswitch (PointKind(user, ", indent);
-    index_args(P);
+    fprintf(P->out, "%sswitch (PointKind(%s, ", indent, P->E.cuda ? "ctx" : "user");
+    emit_index_args(P);
     fputs(")) {\n", P->out);
   }
   for (int a = 0; a < n; a++) {
@@ -312,7 +305,7 @@ static int all_roots(const Program *P, CaseRoots roots_of, Ref *roots) {
   return n;
 }
 
-static int uniform_temps(Program *P, CaseRoots roots_of) {
+int emit_uniform_temps(Program *P, CaseRoots roots_of) {
   Ref *roots = malloc((size_t)max_roots(P) * (size_t)P->m->nclasses * sizeof *roots);
   if (!roots) ice("out of memory");
   int n = all_roots(P, roots_of, roots);
@@ -348,7 +341,7 @@ static void store_block_row(Program *P, const char *in, bool before) {
   if (P->m->dim == 2) fputs("(j - info->ys) * info->xm + (i - info->xs)", out);
   if (P->m->dim == 3) fputs("((k - info->zs) * info->ym + (j - info->ys)) * info->xm + (i - info->xs)", out);
   fprintf(out, ", v);\n%selse PetscCall(StoreBlockRowAIJ(user, J, ", in);
-  index_args(P);
+  emit_index_args(P);
   fputs(", v));\n", out);
 }
 
@@ -359,10 +352,10 @@ static void loop_over_points(Program *P, What what, CaseRoots roots, CaseBody bo
                              void (*around)(Program *, const char *, bool)) {
   emit_c_function_begin(&P->E);
   P->E.array = "x";
-  uniform_temps(P, roots);
+  emit_uniform_temps(P, roots);
   const char *in = open_loops(P, "s", "m");
   if (around) around(P, in, true);
-  point_switch(P, what, roots, body, in);
+  emit_point_switch(P, what, roots, body, in);
   if (around) around(P, in, false);
   close_loops(P);
 }
@@ -405,7 +398,7 @@ static void header(Program *P) {
     const Field *fd = &m->fields[f];
     const Node *blocks[2] = {fd->residual, fd->jacobian};
     for (int b = 0; b < 2; b++)
-      if (blocks[b]) quote_lines(P, line_of(P, blocks[b]), block_end_line(P, blocks[b]), " *   ");
+      if (blocks[b]) quote_lines(P, emit_line_of(P, blocks[b]), block_end_line(P, blocks[b]), " *   ");
   }
   fputs(" */\n\n", out);
 }
@@ -444,16 +437,10 @@ static void declarations(Program *P) {
   const Model *m = P->m;
   const Ir *ir = P->ir;
   FILE *out = P->out;
-  fputs("#include <math.h>\n#include <petscdmda.h>\n#include <petscsnes.h>\n\n#include \"stnrt.h\" /* the SG-DIA matrix and the solve report */\n\n", out);
-  fputs("#if defined(PETSC_USE_COMPLEX)\n#error \"stencilc programs need PETSc built with real scalars\"\n#endif\n\n",
-        out);
-  fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
-  for (int f = 0; f < m->nfields; f++) {
-    fprintf(out, "  PetscScalar %s;", P->E.field[f]);
-    if (m->fields[f].desc) fprintf(out, " /* %s */", m->fields[f].desc);
-    fputc('\n', out);
-  }
-  fputs("} Field;\n\n", out);
+  fputs("#include <math.h>\n#include <petscdmda.h>\n#include <petscsnes.h>\n\n#include \"stnrt.h\" /* the SG-DIA matrix and the solve report */\n", out);
+  fprintf(out, "#include \"%s\" /* Field, KernelCtx, NSTENCIL, DOF: shared with the CUDA kernels */\n\n", P->o->h_name);
+  fputs("#if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)\n"
+        "#error \"stencilc programs need PETSc built with real double-precision scalars\"\n#endif\n\n", out);
   fputs("/* Application context: the grid and the parameters. */\ntypedef struct {\n  DM        da;\n", out);
   fputs("  PetscInt  ", out);
   for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", n%s" : "n%s", axis_names[d]);
@@ -463,14 +450,14 @@ static void declarations(Program *P) {
   for (int i = 0; i < m->nparams; i++) {
     fprintf(out, "  PetscReal %s; /* ", P->E.param[i]);
     if (m->params[i]->param.desc) fprintf(out, "%s, ", m->params[i]->param.desc);
-    fprintf(out, "%s:%d */\n", P->o->stn_name, line_of(P, m->params[i]));
+    fprintf(out, "%s:%d */\n", P->o->stn_name, emit_line_of(P, m->params[i]));
   }
   fputs("  Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */\n", out);
+  fputs("  PetscBool gpu;            /* residual and Jacobian on the GPU (-stn_device gpu) */\n", out);
   fputs("  PetscBool check_jacobian; /* -stn_check_jacobian */\n} AppCtx;\n\n", out);
 
   fputs("/* The Jacobian's block diagonals: the neighbours the equations couple (stencil\n"
         "   analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */\n", out);
-  fprintf(out, "#define NSTENCIL %d\n#define DOF      %d\n", ir->nstencil, m->nfields);
   fputs("static const PetscInt stencil_offsets[NSTENCIL][3] = {\n", out);
   for (int s = 0; s < ir->nstencil; s++) {
     const int *o = ir->offsets[ir->stencil[s]];
@@ -514,7 +501,7 @@ static void set_parameters(Program *P) {
     const Node *p = m->params[i];
     fprintf(out, "  user->%s = ", E->param[i]);
     emit_c_expr(E, P->ir->param_default[i]);
-    fprintf(out, "; /* %s:%d */\n", P->o->stn_name, line_of(P, p));
+    fprintf(out, "; /* %s:%d */\n", P->o->stn_name, emit_line_of(P, p));
     fprintf(out, "  PetscCall(PetscOptionsReal(\"-%s\", ", E->param[i]);
     c_string(out, p->param.desc ? p->param.desc : p->param.name);
     fprintf(out, ", \"%s\", user->%s, &user->%s, NULL));\n", P->o->stn_name, E->param[i], E->param[i]);
@@ -540,7 +527,7 @@ static void set_parameters(Program *P) {
     }
     fprintf(out, ", PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n             \"-%s %%g is out of range: %s:%d "
                  "allows [%g, %g]\", (double)user->%s);\n",
-            nm, P->o->stn_name, line_of(P, m->params[i]), lo, hi, nm);
+            nm, P->o->stn_name, emit_line_of(P, m->params[i]), lo, hi, nm);
   }
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
@@ -563,6 +550,60 @@ static void form_initial_guess(Program *P) {
   fputs("  PetscCall(DMDAVecRestoreArray(user->da, X, &x));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
+/* The GPU versions of the residual and the Jacobian: the kernels are in the
+   .cu file; here the ghost exchange between CUDA vectors and the launch. */
+static void gpu_functions(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  Ref roots[MAX_FIELDS * 2];
+  int n = 0;
+  emit_residual_roots(P, emit_interior_class(m), roots, &n);
+  fputs("#if defined(PETSC_HAVE_CUDA)\n"
+        "/* The kernels' view of the grid, this rank's boxes and the parameters. */\n"
+        "static void SetKernelCtx(const AppCtx *user, const DMDALocalInfo *info, KernelCtx *ctx)\n{\n", out);
+  for (int d = 0; d < m->dim; d++) {
+    const char *a = axis_names[d];
+    fprintf(out, "  ctx->n%s = (int)user->n%s;\n  ctx->h%s = user->h%s;\n", a, a, a, a);
+    fprintf(out, "  ctx->%ss = (int)info->%ss;\n  ctx->%sm = (int)info->%sm;\n", a, a, a, a);
+    fprintf(out, "  ctx->g%ss = (int)info->g%ss;\n  ctx->g%sm = (int)info->g%sm;\n", a, a, a, a);
+  }
+  for (int i = 0; i < m->nparams; i++) fprintf(out, "  ctx->%s = user->%s;\n", P->E.param[i], P->E.param[i]);
+  fputs("}\n\n", out);
+  fputs("/* The residual on the GPU: ghost exchange between CUDA vectors, then one kernel. */\n"
+        "static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)\n{\n"
+        "  DMDALocalInfo      info;\n  KernelCtx          ctx;\n  Vec                Xloc;\n"
+        "  const PetscScalar *x;\n  PetscScalar       *f;\n\n  PetscFunctionBeginUser;\n"
+        "  PetscCall(DMDAGetLocalInfo(user->da, &info));\n  SetKernelCtx(user, &info, &ctx);\n"
+        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
+        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(VecCUDAGetArrayWrite(F, &f));\n"
+        "  PetscCall(PetscLogGpuTimeBegin());\n"
+        "  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the residual kernel failed\");\n"
+        "  PetscCall(PetscLogGpuTimeEnd());\n", out);
+  fprintf(out, "  PetscCall(PetscLogGpuFlops(%d.0 * info.xm", emit_c_flops(&P->E, roots, n));
+  if (m->dim > 1) fputs(" * info.ym", out);
+  if (m->dim > 2) fputs(" * info.zm", out);
+  fputs("));\n  PetscCall(VecCUDARestoreArrayWrite(F, &f));\n  PetscCall(VecCUDARestoreArrayRead(Xloc, &x));\n"
+        "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+  fputs("/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */\n"
+        "static PetscErrorCode FormJacobianGPU(AppCtx *user, Vec X)\n{\n"
+        "  DMDALocalInfo      info;\n  KernelCtx          ctx;\n  Vec                Xloc;\n"
+        "  const PetscScalar *x;\n  PetscScalar       *a;\n\n  PetscFunctionBeginUser;\n"
+        "  PetscCall(DMDAGetLocalInfo(user->da, &info));\n  SetKernelCtx(user, &info, &ctx);\n"
+        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
+        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
+        "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(MatSGDIAGetArrayDevice(user->J, &a));\n"
+        "  PetscCall(PetscLogGpuTimeBegin());\n"
+        "  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the Jacobian kernel failed\");\n"
+        "  PetscCall(PetscLogGpuTimeEnd());\n"
+        "  PetscCall(MatSGDIARestoreArrayDevice(user->J, &a));\n  PetscCall(VecCUDARestoreArrayRead(Xloc, &x));\n"
+        "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n"
+        "  PetscCall(MatAssemblyBegin(user->J, MAT_FINAL_ASSEMBLY));\n  PetscCall(MatAssemblyEnd(user->J, MAT_FINAL_ASSEMBLY));\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n#endif\n\n", out);
+}
+
 static void form_function(Program *P) {
   FILE *out = P->out;
   const char *st = array_stars(P);
@@ -570,20 +611,23 @@ static void form_function(Program *P) {
   fprintf(out, "static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field %sx, Field %sf, AppCtx *user)\n{\n",
           st, st);
   fputs("  PetscFunctionBeginUser;\n", out);
-  loop_over_points(P, W_RESIDUAL, residual_roots, residual_body, NULL);
+  loop_over_points(P, W_RESIDUAL, emit_residual_roots, emit_residual_body, NULL);
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
-  residual_roots(P, interior_class(P->m), roots, &n);
+  emit_residual_roots(P, emit_interior_class(P->m), roots, &n);
   fprintf(out, "  /* %d operations per interior point, counted for every point */\n", emit_c_flops(&P->E, roots, n));
   fprintf(out, "  PetscCall(PetscLogFlops(%d.0 * info->xm", emit_c_flops(&P->E, roots, n));
   if (P->m->dim > 1) fputs(" * info->ym", out);
   if (P->m->dim > 2) fputs(" * info->zm", out);
   fputs("));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 
+  gpu_functions(P);
   fputs("/* The residual for SNES: ghost exchange, then FormFunctionLocal. */\n"
         "static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)\n{\n"
         "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
   fprintf(out, "  const Field %sx;\n  Field       %sf;\n\n  PetscFunctionBeginUser;\n", st, st);
+  fputs("#if defined(PETSC_HAVE_CUDA)\n  if (user->gpu) {\n    PetscCall(FormFunctionGPU(user, X, F));\n"
+        "    PetscFunctionReturn(PETSC_SUCCESS);\n  }\n#endif\n", out);
   fputs(ghosts_in, out);
   fputs("  PetscCall(DMDAVecGetArray(user->da, F, &f));\n"
         "  PetscCall(FormFunctionLocal(&info, x, f, user));\n"
@@ -645,7 +689,7 @@ static void jacobian_helpers(Program *P) {
         "             \"-stn_check_jacobian: the Jacobian entry %s is %g at grid point (", out);
   for (int d = 0; d < m->dim; d++) fputs(d ? ", %\" PetscInt_FMT \"" : "%\" PetscInt_FMT \"", out);
   fputs(") but the derivative of the residual is %g\",\n             entry, (double)given, ", out);
-  index_args(P);
+  emit_index_args(P);
   fputs(", (double)derived);\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
@@ -664,7 +708,7 @@ static void form_jacobian(Program *P) {
   if (m->dim > 2) fputs(" * info->zm", out);
   fputs(" * DOF;\n\n  PetscFunctionBeginUser;\n", out);
   fputs("  PetscCall(MatIsSGDIA(J, &sgdia));\n  if (sgdia) PetscCall(MatSGDIAGetArray(J, &a));\n", out);
-  loop_over_points(P, W_JACOBIAN, jacobian_roots, jacobian_body, store_block_row);
+  loop_over_points(P, W_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, store_block_row);
   fputs("  if (sgdia) PetscCall(MatSGDIARestoreArray(J, &a));\n"
         "  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n"
         "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
@@ -674,6 +718,8 @@ static void form_jacobian(Program *P) {
         "static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)\n{\n"
         "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
   fprintf(out, "  const Field %sx;\n\n  PetscFunctionBeginUser;\n", st);
+  fputs("#if defined(PETSC_HAVE_CUDA)\n  if (user->gpu) {\n    PetscCall(FormJacobianGPU(user, X));\n"
+        "    PetscFunctionReturn(PETSC_SUCCESS);\n  }\n#endif\n", out);
   fputs(ghosts_in, out);
   fputs("  PetscCall(FormJacobianLocal(&info, x, user->J, user));\n", out);
   fputs(ghosts_out, out);
@@ -709,20 +755,22 @@ static void main_function(Program *P) {
   for (int d = 0; d < m->dim; d++) bt[d] = m->axes[d].periodic ? "DM_BOUNDARY_PERIODIC" : "DM_BOUNDARY_NONE";
   fputs("int main(int argc, char **argv)\n{\n"
         "  AppCtx              user;\n  SNES                snes;\n  KSP                 ksp;\n  PC                  pc;\n  PetscMPIInt         size;\n  Vec                 X;\n  Mat                 P = NULL;\n"
-        "  SNESConvergedReason reason;\n  const char         *mat_types[] = {\"sgdia\", \"aij\"};\n"
-        "  PetscInt            mat_type = 0;\n  PetscBool           output;\n"
+        "  SNESConvergedReason reason;\n  const char         *mat_types[] = {\"sgdia\", \"aij\"}, *devices[] = {\"cpu\", \"gpu\"};\n"
+        "  PetscInt            mat_type = 0, device = 0;\n  PetscBool           output;\n"
         "  char                path[PETSC_MAX_PATH_LEN] = \"\";\n\n", out);
   fputs("  /* ---- PETSc and the options ---- */\n"
         "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n  PetscCall(PetscMemzero(&user, sizeof user));\n"
         "  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));\n"
         "  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, \"stencilc program options\", \"\");\n"
         "  PetscCall(PetscOptionsEList(\"-stn_mat_type\", \"Storage of the Jacobian\", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));\n"
+        "#if defined(PETSC_HAVE_CUDA)\n  device = StnCUDADevicePresent() ? 1 : 0; /* the GPU when there is one */\n#endif\n"
+        "  PetscCall(PetscOptionsEList(\"-stn_device\", \"Where the residual, Jacobian and vectors live\", NULL, devices, 2, devices[device], &device, NULL));\n"
         "  PetscCall(PetscOptionsString(\"-stn_output\", \"Write the solution to this VTK file (.vts)\", NULL, path, path, sizeof path, &output));\n"
         "  PetscOptionsEnd();\n\n", out);
   const Node *grid = NULL;
   for (const Node *d = m->program->list.items; d; d = d->next)
     if (d->kind == N_GRID) grid = d;
-  fprintf(out, "  /* ---- the grid: %s:%d ---- */\n", P->o->stn_name, grid ? line_of(P, grid) : 1);
+  fprintf(out, "  /* ---- the grid: %s:%d ---- */\n", P->o->stn_name, grid ? emit_line_of(P, grid) : 1);
   const char *stype = m->shape == SHAPE_BOX ? "DMDA_STENCIL_BOX" : "DMDA_STENCIL_STAR";
   if (m->dim == 1)
     fprintf(out, "  PetscCall(DMDACreate1d(PETSC_COMM_WORLD, %s, %lld, DOF, %d, NULL, &user.da));\n", bt[0],
@@ -734,6 +782,11 @@ static void main_function(Program *P) {
     fprintf(out, "  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, %s, %s, %s, %s, %lld, %lld, %lld, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, DOF, %d, NULL, NULL, NULL, &user.da));\n",
             bt[0], bt[1], bt[2], stype, m->axes[0].points, m->axes[1].points, m->axes[2].points, m->width);
   fputs("  PetscCall(DMSetFromOptions(user.da));\n  PetscCall(DMSetUp(user.da));\n", out);
+  fputs("  user.gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;\n"
+        "#if !defined(PETSC_HAVE_CUDA)\n"
+        "  PetscCheck(!user.gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, \"-stn_device gpu needs a PETSc configured with CUDA\");\n"
+        "#endif\n"
+        "  if (user.gpu) PetscCall(DMSetVecType(user.da, VECCUDA)); /* vectors, ghost exchange and solver on the GPU */\n", out);
   for (int f = 0; f < m->nfields; f++) fprintf(out, "  PetscCall(DMDASetFieldName(user.da, %d, \"%s\"));\n", f, m->fields[f].name);
   fprintf(out, "  PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
           m->dim > 1 ? "&user.ny" : "NULL", m->dim > 2 ? "&user.nz" : "NULL");
@@ -768,7 +821,9 @@ static void main_function(Program *P) {
         "  } else {\n    PetscCall(MatCreateSGDIA(user.da, NSTENCIL, &stencil_offsets[0][0], &user.J));\n  }\n"
         "  PetscCall(SNESSetJacobian(snes, user.J, user.J, FormJacobian, &user));\n"
         "  PetscCall(SNESGetKSP(snes, &ksp));\n  PetscCall(KSPGetPC(ksp, &pc));\n"
-        "  PetscCall(PCSetType(pc, size == 1 ? PCILU : PCBJACOBI)); /* PETSc's default; -pc_type overrides it */\n"
+        "  /* Defaults (-pc_type overrides them): Jacobi on the GPU, where SG-DIA serves it; on CPUs\n"
+        "     PETSc's own default, ILU (block Jacobi in parallel), on an AIJ copy. */\n"
+        "  PetscCall(PCSetType(pc, user.gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));\n"
         "  PetscCall(SNESSetFromOptions(snes));\n  PetscCall(SetUpJacobian(snes, &user, &P));\n\n", out);
 
   fputs("  /* ---- solve from the initial guess ---- */\n"
@@ -786,22 +841,37 @@ static void main_function(Program *P) {
         "  PetscCall(PetscFinalize());\n  return reason > 0 ? 0 : 1;\n}\n", out);
 }
 
-void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out) {
+void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out) {
   const Model *m = ir->m;
-  Program P = {ir, m, o, out, {0}, NULL, false};
+  *P = (Program){ir, m, o, out, {0}, NULL, false};
   if (cname_check_table()) ice("cnames.c: the reserved table is out of order at '%s'", cname_check_table());
   const char **user = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *user);
   char **cn = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);
-  P.named = malloc(((size_t)ir->nnodes + 1) * sizeof *P.named);
-  P.E.name = calloc((size_t)ir->nnodes + 1, sizeof *P.E.name);
-  if (!user || !cn || !P.named || !P.E.name) ice("out of memory");
+  P->named = malloc(((size_t)ir->nnodes + 1) * sizeof *P->named);
+  char **name = calloc((size_t)ir->nnodes + 1, sizeof *name);
+  if (!user || !cn || !P->named || !name) ice("out of memory");
   for (int f = 0; f < m->nfields; f++) user[f] = m->fields[f].name;
   for (int i = 0; i < m->nparams; i++) user[m->nfields + i] = m->params[i]->param.name;
   cname_assign(user, m->nfields + m->nparams, cn);
-  P.E = (CEmit){ir, out, cn, cn + m->nfields, "x", "user->", "user->", P.E.name, NULL, 0, 0, 0};
+  free(user);
+  P->E = (CEmit){ir, out, cn, cn + m->nfields, "x", "user->", "user->", name, false, NULL, 0, 0, 0};
   for (int i = 0; i < m->nfields * m->nclasses; i++)
-    for (int e = 0; e < ir->points[i].nentries; e++) P.any_given |= ir->points[i].entries[e].given != IR_NONE;
+    for (int e = 0; e < ir->points[i].nentries; e++) P->any_given |= ir->points[i].entries[e].given != IR_NONE;
+}
 
+void emit_program_free(Program *P) {
+  const Model *m = P->m;
+  for (int i = 0; i < m->nfields + m->nparams; i++) free(P->E.field[i]);
+  for (int i = 0; i < P->E.nlocals; i++) free(P->E.locals[i]);
+  free(P->E.locals);
+  free(P->E.name);
+  free(P->E.field);
+  free(P->named);
+}
+
+void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out) {
+  Program P;
+  emit_program_init(&P, ir, o, out);
   header(&P);
   help_string(&P);
   declarations(&P);
@@ -812,12 +882,5 @@ void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out) {
   form_jacobian(&P);
   choose_matrices(&P);
   main_function(&P);
-
-  for (int i = 0; i < m->nfields + m->nparams; i++) free(cn[i]);
-  for (int i = 0; i < P.E.nlocals; i++) free(P.E.locals[i]);
-  free(P.E.locals);
-  free(P.E.name);
-  free(P.named);
-  free(user);
-  free(cn);
+  emit_program_free(&P);
 }

@@ -19,6 +19,7 @@ typedef struct CEmit {
   const char  *grid;    /* prefix of grid values: "user->" */
   const char  *params;  /* prefix of parameters: "user->" */
   char       **name;    /* by node: the temporary holding it in the current scope, or NULL */
+  bool         cuda;    /* CUDA kernel text: x[IX(i - 1, j)].u and (double) casts */
   char       **locals;  /* names taken in the current function */
   int          nlocals, caplocals, ntemps;
 } CEmit;
@@ -40,9 +41,14 @@ typedef struct EmitOptions {
   const char *program;   /* program name, e.g. "cavity" */
   const char *stn_name;  /* the .stn file's base name, e.g. "cavity.stn" */
   const char *c_name;    /* the generated file's name, e.g. "cavity.c" */
+  const char *h_name;    /* the shared header's name, e.g. "cavity.h" */
 } EmitOptions;
 
 /* Writes the program's C source to out. */
 void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out);
+/* Writes the header shared by the C and CUDA sources (Field, KernelCtx,
+   the kernels' launchers) and the CUDA kernels (emit_cuda.c). */
+void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out);
+void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out);
 
 #endif

@@ -94,6 +94,15 @@ static void field_read(CEmit *E, const IrNode *n) {
   static const char *const vars[MAX_DIM] = {"i", "j", "k"};
   const int *off = E->ir->offsets[n->b];
   fputs(E->array, E->out);
+  if (E->cuda) {  /* flat arrays on the device: IX(i, j, k) is the ghosted index */
+    fputs("[IX(", E->out);
+    for (int d = 0; d < E->ir->m->dim; d++) {
+      if (d) fputs(", ", E->out);
+      index_text(E->out, vars[d], off[d]);
+    }
+    fprintf(E->out, ")].%s", E->field[n->a]);
+    return;
+  }
   for (int d = E->ir->m->dim - 1; d >= 0; d--) {
     fputc('[', E->out);
     index_text(E->out, vars[d], off[d]);
@@ -103,8 +112,9 @@ static void field_read(CEmit *E, const IrNode *n) {
 }
 
 static void grid_value(CEmit *E, int bv) {
-  if (bv <= BV_K) fprintf(E->out, "(PetscReal)%s", builtin_values[bv].name);
-  else if (bv >= BV_NX) fprintf(E->out, "(PetscReal)%s%s", E->grid, builtin_values[bv].name);
+  const char *real = E->cuda ? "(double)" : "(PetscReal)";
+  if (bv <= BV_K) fprintf(E->out, "%s%s", real, builtin_values[bv].name);
+  else if (bv >= BV_NX) fprintf(E->out, "%s%s%s", real, E->grid, builtin_values[bv].name);
   else fprintf(E->out, "%s%s", E->grid, builtin_values[bv].name);
 }
 
@@ -182,7 +192,7 @@ static bool local_taken(const CEmit *E, const char *s) {
     if (strcmp(E->locals[i], s) == 0) return true;
   static const char *const fixed[] = {
     "info", "x", "f", "user", "i", "j", "k", "v", "a", "p", "J", "X", "F", "s", "r", "c",
-    "nrows", "sgdia", "kind", "ierr", "da", "snes",
+    "nrows", "sgdia", "kind", "ierr", "da", "snes", "ctx", "IX", "n", "threads",
   };
   for (int i = 0; i < COUNT_OF(fixed); i++)
     if (strcmp(fixed[i], s) == 0) return true;
@@ -246,7 +256,7 @@ int emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const cha
     if (!seen[r] || leaf(n) || n->uniform != uniform || E->name[r]) continue;
     if (uses[r] < 2 && !ir->hint[r]) continue;
     E->name[r] = (char *)new_local(E, ir->hint[r]);
-    fprintf(E->out, "%sconst PetscScalar %s = ", indent, E->name[r]);
+    fprintf(E->out, "%sconst %s %s = ", indent, E->cuda ? "double" : "PetscScalar", E->name[r]);
     expr(E, r, -1);
     fputs(";\n", E->out);
     named[count++] = r;

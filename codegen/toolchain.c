@@ -290,6 +290,8 @@ static int from_pkg_config(Toolchain *t, const char *at, const char *pcdir, char
   return rc;
 }
 
+static void find_cuda(Toolchain *t, const char *dir, const char *vars_path);
+
 /* The value of the last `NAME = value` line of a make fragment, malloc'd;
    NULL when there is none. */
 static char *make_var(const char *text, const char *name) {
@@ -423,6 +425,7 @@ static int find_at_petsc_dir(Toolchain *t, const char *pdir, const char *parch, 
     }
     if (rc != 0 && has_vars) rc = from_petscvariables(t, cand[i], vars, err, errsize);
     else if (rc != 0 && has_pc) rc = -1;
+    if (rc == 0 && has_vars) find_cuda(t, cand[i], vars);
     free(pcdir);
     free(pc);
     free(vars);
@@ -487,6 +490,9 @@ void tc_free(Toolchain *t) {
   free(t->cflags);
   for (int i = 0; i < t->nlibs; i++) free(t->libs[i]);
   free(t->libs);
+  for (int i = 0; i < t->ncuflags; i++) free(t->cuflags[i]);
+  free(t->cuflags);
+  free(t->nvcc);
   free(t->petsc_desc);
   memset(t, 0, sizeof *t);
 }
@@ -681,4 +687,69 @@ int tc_move_file(const char *from, const char *to, char *err, size_t errsize) {
   else unlink(tmp);
   free(tmp);
   return rc;
+}
+
+/* A PETSc configured with CUDA says so in its petscconf.h; its
+   petscvariables name the CUDA compiler, its flags (the GPU architecture
+   among them) and the CUDA libraries the program links with. */
+static void find_cuda(Toolchain *t, const char *dir, const char *vars_path) {
+  char *conf_path = xprintf("%s/include/petscconf.h", dir);
+  char *conf = read_file(conf_path);
+  char *vars = conf && strstr(conf, "#define PETSC_HAVE_CUDA 1") ? read_file(vars_path) : NULL;
+  char *nvcc = vars ? make_var(vars, "CUDAC") : NULL;
+  if (nvcc && *nvcc && !strchr(nvcc, '$')) {
+    char *flags = make_var(vars, "CUDAC_FLAGS"), *inc = make_var(vars, "CUDA_INCLUDE"), *lib = make_var(vars, "CUDA_LIB");
+    t->cuda = true;
+    t->nvcc = first_word(nvcc);
+    if (flags && !strchr(flags, '$')) add_words(&t->cuflags, &t->ncuflags, flags);
+    if (inc && !strchr(inc, '$')) {
+      add_words(&t->cuflags, &t->ncuflags, inc);
+      add_words(&t->cflags, &t->ncflags, inc);
+    }
+    if (lib && !strchr(lib, '$')) add_words(&t->libs, &t->nlibs, lib);
+    free(flags);
+    free(inc);
+    free(lib);
+  }
+  free(nvcc);
+  free(vars);
+  free(conf);
+  free(conf_path);
+}
+
+int tc_compile_cuda(const Toolchain *t, const char *source, const char *include_dir, const char *object,
+                    const char *log_path, char *err, size_t errsize) {
+  int n = 0;
+  char **argv = xrealloc(NULL, (size_t)(t->ncuflags + 10) * sizeof *argv);
+  argv[n++] = t->nvcc;
+  for (int i = 0; i < t->ncuflags; i++) argv[n++] = t->cuflags[i];
+  if (include_dir) {
+    argv[n++] = "-I";
+    argv[n++] = (char *)include_dir;
+  }
+  argv[n++] = "-c";
+  argv[n++] = (char *)source;
+  argv[n++] = "-o";
+  argv[n++] = (char *)object;
+  argv[n] = NULL;
+  int status = -1;
+  int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (log < 0) {
+    seterr(err, errsize, "cannot create the build log %s: %s", log_path, strerror(errno));
+    free(argv);
+    return -1;
+  }
+  write_command(log, argv);
+  pid_t pid;
+  int rc = spawn(argv, NULL, log, log, &pid);
+  close(log);
+  int ws;
+  if (rc) seterr(err, errsize, "cannot run the CUDA compiler '%s': %s", t->nvcc, strerror(rc));
+  else if (wait_child(pid, &ws) < 0) seterr(err, errsize, "cannot wait for '%s': %s", t->nvcc, strerror(errno));
+  else {
+    status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+    if (status) seterr(err, errsize, "the CUDA compiler '%s' failed (exit status %d); its output is in %s", t->nvcc, status, log_path);
+  }
+  free(argv);
+  return status;
 }

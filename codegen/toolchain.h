@@ -9,6 +9,7 @@
 #ifndef STN_TOOLCHAIN_H
 #define STN_TOOLCHAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct Toolchain {
@@ -16,6 +17,12 @@ typedef struct Toolchain {
   char **cflags;  int ncflags;   /* include dirs, defines: each one argv word */
   char **libs;    int nlibs;     /* -L/-l/-Wl words */
   char  *petsc_desc;             /* for messages: "PETSc 3.18.5 (pkg-config)", "PETSc at DIR (petscvariables)" */
+  /* When PETSc was configured with CUDA (PETSC_HAVE_CUDA in its petscconf.h):
+     its CUDA compiler and flags (CUDAC, CUDAC_FLAGS, CUDA_INCLUDE from
+     petscvariables); CUDA_LIB is added to libs. */
+  bool   cuda;
+  char  *nvcc;
+  char **cuflags; int ncuflags;
 } Toolchain;
 
 /* Finds PETSc. With PETSC_DIR set: $PETSC_DIR/$PETSC_ARCH, then $PETSC_DIR
@@ -40,6 +47,11 @@ int   tc_build(const Toolchain *t, const char *const *sources, int nsources, con
                const char *output, const char *log_path, char *err, size_t errsize);
 
 void  tc_free(Toolchain *t);
+/* Compiles one CUDA source into object with t's CUDA compiler:
+     NVCC CUFLAGS -I include_dir -c source -o object
+   output to log_path. Returns as tc_build. */
+int   tc_compile_cuda(const Toolchain *t, const char *source, const char *include_dir, const char *object,
+                      const char *log_path, char *err, size_t errsize);
 
 /* Runs argv (no shell; argv[0] searched in PATH) with environment envp
    (NULL: this process's), stdin from /dev/null and stderr discarded, and

@@ -6,6 +6,7 @@
 #   tests/ast/NAME.ast      the exact --dump-ast output for examples/NAME.stn
 #   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn
 #   tests/emit/NAME.c       the exact generated C for examples/NAME.stn (a few)
+#   nvcc                    compiles every example's CUDA kernels and the runtime's
 #   tests/cli.sh            command-line behaviour and hostile inputs
 #   tests/runtime/run.sh    the SG-DIA matrix against AIJ, on 1, 2, 4 ranks
 #   tests/petsc/compare.sh  bratu2d, sfi3d, cavity against PETSc's ex5, ex14, ex19
@@ -71,6 +72,20 @@ for c in tests/emit/*.c; do
   if ! diff -u "$c" "$tmp/emit/$name.c" >"$tmp/diff"; then bad "$name: generated C differs"; head -40 "$tmp/diff"; continue; fi
   ok
 done
+
+# The CUDA sources (the runtime's and every example's kernels) are compiled
+# by nvcc even here, without a GPU or a CUDA PETSc, so they cannot rot.
+if command -v nvcc >/dev/null 2>&1; then
+  for stn in examples/*.stn; do
+    name=$(basename "$stn" .stn)
+    rm -rf "$tmp/cu"
+    "$STENCILC" "$stn" -o "$tmp/prog" --emit-dir "$tmp/cu" >"$tmp/err" 2>&1 || { bad "$stn: -o failed"; cat "$tmp/err"; continue; }
+    if (cd "$tmp/cu" && for cu in *.cu; do nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c "$cu" -o "${cu%.cu}.o" || exit 1; done) >"$tmp/nvcc" 2>&1 && ! [ -s "$tmp/nvcc" ]; then ok
+    else bad "$name: nvcc on the CUDA sources failed or warned"; head -20 "$tmp/nvcc"; fi
+  done
+else
+  echo "note: nvcc not found; the CUDA sources were not compiled"
+fi
 
 # Command line and hostile inputs.
 if sh tests/cli.sh "$STENCILC" "$tmp"; then ok; else bad "tests/cli.sh"; fi

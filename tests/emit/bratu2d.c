@@ -35,15 +35,11 @@ static char help[] = "Solves the equations of bratu2d.stn with PETSc's Newton-Kr
 #include <petscsnes.h>
 
 #include "stnrt.h" /* the SG-DIA matrix and the solve report */
+#include "bratu2d.h" /* Field, KernelCtx, NSTENCIL, DOF: shared with the CUDA kernels */
 
-#if defined(PETSC_USE_COMPLEX)
-#error "stencilc programs need PETSc built with real scalars"
+#if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
+#error "stencilc programs need PETSc built with real double-precision scalars"
 #endif
-
-/* The unknowns at one grid point, in the order of the .stn's fields. */
-typedef struct {
-  PetscScalar u;
-} Field;
 
 /* Application context: the grid and the parameters. */
 typedef struct {
@@ -52,13 +48,12 @@ typedef struct {
   PetscReal hx, hy; /* grid spacing */
   PetscReal par; /* Bratu parameter lambda, bratu2d.stn:18 */
   Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
+  PetscBool gpu;            /* residual and Jacobian on the GPU (-stn_device gpu) */
   PetscBool check_jacobian; /* -stn_check_jacobian */
 } AppCtx;
 
 /* The Jacobian's block diagonals: the neighbours the equations couple (stencil
    analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */
-#define NSTENCIL 5
-#define DOF      1
 static const PetscInt stencil_offsets[NSTENCIL][3] = {
   {0, -1, 0},
   {-1, 0, 0},
@@ -166,6 +161,81 @@ static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field **x, Fi
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if defined(PETSC_HAVE_CUDA)
+/* The kernels' view of the grid, this rank's boxes and the parameters. */
+static void SetKernelCtx(const AppCtx *user, const DMDALocalInfo *info, KernelCtx *ctx)
+{
+  ctx->nx = (int)user->nx;
+  ctx->hx = user->hx;
+  ctx->xs = (int)info->xs;
+  ctx->xm = (int)info->xm;
+  ctx->gxs = (int)info->gxs;
+  ctx->gxm = (int)info->gxm;
+  ctx->ny = (int)user->ny;
+  ctx->hy = user->hy;
+  ctx->ys = (int)info->ys;
+  ctx->ym = (int)info->ym;
+  ctx->gys = (int)info->gys;
+  ctx->gym = (int)info->gym;
+  ctx->par = user->par;
+}
+
+/* The residual on the GPU: ghost exchange between CUDA vectors, then one kernel. */
+static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)
+{
+  DMDALocalInfo      info;
+  KernelCtx          ctx;
+  Vec                Xloc;
+  const PetscScalar *x;
+  PetscScalar       *f;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetLocalInfo(user->da, &info));
+  SetKernelCtx(user, &info, &ctx);
+  PetscCall(DMGetLocalVector(user->da, &Xloc));
+  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(VecCUDAGetArrayRead(Xloc, &x));
+  PetscCall(VecCUDAGetArrayWrite(F, &f));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the residual kernel failed");
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuFlops(23.0 * info.xm * info.ym));
+  PetscCall(VecCUDARestoreArrayWrite(F, &f));
+  PetscCall(VecCUDARestoreArrayRead(Xloc, &x));
+  PetscCall(DMRestoreLocalVector(user->da, &Xloc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */
+static PetscErrorCode FormJacobianGPU(AppCtx *user, Vec X)
+{
+  DMDALocalInfo      info;
+  KernelCtx          ctx;
+  Vec                Xloc;
+  const PetscScalar *x;
+  PetscScalar       *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetLocalInfo(user->da, &info));
+  SetKernelCtx(user, &info, &ctx);
+  PetscCall(DMGetLocalVector(user->da, &Xloc));
+  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(VecCUDAGetArrayRead(Xloc, &x));
+  PetscCall(MatSGDIAGetArrayDevice(user->J, &a));
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian kernel failed");
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(MatSGDIARestoreArrayDevice(user->J, &a));
+  PetscCall(VecCUDARestoreArrayRead(Xloc, &x));
+  PetscCall(DMRestoreLocalVector(user->da, &Xloc));
+  PetscCall(MatAssemblyBegin(user->J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(user->J, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 /* The residual for SNES: ghost exchange, then FormFunctionLocal. */
 static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)
 {
@@ -176,6 +246,12 @@ static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)
   Field       **f;
 
   PetscFunctionBeginUser;
+#if defined(PETSC_HAVE_CUDA)
+  if (user->gpu) {
+    PetscCall(FormFunctionGPU(user, X, F));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(DMDAGetLocalInfo(user->da, &info));
   PetscCall(DMGetLocalVector(user->da, &Xloc));
   PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
@@ -292,6 +368,12 @@ static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
   const Field **x;
 
   PetscFunctionBeginUser;
+#if defined(PETSC_HAVE_CUDA)
+  if (user->gpu) {
+    PetscCall(FormJacobianGPU(user, X));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(DMDAGetLocalInfo(user->da, &info));
   PetscCall(DMGetLocalVector(user->da, &Xloc));
   PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
@@ -345,8 +427,8 @@ int main(int argc, char **argv)
   Vec                 X;
   Mat                 P = NULL;
   SNESConvergedReason reason;
-  const char         *mat_types[] = {"sgdia", "aij"};
-  PetscInt            mat_type = 0;
+  const char         *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"};
+  PetscInt            mat_type = 0, device = 0;
   PetscBool           output;
   char                path[PETSC_MAX_PATH_LEN] = "";
 
@@ -356,6 +438,10 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "stencilc program options", "");
   PetscCall(PetscOptionsEList("-stn_mat_type", "Storage of the Jacobian", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));
+#if defined(PETSC_HAVE_CUDA)
+  device = StnCUDADevicePresent() ? 1 : 0; /* the GPU when there is one */
+#endif
+  PetscCall(PetscOptionsEList("-stn_device", "Where the residual, Jacobian and vectors live", NULL, devices, 2, devices[device], &device, NULL));
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, path, path, sizeof path, &output));
   PetscOptionsEnd();
 
@@ -363,6 +449,11 @@ int main(int argc, char **argv)
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 4, 4, PETSC_DECIDE, PETSC_DECIDE, DOF, 1, NULL, NULL, &user.da));
   PetscCall(DMSetFromOptions(user.da));
   PetscCall(DMSetUp(user.da));
+  user.gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;
+#if !defined(PETSC_HAVE_CUDA)
+  PetscCheck(!user.gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-stn_device gpu needs a PETSc configured with CUDA");
+#endif
+  if (user.gpu) PetscCall(DMSetVecType(user.da, VECCUDA)); /* vectors, ghost exchange and solver on the GPU */
   PetscCall(DMDASetFieldName(user.da, 0, "u"));
   PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, &user.ny, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
   PetscCheck(user.nx >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
@@ -387,7 +478,9 @@ int main(int argc, char **argv)
   PetscCall(SNESSetJacobian(snes, user.J, user.J, FormJacobian, &user));
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, size == 1 ? PCILU : PCBJACOBI)); /* PETSc's default; -pc_type overrides it */
+  /* Defaults (-pc_type overrides them): Jacobi on the GPU, where SG-DIA serves it; on CPUs
+     PETSc's own default, ILU (block Jacobi in parallel), on an AIJ copy. */
+  PetscCall(PCSetType(pc, user.gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));
   PetscCall(SNESSetFromOptions(snes));
   PetscCall(SetUpJacobian(snes, &user, &P));
 

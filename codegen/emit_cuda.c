@@ -1,0 +1,159 @@
+/*
+** emit_cuda.c: the GPU side of the generated program. NAME.h is shared by
+** NAME.c and NAME.cu: the Field struct, the KernelCtx that carries the
+** grid, the boxes and the parameters to the kernels by value, and the
+** launchers. NAME.cu holds one kernel for the residual and one for the
+** Jacobian, one thread per owned grid point, with the same switch over
+** kinds of points and the same expression text as the C version (field
+** reads go through IX(), the index in the ghosted local array), so the two
+** diff cleanly. The Jacobian kernel writes its block row straight into
+** SG-DIA storage in device memory.
+**
+** The .cu includes no PETSc header, so nvcc compiles it wherever CUDA is
+** installed (CI compiles it without a GPU or a CUDA PETSc).
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "emit_int.h"
+#include "util.h"
+
+static const char *const ij[MAX_DIM] = {"i", "j", "k"};
+
+static void guard_name(const Program *P, char *buf, size_t size) {
+  snprintf(buf, size, "STN_%s", P->o->h_name);
+  for (char *c = buf; *c; c++) *c = (*c >= 'a' && *c <= 'z') ? (char)(*c - 32) : (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_';
+}
+
+void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
+  Program Pr, *P = &Pr;
+  emit_program_init(P, ir, o, out);
+  const Model *m = ir->m;
+  char guard[256];
+  guard_name(P, guard, sizeof guard);
+  fprintf(out, "/*\n * %s: generated from %s by stencilc %s: what the C program and its CUDA\n"
+               " * kernels share. Values are doubles on both sides.\n */\n",
+          o->h_name, o->stn_name, STENCILC_VERSION);
+  fprintf(out, "#ifndef %s\n#define %s\n\n", guard, guard);
+  fprintf(out, "#define NSTENCIL %d /* block diagonals of the Jacobian */\n#define DOF      %d /* unknowns per grid point */\n\n",
+          ir->nstencil, m->nfields);
+  fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
+  for (int f = 0; f < m->nfields; f++) {
+    fprintf(out, "  double %s;", P->E.field[f]);
+    if (m->fields[f].desc) fprintf(out, " /* %s */", m->fields[f].desc);
+    fputc('\n', out);
+  }
+  fputs("} Field;\n\n", out);
+  fputs("/* What a kernel needs, passed by value: the grid, this rank's boxes, the parameters. */\ntypedef struct {\n", out);
+  fputs("  int    ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", n%s" : "n%s", axis_names[d]);
+  fputs(";\n  double ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", h%s" : "h%s", axis_names[d]);
+  fputs(";\n", out);
+  for (int i = 0; i < m->nparams; i++) fprintf(out, "  double %s;\n", P->E.param[i]);
+  fputs("  int    ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", %ss, %sm" : "%ss, %sm", axis_names[d], axis_names[d]);
+  fputs(";   /* owned box: first index and count per direction */\n  int    ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", g%ss, g%sm" : "g%ss, g%sm", axis_names[d], axis_names[d]);
+  fputs("; /* ghosted box of the local vector x */\n} KernelCtx;\n\n", out);
+  fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+        "/* Each returns 0 or the CUDA error of its launch. */\n"
+        "int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f);\n"
+        "int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a);\n"
+        "#ifdef __cplusplus\n}\n#endif\n\n", out);
+  fprintf(out, "#endif\n");
+  emit_program_free(P);
+}
+
+/* i, j, k of the thread's owned point p (x fastest). */
+static void point_indices(const Program *P) {
+  FILE *out = P->out;
+  int dim = P->m->dim;
+  fputs("  const int n = ctx.xm", out);
+  if (dim > 1) fputs(" * ctx.ym", out);
+  if (dim > 2) fputs(" * ctx.zm", out);
+  fputs(";\n  const int p = blockIdx.x * blockDim.x + threadIdx.x; /* the owned point, x fastest */\n\n"
+        "  if (p >= n) return;\n", out);
+  fputs("  const int i = ctx.xs + p % ctx.xm;\n", out);
+  if (dim == 2) fputs("  const int j = ctx.ys + p / ctx.xm;\n", out);
+  if (dim == 3)
+    fputs("  const int j = ctx.ys + (p / ctx.xm) % ctx.ym;\n  const int k = ctx.zs + p / (ctx.xm * ctx.ym);\n", out);
+}
+
+static void launcher(const Program *P, const char *name, const char *kernel, const char *out_type) {
+  FILE *out = P->out;
+  int dim = P->m->dim;
+  fprintf(out, "extern \"C\" int %s(const KernelCtx *ctx, const Field *x, %s)\n{\n", name, out_type);
+  fputs("  const int n = ctx->xm", out);
+  if (dim > 1) fputs(" * ctx->ym", out);
+  if (dim > 2) fputs(" * ctx->zm", out);
+  fputs(", threads = 256;\n\n  if (n == 0) return 0;\n", out);
+  fprintf(out, "  %s<<<(n + threads - 1) / threads, threads>>>(*ctx, x, %s);\n", kernel,
+          strstr(out_type, "Field") ? "f" : "a");
+  fputs("  return (int)cudaGetLastError();\n}\n\n", out);
+}
+
+void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
+  Program Pr, *P = &Pr;
+  emit_program_init(P, ir, o, out);
+  const Model *m = ir->m;
+  P->E.cuda = true;
+  P->E.grid = "ctx.";
+  P->E.params = "ctx.";
+  fprintf(out, "/*\n * %s.cu: generated from %s by stencilc %s: the residual and the Jacobian\n"
+               " * on the GPU, one thread per grid point. The expressions are those of the C\n"
+               " * version; x[IX(i - 1, j)] there is x[j][i - 1] in the C.\n */\n",
+          o->program, o->stn_name, STENCILC_VERSION);
+  fprintf(out, "#include <math.h>\n\n#include \"%s\"\n\n", o->h_name);
+  fputs("#define PETSC_PI       3.14159265358979323846\n#define PETSC_INFINITY INFINITY\n\n", out);
+  fputs("/* The index in the local (ghosted) array of the point (i, j, k). */\n#define IX(", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", %s_" : "%s_", ij[d]);
+  fputs(") (", out);
+  if (m->dim == 1) fputs("(i_) - ctx.gxs", out);
+  if (m->dim == 2) fputs("((j_) - ctx.gys) * ctx.gxm + ((i_) - ctx.gxs)", out);
+  if (m->dim == 3) fputs("(((k_) - ctx.gzs) * ctx.gym + ((j_) - ctx.gys)) * ctx.gxm + ((i_) - ctx.gxs)", out);
+  fputs(")\n\n", out);
+
+  /* PointKind, as in the C file. */
+  fputs("/* The kind of a grid point: per direction 0 low face, 1 inside, 2 high face. */\n"
+        "__device__ static inline int PointKind(const KernelCtx &ctx, ", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", int %s" : "int %s", ij[d]);
+  fputs(")\n{\n", out);
+  for (int d = 0; d < m->dim; d++) {
+    if (m->axes[d].periodic) fprintf(out, "  const int p%s = 1; /* periodic */\n  (void)%s;\n", axis_names[d], ij[d]);
+    else
+      fprintf(out, "  const int p%s = %s == 0 ? 0 : (%s == ctx.n%s - 1 ? 2 : 1);\n", axis_names[d], ij[d], ij[d],
+              axis_names[d]);
+  }
+  fputs("  return px", out);
+  if (m->dim > 1) fputs(" + 3 * py", out);
+  if (m->dim > 2) fputs(" + 9 * pz", out);
+  fputs(";\n}\n\n", out);
+
+  /* The residual. */
+  fputs("/* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from\n"
+        "   cache) and 8 written; compute is a few dozen flops per point. */\n"
+        "__global__ static void FormFunctionKernel(const KernelCtx ctx, const Field *__restrict__ x, Field *__restrict__ f)\n{\n", out);
+  point_indices(P);
+  emit_c_function_begin(&P->E);
+  emit_uniform_temps(P, emit_residual_roots);
+  emit_point_switch(P, W_RESIDUAL, emit_residual_roots, emit_residual_body, "  ");
+  fputs("}\n\n", out);
+  launcher(P, "FormFunctionCUDA", "FormFunctionKernel", "Field *f");
+
+  /* The Jacobian. */
+  fputs("/* The block row of every owned point, straight into SG-DIA storage a: column\n"
+        "   s*DOF + c, of height n*DOF, row p*DOF + r. Writes NSTENCIL*DOF*DOF doubles per\n"
+        "   point, coalesced across threads. */\n"
+        "__global__ static void FormJacobianKernel(const KernelCtx ctx, const Field *__restrict__ x, double *__restrict__ a)\n{\n", out);
+  point_indices(P);
+  fputs("  double v[NSTENCIL][DOF][DOF] = {};\n\n", out);
+  emit_c_function_begin(&P->E);
+  emit_uniform_temps(P, emit_jacobian_roots);
+  emit_point_switch(P, W_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, "  ");
+  fputs("#pragma unroll\n  for (int s = 0; s < NSTENCIL; s++)\n#pragma unroll\n    for (int c = 0; c < DOF; c++)\n"
+        "#pragma unroll\n      for (int r = 0; r < DOF; r++) a[((long)(s * DOF + c) * n + p) * DOF + r] = v[s][r][c];\n}\n\n",
+        out);
+  launcher(P, "FormJacobianCUDA", "FormJacobianKernel", "double *a");
+  emit_program_free(P);
+}

@@ -1,0 +1,40 @@
+/*
+** emit_int.h: what the C and CUDA emitters share (emit_c.c, emit_cuda.c):
+** the program being written and the switch over kinds of grid points.
+*/
+#ifndef STN_EMIT_INT_H
+#define STN_EMIT_INT_H
+
+#include "emit_c.h"
+
+typedef struct Program {
+  const Ir          *ir;
+  const Model       *m;
+  const EmitOptions *o;
+  FILE              *out;
+  CEmit              E;
+  Ref               *named;  /* scratch for emit_c_temps */
+  bool               any_given;  /* some Jacobian entry was written by the user */
+} Program;
+
+typedef enum What { W_RESIDUAL, W_JACOBIAN, W_INITIAL } What;
+
+typedef void (*CaseBody)(Program *P, int cls, const char *indent);
+typedef void (*CaseRoots)(const Program *P, int cls, Ref *roots, int *n);
+
+int  emit_line_of(const Program *P, const Node *n);
+int  emit_interior_class(const Model *m);
+void emit_index_args(const Program *P);
+void emit_residual_roots(const Program *P, int cls, Ref *roots, int *n);
+void emit_jacobian_roots(const Program *P, int cls, Ref *roots, int *n);
+void emit_residual_body(Program *P, int cls, const char *indent);
+void emit_jacobian_body(Program *P, int cls, const char *indent);
+/* The switch over kinds of points, one case per group of kinds sharing rules. */
+void emit_point_switch(Program *P, What what, CaseRoots roots_of, CaseBody body, const char *indent);
+/* Declares the values the same at every point, at function level. */
+int  emit_uniform_temps(Program *P, CaseRoots roots_of);
+/* Sets up P for ir (C names of fields and parameters); emit_program_free undoes it. */
+void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out);
+void emit_program_free(Program *P);
+
+#endif
