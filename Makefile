@@ -26,7 +26,7 @@ FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
 IR_SRC      = codegen/ir.c codegen/ir_lower.c codegen/ir_derive.c codegen/ir_eval.c codegen/ir_passes.c
 EMIT_SRC    = codegen/cnames.c codegen/emit_c_expr.c codegen/emit_c.c codegen/emit_cuda.c codegen/compile.c codegen/toolchain.c \
               codegen/runtime_files.c build/runtime_text.c
-RUNTIME_SRC = $(sort $(wildcard runtime/*.c runtime/*.h))
+RUNTIME_SRC = $(sort $(wildcard runtime/*.c runtime/*.h runtime/*.cu))
 DRIVER_SRC  = codegen/main.c $(IR_SRC) $(EMIT_SRC)
 HEADERS     = $(wildcard parser/*.h codegen/*.h) build/grammar.h
 

@@ -756,7 +756,7 @@ static void main_function(Program *P) {
   fputs("int main(int argc, char **argv)\n{\n"
         "  AppCtx              user;\n  SNES                snes;\n  KSP                 ksp;\n  PC                  pc;\n  PetscMPIInt         size;\n  Vec                 X;\n  Mat                 P = NULL;\n"
         "  SNESConvergedReason reason;\n  const char         *mat_types[] = {\"sgdia\", \"aij\"}, *devices[] = {\"cpu\", \"gpu\"};\n"
-        "  PetscInt            mat_type = 0, device = 0;\n  PetscBool           output;\n"
+        "  PetscInt            mat_type = 0, device = 0;\n  PetscLogStage       stage;\n  PetscBool           output;\n"
         "  char                path[PETSC_MAX_PATH_LEN] = \"\";\n\n", out);
   fputs("  /* ---- PETSc and the options ---- */\n"
         "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n  PetscCall(PetscMemzero(&user, sizeof user));\n"
@@ -824,11 +824,23 @@ static void main_function(Program *P) {
         "  /* Defaults (-pc_type overrides them): Jacobi on the GPU, where SG-DIA serves it; on CPUs\n"
         "     PETSc's own default, ILU (block Jacobi in parallel), on an AIJ copy. */\n"
         "  PetscCall(PCSetType(pc, user.gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));\n"
+        "#if defined(PETSC_HAVE_CUDA)\n"
+        "  /* PETSc's Jacobi checks the diagonal for zeros on the host; on the GPU that would copy\n"
+        "     it there and back at every Jacobian (-pc_jacobi_fixdiagonal turns it back on). */\n"
+        "  if (user.gpu) PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));\n"
+        "#endif\n"
         "  PetscCall(SNESSetFromOptions(snes));\n  PetscCall(SetUpJacobian(snes, &user, &P));\n\n", out);
 
   fputs("  /* ---- solve from the initial guess ---- */\n"
         "  PetscCall(DMCreateGlobalVector(user.da, &X));\n  PetscCall(PetscObjectSetName((PetscObject)X, \"solution\"));\n  PetscCall(FormInitialGuess(&user, X));\n"
+        "#if defined(PETSC_HAVE_CUDA)\n"
+        "  if (user.gpu) { /* move the guess to the GPU now, so that the solve copies nothing */\n"
+        "    const PetscScalar *x;\n\n    PetscCall(VecCUDAGetArrayRead(X, &x));\n    PetscCall(VecCUDARestoreArrayRead(X, &x));\n  }\n"
+        "#endif\n"
+        "  PetscCall(PetscLogStageRegister(\"Solve\", &stage)); /* -log_view shows the solve on its own */\n"
+        "  PetscCall(PetscLogStagePush(stage));\n"
         "  PetscCall(SNESSolve(snes, NULL, X));\n"
+        "  PetscCall(PetscLogStagePop());\n"
         "  PetscCall(SNESGetConvergedReason(snes, &reason));\n", out);
   fprintf(out, "  PetscCall(StnReportSolve(snes, \"%s\")); /* iterations, or why it failed */\n", P->o->program);
   fputs("  if (output && reason > 0) {\n    PetscViewer viewer;\n\n"

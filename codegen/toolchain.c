@@ -706,7 +706,21 @@ static void find_cuda(Toolchain *t, const char *dir, const char *vars_path) {
       add_words(&t->cuflags, &t->ncuflags, inc);
       add_words(&t->cflags, &t->ncflags, inc);
     }
+    /* The CUDA libraries of this machine, which may sit elsewhere than on
+       the machine PETSc was configured on (lib vs lib64). */
+    const char *home = getenv("CUDA_HOME");
+    char *cand[4] = {home ? xprintf("%s/lib64", home) : NULL, home ? xprintf("%s/lib", home) : NULL,
+                     xstrdup("/usr/local/cuda/lib64"), xstrdup("/usr/local/cuda/lib")};
+    for (int i = 0; i < 4; i++) {
+      if (cand[i] && exists(cand[i])) {
+        char *w = xprintf("-L%s -Wl,-rpath,%s", cand[i], cand[i]);
+        add_words(&t->libs, &t->nlibs, w);
+        free(w);
+      }
+      free(cand[i]);
+    }
     if (lib && !strchr(lib, '$')) add_words(&t->libs, &t->nlibs, lib);
+    add_words(&t->libs, &t->nlibs, "-lstdc++"); /* nvcc's objects are C++ */
     free(flags);
     free(inc);
     free(lib);

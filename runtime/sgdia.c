@@ -42,6 +42,7 @@
    the few owned layers the face rows read, rather than DMGlobalToLocal: that would also copy
    every owned entry, 16 to 24 bytes per row on top of the product's 72 (7-point, dof 1). */
 #include "sgdia.h"
+#include "sgdia_cuda.h" /* the device kernels (plain C interface; used only with CUDA) */
 #include <petscblaslapack.h>
 #include <string.h>
 
@@ -82,9 +83,53 @@ typedef struct {
   const PetscScalar **colx; /* nsten*dof matching input pointers (work) */
   PetscInt    *line;        /* 3*nsten: the offsets with a neighbour along a line, and where (work) */
   PetscLogDouble nnz;       /* stored entries whose neighbour exists: a product does 2*nnz flops */
+  /* On the GPU (the DMDA's vectors are CUDA vectors): the values live in device memory too.
+     host_stale / device_stale say which copy was written last; operations that read one side
+     bring it up to date first, so inside a GPU solve nothing crosses to the host. */
+  PetscBool    device;
+  PetscScalar *dvalues;     /* device copy of values */
+  PetscBool    host_stale, device_stale;
+  StnBox       box;         /* the layout, for the CUDA kernels */
 } SGDIA;
 
 static const char sgdia_query[] = "MatSGDIAGetContext_C";
+
+/* ---------------------------------------------------------------------------------------------
+   Host and device copies of the values (GPU runs only; on CPUs both calls do nothing)
+   --------------------------------------------------------------------------------------------- */
+
+/* Makes the host values current before the host reads them. */
+static PetscErrorCode SGDIASyncHost(SGDIA *A)
+{
+  PetscFunctionBeginUser;
+  (void)A; /* only GPU builds keep a second copy */
+#if defined(PETSC_HAVE_CUDA)
+  if (A->device && A->host_stale) {
+    PetscCheck(StnCUDAMemcpyDtoH(A->values, A->dvalues, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+    A->host_stale = PETSC_FALSE;
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Makes the device values current before a kernel reads them. */
+#if defined(PETSC_HAVE_CUDA)
+static PetscErrorCode SGDIASyncDevice(SGDIA *A)
+{
+  PetscFunctionBeginUser;
+  if (A->device && A->device_stale) {
+    PetscCheck(StnCUDAMemcpyHtoD(A->dvalues, A->values, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+    A->device_stale = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+/* The host values were changed: the device copy is out of date. */
+static void SGDIAHostChanged(SGDIA *A)
+{
+  if (A->device) A->device_stale = PETSC_TRUE;
+}
 
 /* ---------------------------------------------------------------------------------------------
    Boxes
@@ -382,6 +427,49 @@ PetscErrorCode MatIsSGDIA(Mat mat, PetscBool *flg)
    --------------------------------------------------------------------------------------------- */
 
 /* y = z + A x; z may be NULL (y = A x) or y itself. */
+#if defined(PETSC_HAVE_CUDA)
+/* y = A x or y = z + A x on the GPU: ghosts through DMGlobalToLocal on CUDA vectors when they
+   are needed (MPI or a periodic direction), else the global array itself. Roofline as the CPU
+   kernel: 8*(nsten*dof + 2) bytes and 2*nsten*dof flops per row. */
+static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y)
+{
+  const PetscScalar *xd, *zd = NULL;
+  PetscScalar       *yd;
+  Vec                xl = NULL, xin = x;
+  int                rc;
+
+  PetscFunctionBeginUser;
+  PetscCall(SGDIASyncDevice(A));
+  if (A->scatter) {
+    PetscCall(DMGetLocalVector(A->da, &xl));
+    PetscCall(DMGlobalToLocalBegin(A->da, x, INSERT_VALUES, xl));
+    PetscCall(DMGlobalToLocalEnd(A->da, x, INSERT_VALUES, xl));
+    xin = xl;
+  }
+  PetscCall(VecCUDAGetArrayRead(xin, &xd));
+  if (z == y) {
+    PetscCall(VecCUDAGetArray(y, &yd));
+    zd = yd;
+  } else {
+    PetscCall(VecCUDAGetArrayWrite(y, &yd));
+    if (z) PetscCall(VecCUDAGetArrayRead(z, &zd));
+  }
+  PetscCall(PetscLogGpuTimeBegin());
+  rc = StnSGDIAMultCUDA(&A->box, A->dvalues, xd, A->scatter ? 1 : 0, zd, yd, z ? 1 : 0, NULL);
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA product on the GPU: %s", StnCUDALastError());
+  if (z == y) PetscCall(VecCUDARestoreArray(y, &yd));
+  else {
+    if (z) PetscCall(VecCUDARestoreArrayRead(z, &zd));
+    PetscCall(VecCUDARestoreArrayWrite(y, &yd));
+  }
+  PetscCall(VecCUDARestoreArrayRead(xin, &xd));
+  if (xl) PetscCall(DMRestoreLocalVector(A->da, &xl));
+  PetscCall(PetscLogGpuFlops(2.0 * A->nnz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 static PetscErrorCode SGDIAApply(Mat mat, Vec x, Vec z, Vec y)
 {
   SGDIA             *A;
@@ -390,6 +478,12 @@ static PetscErrorCode SGDIAApply(Mat mat, Vec x, Vec z, Vec y)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
+#if defined(PETSC_HAVE_CUDA)
+  if (A->device) {
+    PetscCall(SGDIAApplyDevice(A, x, z, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(VecGetArrayRead(x, &xa));
   if (z == y) {
     PetscCall(VecGetArray(y, &ya));
@@ -453,6 +547,15 @@ static PetscErrorCode MatGetDiagonal_SGDIA(Mat mat, Vec d)
     PetscCall(VecSet(d, 0.0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+#if defined(PETSC_HAVE_CUDA)
+  if (A->device) {
+    PetscCall(SGDIASyncDevice(A));
+    PetscCall(VecCUDAGetArrayWrite(d, &da));
+    PetscCheck(StnSGDIADiagonalCUDA(&A->box, A->dvalues, (int)A->center, da, NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA diagonal on the GPU: %s", StnCUDALastError());
+    PetscCall(VecCUDARestoreArrayWrite(d, &da));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(VecGetArrayWrite(d, &da));
   for (PetscInt r = 0; r < A->dof; r++) {
     const PetscScalar *v = A->values + (A->center * A->dof + r) * A->nrows;
@@ -494,6 +597,7 @@ static PetscErrorCode MatInvertBlockDiagonal_SGDIA(Mat mat, const PetscScalar **
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
   dof = A->dof;
   PetscCheck(A->center >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "SG-DIA: no block diagonal at offset (0,0,0), so the point-block diagonal is zero and cannot be inverted");
   if (!A->invblock) PetscCall(PetscMalloc1(A->npoints * dof * dof, &A->invblock));
@@ -531,6 +635,12 @@ static PetscErrorCode MatZeroEntries_SGDIA(Mat mat)
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
   PetscCall(PetscArrayzero(A->values, A->nsten * A->dof * A->nrows));
+#if defined(PETSC_HAVE_CUDA)
+  if (A->device) {
+    PetscCheck(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+    A->host_stale = A->device_stale = PETSC_FALSE;
+  }
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -542,6 +652,8 @@ static PetscErrorCode MatScale_SGDIA(Mat mat, PetscScalar a)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
+  SGDIAHostChanged(A);
   n = A->nsten * A->dof * A->nrows;
   for (PetscInt e = 0; e < n; e++) A->values[e] *= a;
   PetscCall(PetscLogFlops(1.0 * n));
@@ -563,6 +675,8 @@ static PetscErrorCode MatShift_SGDIA(Mat mat, PetscScalar a)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
+  SGDIAHostChanged(A);
   PetscCall(SGDIACheckCenter(mat, A, "MatShift"));
   for (PetscInt r = 0; r < A->dof; r++) {
     PetscScalar *v = A->values + (A->center * A->dof + r) * A->nrows;
@@ -580,6 +694,8 @@ static PetscErrorCode MatDiagonalSet_SGDIA(Mat mat, Vec d, InsertMode mode)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
+  SGDIAHostChanged(A);
   PetscCall(SGDIACheckCenter(mat, A, "MatDiagonalSet"));
   PetscCheck(mode == INSERT_VALUES || mode == ADD_VALUES, PetscObjectComm((PetscObject)mat), PETSC_ERR_SUP, "SG-DIA: MatDiagonalSet takes INSERT_VALUES or ADD_VALUES");
   PetscCall(VecGetArrayRead(d, &da));
@@ -611,6 +727,9 @@ static PetscErrorCode MatCopy_SGDIA(Mat mat, Mat dest, MatStructure str)
   PetscCall(MatShellGetContext(mat, &A));
   PetscCall(SGDIAGetContext(dest, &B));
   PetscCheck(same_layout(A, B), PetscObjectComm((PetscObject)mat), PETSC_ERR_ARG_INCOMP, "SG-DIA: MatCopy needs two matrices on the same DMDA with the same offsets");
+  PetscCall(SGDIASyncHost(A));
+  PetscCall(SGDIASyncHost(B));
+  SGDIAHostChanged(B);
   PetscCall(PetscArraycpy(B->values, A->values, A->nsten * A->dof * A->nrows));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -655,6 +774,7 @@ PetscErrorCode MatSGDIACopyToAIJ(Mat mat, Mat B)
 
   PetscFunctionBeginUser;
   PetscCall(SGDIAGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
   PetscCall(MatIsSGDIA(B, &isSG));
   PetscCheck(!isSG, PetscObjectComm((PetscObject)mat), PETSC_ERR_ARG_WRONG, "MatSGDIACopyToAIJ: the destination is an SG-DIA matrix; use MatCopy");
   PetscCall(MatGetLocalSize(B, &m, &n));
@@ -747,6 +867,7 @@ static PetscErrorCode MatView_SGDIA(Mat mat, PetscViewer viewer)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (isascii && (format == PETSC_VIEWER_ASCII_INFO || format == PETSC_VIEWER_ASCII_INFO_DETAIL)) {
@@ -799,6 +920,7 @@ PetscErrorCode MatSGDIAGetArray(Mat mat, PetscScalar **values)
 
   PetscFunctionBeginUser;
   PetscCall(SGDIAGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
   *values = A->values;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -813,6 +935,7 @@ PetscErrorCode MatSGDIARestoreArray(Mat mat, PetscScalar **values)
   PetscFunctionBeginUser;
   PetscCall(SGDIAGetContext(mat, &A));
   PetscCheck(*values == A->values, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MatSGDIARestoreArray: not the array MatSGDIAGetArray returned");
+  SGDIAHostChanged(A);
   *values = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -846,6 +969,9 @@ static PetscErrorCode MatDestroy_SGDIA(Mat mat)
   PetscCall(PetscFree3(A->offsets, A->lin_owned, A->lin_ghost));
   PetscCall(PetscFree3(A->colv, A->colx, A->line));
   PetscCall(PetscFree(A->values));
+#if defined(PETSC_HAVE_CUDA)
+  if (A->dvalues) PetscCheck(StnCUDAFree(A->dvalues) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+#endif
   PetscCall(PetscFree(A->invblock));
   PetscCall(PetscFree(A));
   PetscCall(PetscObjectComposeFunction((PetscObject)mat, sgdia_query, NULL));
@@ -1016,6 +1142,58 @@ static PetscErrorCode SGDIASetOperations(Mat mat)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if defined(PETSC_HAVE_CUDA)
+/* Device memory for the values and the layout the kernels need. */
+static PetscErrorCode SGDIASetUpDevice(SGDIA *A)
+{
+  PetscInt        M, N, P;
+  DMBoundaryType  bt[3];
+  size_t          bytes = sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows);
+
+  PetscFunctionBeginUser;
+  PetscCheck(A->nsten <= STN_MAX_STEN, PETSC_COMM_SELF, PETSC_ERR_SUP, "SG-DIA on the GPU: at most %d block diagonals", STN_MAX_STEN);
+  PetscCall(DMDAGetInfo(A->da, NULL, &M, &N, &P, NULL, NULL, NULL, NULL, NULL, &bt[0], &bt[1], &bt[2], NULL));
+  A->box.dim = (int)A->dim;
+  A->box.dof = (int)A->dof;
+  A->box.nsten = (int)A->nsten;
+  A->box.xs = (int)A->owned.s[0], A->box.ys = (int)A->owned.s[1], A->box.zs = (int)A->owned.s[2];
+  A->box.xm = (int)A->owned.m[0], A->box.ym = (int)A->owned.m[1], A->box.zm = (int)A->owned.m[2];
+  A->box.gxs = (int)A->ghost.s[0], A->box.gys = (int)A->ghost.s[1], A->box.gzs = (int)A->ghost.s[2];
+  A->box.gxm = (int)A->ghost.m[0], A->box.gym = (int)A->ghost.m[1], A->box.gzm = (int)A->ghost.m[2];
+  A->box.mx = (int)M, A->box.my = (int)N, A->box.mz = (int)P;
+  for (int d = 0; d < 3; d++) A->box.periodic[d] = d < A->dim && bt[d] == DM_BOUNDARY_PERIODIC;
+  for (PetscInt e = 0; e < 3 * A->nsten; e++) A->box.off[e] = (int)A->offsets[e];
+  PetscCheck(StnCUDAMalloc((void **)&A->dvalues, bytes) == 0, PETSC_COMM_SELF, PETSC_ERR_MEM, "SG-DIA on the GPU: %s", StnCUDALastError());
+  PetscCheck(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+  A->device = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatSGDIAGetArrayDevice(Mat mat, PetscScalar **values)
+{
+  SGDIA *A;
+
+  PetscFunctionBeginUser;
+  PetscCall(SGDIAGetContext(mat, &A));
+  PetscCheck(A->device, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MatSGDIAGetArrayDevice: this SG-DIA matrix lives on the host (its DMDA's vectors are not CUDA vectors)");
+  PetscCall(SGDIASyncDevice(A));
+  *values = A->dvalues;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatSGDIARestoreArrayDevice(Mat mat, PetscScalar **values)
+{
+  SGDIA *A;
+
+  PetscFunctionBeginUser;
+  PetscCall(SGDIAGetContext(mat, &A));
+  PetscCheck(*values == A->dvalues, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MatSGDIARestoreArrayDevice: not the array MatSGDIAGetArrayDevice returned");
+  A->host_stale = PETSC_TRUE; /* the kernels wrote the device copy */
+  *values = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 PetscErrorCode MatCreateSGDIA(DM da, PetscInt nsten, const PetscInt offsets[], Mat *mat)
 {
   SGDIA   *A;
@@ -1046,6 +1224,15 @@ PetscErrorCode MatCreateSGDIA(DM da, PetscInt nsten, const PetscInt offsets[], M
   PetscCall(SGDIASetOperations(*mat));
   PetscCall(DMGetVecType(da, &vtype));
   PetscCall(MatShellSetVecType(*mat, vtype));
+#if defined(PETSC_HAVE_CUDA)
+  {
+    PetscBool cuda;
+    PetscCall(PetscStrbeginswith(vtype, VECCUDA, &cuda));
+    if (!cuda) PetscCall(PetscStrbeginswith(vtype, VECSEQCUDA, &cuda));
+    if (!cuda) PetscCall(PetscStrbeginswith(vtype, VECMPICUDA, &cuda));
+    if (cuda) PetscCall(SGDIASetUpDevice(A));
+  }
+#endif
   PetscCall(MatSetUp(*mat));
   /* As DMCreateMatrix does, so that MatConvert passes the grid on to the AIJ copy. */
   PetscCall(DMDAGetGhostCorners(da, &stencil_starts[0], &stencil_starts[1], &stencil_starts[2], &stencil_dims[0], &stencil_dims[1], &stencil_dims[2]));

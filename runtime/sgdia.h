@@ -38,4 +38,12 @@ PetscErrorCode MatIsSGDIA(Mat A, PetscBool *flg);
    (B keeps its nonzero pattern; entries of A outside the domain are skipped). Assembles B. */
 PetscErrorCode MatSGDIACopyToAIJ(Mat A, Mat B);
 
+#if defined(PETSC_HAVE_CUDA)
+/* With CUDA vectors (DMSetVecType(da, VECCUDA) before MatCreateSGDIA) the values live in
+   device memory as well; the Jacobian kernels write them there. After the restore call
+   MatAssemblyBegin/End, as for the host array. */
+PetscErrorCode MatSGDIAGetArrayDevice(Mat A, PetscScalar **values);
+PetscErrorCode MatSGDIARestoreArrayDevice(Mat A, PetscScalar **values);
+#endif
+
 #endif

@@ -15,6 +15,7 @@
 #endif
 
 #include "sgdia.h"
+#include "sgdia_cuda.h" /* StnCUDADevicePresent */
 
 /* Prints how the solve ended: the Newton iterations and the final
    residual norm, or, when it failed, why, in words, with what to try. */

@@ -1,0 +1,418 @@
+/* sgdia_cuda.cu: the SG-DIA matrix-vector product (and diagonal, zero) on a CUDA device.
+
+   The storage is that of sgdia.h and sgdia.c; the C API is in sgdia_cuda.h. This file includes
+   no PETSc header, so nvcc compiles it anywhere; the PETSc side passes raw device pointers.
+
+   Kernel design. One thread per row (point p, component r), t = p*dof + r: for dof 1 one thread
+   per point. Consecutive threads are consecutive rows, so every load of a block column,
+   A[(s*dof + c)*nrows + t], is coalesced: a warp reads 256 contiguous bytes per (s, c). The dof
+   threads of one point read the same x entries (a broadcast inside the warp, served by L1).
+   One thread per point computing all dof rows was the alternative; it would read A with a
+   stride of dof doubles per thread (each warp load spread over dof times more lines) and need dof
+   accumulators, for the one saving of dof-1 repeated x loads that L1 absorbs anyway.
+
+   dof and the number of block diagonals are template parameters for the common cases
+   (dof 1-4; nsten 5, 7, 9, 13, 19, 25, 27), so the loops unroll into straight-line code whose
+   loads are independent of each other (ptxas hoists them ahead of the multiplies as registers
+   allow); other sizes run the same code with run-time bounds. The offsets
+   and the box sizes travel in the kernel's parameter block (Geometry, below): reading them costs
+   constant-cache hits, no memory traffic and no extra allocation.
+
+   Boundaries. A warp whose points all have every neighbour inside x's box (and inside the domain,
+   or wrapped by the ghosts) takes the fast path: neighbour s of a point at x-index b is at
+   b + lin[s]. A warp with any point near the edge of the domain or of x's box takes the checked
+   path for all its threads (a warp vote, so the two paths never diverge inside a warp): each
+   neighbour's coordinates are tested, neighbours outside a non-periodic edge are skipped (neither
+   their A entry nor x is read), and, for the owned-box layout, periodic neighbours are wrapped.
+
+   Roofline of one product y = A x, per row (8-byte doubles; x's neighbours from cache):
+     bytes: 8*nsten*dof of A (each read once, streamed) + 8 of x + 8 of y = 8*(nsten*dof + 2);
+            with add (y = w + A x) 8 more for w;
+     flops: 2*nsten*dof (one FMA per stored entry whose neighbour exists).
+   E.g. 7-point star, dof 1: 72 bytes and 14 flops per row (0.19 flop/byte): memory-bound by far;
+   27-point box, dof 1: 232 bytes; 7-point star, dof 4: 240 bytes and 56 flops per row. */
+#include "sgdia_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+
+namespace {
+
+constexpr int kBlock = 256; /* threads per block: 8 warps, up to 8 blocks per SM */
+
+/* Unrolling in the functions that the host compiler sees too (it does not know the pragma). */
+#ifdef __CUDA_ARCH__
+  #define STN_UNROLL _Pragma("unroll")
+#else
+  #define STN_UNROLL
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+   Errors
+   --------------------------------------------------------------------------------------------- */
+
+char last_message[512] = "no error";
+
+/* Records err (with a message for the user) and returns it. */
+__attribute__((format(printf, 2, 3))) int fail(int err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_message, sizeof last_message, fmt, ap);
+  va_end(ap);
+  return err;
+}
+
+/* Records a CUDA error from call `what`, or nothing on success; returns err. */
+int check(cudaError_t err, const char *what)
+{
+  if (err == cudaSuccess) return 0;
+  return fail((int)err, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+/* ---------------------------------------------------------------------------------------------
+   The geometry a kernel needs, worked out once per call by the launcher
+   --------------------------------------------------------------------------------------------- */
+
+/* Passed by value (about 2 KB of the 4 KB parameter space): read through the constant cache. */
+struct Geometry {
+  int nrows, dof, nsten;
+  int s[3], m[3];                 /* owned box: first index and extent per direction */
+  int b[3], bm[3];                /* the box x is laid out in (ghosted or owned) */
+  int n[3];                       /* global grid size */
+  int skip[3];                    /* 1: neighbours beyond 0..n-1 do not exist (non-periodic) */
+  int wrap[3];                    /* 1: neighbours beyond 0..n-1 are wrapped by -+n (owned layout) */
+  int fast_lo[3], fast_hi[3];     /* points with fast_lo <= i < fast_hi in every direction have all
+                                     their neighbours, at b + lin[s] in x's box */
+  int lin[STN_MAX_STEN];          /* offset of block diagonal s, linear in x's box */
+  int off[3 * STN_MAX_STEN];      /* di, dj, dk of block diagonal s */
+};
+
+/* Checks the box and fills g; returns 0 or a recorded cudaErrorInvalidValue. for_x: also check
+   (and work out) where x's values are, for a product; without it only the rows are set up. */
+int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
+{
+  const int bad = (int)cudaErrorInvalidValue;
+  const char axis[3] = {'x', 'y', 'z'};
+  int dmin[3] = {0, 0, 0}, dmax[3] = {0, 0, 0};
+
+  if (!box) return fail(bad, "StnSGDIA: no box");
+  if (box->dim < 1 || box->dim > 3) return fail(bad, "StnSGDIA: dim is %d; it must be 1, 2 or 3", box->dim);
+  if (box->dof < 1) return fail(bad, "StnSGDIA: dof is %d; it must be at least 1", box->dof);
+  if (box->nsten < 1 || box->nsten > STN_MAX_STEN) return fail(bad, "StnSGDIA: nsten is %d; it must be 1 to %d", box->nsten, STN_MAX_STEN);
+  *g = Geometry{};
+  g->dof   = box->dof;
+  g->nsten = box->nsten;
+  {
+    const int s[3] = {box->xs, box->ys, box->zs}, m[3] = {box->xm, box->ym, box->zm};
+    const int gs[3] = {box->gxs, box->gys, box->gzs}, gm[3] = {box->gxm, box->gym, box->gzm};
+    const int n[3] = {box->mx, box->my, box->mz};
+    for (int d = 0; d < 3; d++) {
+      const bool has = d < box->dim;
+      g->s[d]        = has ? s[d] : 0;
+      g->m[d]        = has ? m[d] : 1;
+      g->n[d]        = has ? n[d] : 1;
+      g->b[d]        = !has ? 0 : ghosted ? gs[d] : s[d];
+      g->bm[d]       = !has ? 1 : ghosted ? gm[d] : m[d];
+      const bool per = has && box->periodic[d];
+      g->skip[d]     = !per;
+      g->wrap[d]     = per && !ghosted;
+      if (g->n[d] < 1 || g->m[d] < 0 || g->s[d] < 0 || g->s[d] > g->n[d] - g->m[d])
+        return fail(bad, "StnSGDIA: the owned box %d..%d in %c does not lie in the grid 0..%d", g->s[d], g->s[d] + g->m[d] - 1, axis[d], g->n[d] - 1);
+    }
+  }
+  for (int t = 0; t < box->nsten; t++)
+    for (int d = 0; d < 3; d++) {
+      const int o = box->off[3 * t + d];
+      if (d >= box->dim && o != 0) return fail(bad, "StnSGDIA: offset %d moves in %c, which a %dD grid does not have", t, axis[d], box->dim);
+      if (o < -(1 << 20) || o > (1 << 20) || (g->wrap[d] && (o < -g->n[d] || o > g->n[d])))
+        return fail(bad, "StnSGDIA: offset %d reaches %d points in %c, further than the grid's %d", t, o, axis[d], g->n[d]);
+      g->off[3 * t + d] = o;
+      dmin[d]           = t ? (o < dmin[d] ? o : dmin[d]) : o;
+      dmax[d]           = t ? (o > dmax[d] ? o : dmax[d]) : o;
+    }
+
+  /* Sizes: row and x indices are ints (t, and (point of x's box)*dof + c). */
+  const long long npoints = (long long)g->m[0] * g->m[1] * g->m[2];
+  const long long nx      = (long long)g->bm[0] * g->bm[1] * g->bm[2];
+  if (npoints * box->dof > INT_MAX - kBlock || nx * box->dof > INT_MAX)
+    return fail(bad, "StnSGDIA: %lld rows (or %lld entries of x) are more than 32-bit indices allow", npoints * box->dof, nx * box->dof);
+  g->nrows = (int)(npoints * box->dof);
+  if (!npoints || !for_x) return 0;
+
+  /* Every neighbour that exists must lie in x's box (sgdia_cuda.h states the rules). */
+  for (int d = 0; d < 3; d++) {
+    long long lo = (long long)g->s[d] + dmin[d], hi = (long long)g->s[d] + g->m[d] - 1 + dmax[d];
+    if (g->skip[d]) { /* neighbours beyond the edge are skipped */
+      lo = lo < 0 ? 0 : lo;
+      hi = hi > g->n[d] - 1 ? g->n[d] - 1 : hi;
+    } else if (g->wrap[d]) { /* wrapped into 0..n-1: the owned box must be all of it */
+      if (g->s[d] != 0 || g->m[d] != g->n[d])
+        return fail(bad, "StnSGDIA: %c is periodic and x is the owned array, so the owned box must span the grid in %c (0..%d), not %d..%d; pass the ghosted array instead", axis[d], axis[d], g->n[d] - 1, g->s[d], g->s[d] + g->m[d] - 1);
+      lo = 0, hi = g->n[d] - 1;
+    }
+    if (lo <= hi && (lo < g->b[d] || hi > (long long)g->b[d] + g->bm[d] - 1))
+      return fail(bad, "StnSGDIA: the stencil reaches %lld..%lld in %c, beyond x's %s box %d..%d", lo, hi, axis[d], ghosted ? "ghosted" : "owned", g->b[d], g->b[d] + g->bm[d] - 1);
+  }
+
+  /* The fast range: every neighbour in x's box at a fixed linear offset, and in the domain where
+     leaving it means skipping or wrapping. */
+  for (int d = 0; d < 3; d++) {
+    long long lo = (long long)g->b[d] - dmin[d], hi = (long long)g->b[d] + g->bm[d] - dmax[d];
+    if (g->skip[d] || g->wrap[d]) {
+      lo = lo > -dmin[d] ? lo : -dmin[d];
+      hi = hi < (long long)g->n[d] - dmax[d] ? hi : (long long)g->n[d] - dmax[d];
+    }
+    g->fast_lo[d] = (int)lo;
+    g->fast_hi[d] = (int)(hi > lo ? hi : lo);
+  }
+  /* (An offset with no neighbour at all, far outside the domain, may not fit an int; the fast
+     range is then empty and lin unused.) */
+  for (int t = 0; t < box->nsten; t++) g->lin[t] = (int)(((long long)g->off[3 * t + 2] * g->bm[1] + g->off[3 * t + 1]) * g->bm[0] + g->off[3 * t]);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+   The product
+   --------------------------------------------------------------------------------------------- */
+
+/* A load of a matrix entry: through the read-only cache, or streaming (evict-first). */
+template <bool STREAM>
+__host__ __device__ __forceinline__ double load_a(const double *p)
+{
+#ifdef __CUDA_ARCH__
+  return STREAM ? __ldcs(p) : __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+__host__ __device__ __forceinline__ double load_x(const double *p)
+{
+#ifdef __CUDA_ARCH__
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+/* The global grid coordinates (i, j, k) of the point of row t. */
+template <int DOF>
+__host__ __device__ __forceinline__ void row_point(const Geometry &g, int t, int *i, int *j, int *k)
+{
+  const int dof = DOF ? DOF : g.dof;
+  const int p = t / dof, q = p / g.m[0];
+  *i = g.s[0] + (p - q * g.m[0]);
+  *j = g.s[1] + q % g.m[1];
+  *k = g.s[2] + q / g.m[1];
+}
+
+/* Whether every neighbour of (i, j, k) is at base + lin[s] (see fast_lo). */
+__host__ __device__ __forceinline__ bool in_fast_range(const Geometry &g, int i, int j, int k)
+{
+  return i >= g.fast_lo[0] && i < g.fast_hi[0] && j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
+}
+
+/* (A x)[t] for the row t at point (i, j, k): every neighbour's A entry times x, in the order of
+   the block columns. CHECKED: test each neighbour (any point); otherwise (i, j, k) must be in
+   the fast range. */
+template <int DOF, int NSTEN, bool STREAM, bool CHECKED>
+__host__ __device__ __forceinline__ double row_product(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, int i, int j, int k)
+{
+  const int     dof = DOF ? DOF : g.dof, nsten = NSTEN ? NSTEN : g.nsten;
+  const size_t  ld  = (size_t)g.nrows;
+  const double *a   = A + t;
+  double        acc = 0.0;
+
+  if (!CHECKED) {
+    const int base = ((k - g.b[2]) * g.bm[1] + (j - g.b[1])) * g.bm[0] + (i - g.b[0]);
+    STN_UNROLL
+    for (int s = 0; s < nsten; s++) {
+      const double *xn = x + (base + g.lin[s]) * dof;
+      STN_UNROLL
+      for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x(xn + c);
+    }
+  } else {
+    STN_UNROLL
+    for (int s = 0; s < nsten; s++) {
+      int  nb[3]  = {i + g.off[3 * s], j + g.off[3 * s + 1], k + g.off[3 * s + 2]};
+      bool exists = true;
+      STN_UNROLL
+      for (int d = 0; d < 3; d++) {
+        const bool out = nb[d] < 0 || nb[d] >= g.n[d];
+        exists         = exists && !(out && g.skip[d]);
+        if (out && g.wrap[d]) nb[d] += nb[d] < 0 ? g.n[d] : -g.n[d];
+      }
+      if (exists) {
+        const double *xn = x + (((nb[2] - g.b[2]) * g.bm[1] + (nb[1] - g.b[1])) * g.bm[0] + (nb[0] - g.b[0])) * dof;
+        STN_UNROLL
+        for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x(xn + c);
+      }
+    }
+  }
+  return acc;
+}
+
+/* y = A x (add 0) or y = w + A x (add 1; w may be y): one thread per row. */
+template <int DOF, int NSTEN, bool STREAM>
+__global__ void __launch_bounds__(kBlock) sgdia_mult(const Geometry g, const double *__restrict__ A, const double *__restrict__ x, const double *w, double *y, int add)
+{
+  const int  t      = blockIdx.x * kBlock + threadIdx.x;
+  const bool active = t < g.nrows;
+  int        i = 0, j = 0, k = 0;
+
+  if (active) row_point<DOF>(g, t, &i, &j, &k);
+  /* The vote needs every lane of the warp, so the rows past the end vote too (as fast). */
+  if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k))) {
+    if (!active) return;
+    const double v = row_product<DOF, NSTEN, STREAM, false>(g, A, x, t, i, j, k);
+    y[t]           = add ? w[t] + v : v;
+  } else {
+    if (!active) return;
+    const double v = row_product<DOF, NSTEN, STREAM, true>(g, A, x, t, i, j, k);
+    y[t]           = add ? w[t] + v : v;
+  }
+}
+
+template <int DOF, int NSTEN>
+void launch_fixed(bool streaming, unsigned blocks, cudaStream_t st, const Geometry &g, const double *A, const double *x, const double *w, double *y, int add)
+{
+  if (streaming) sgdia_mult<DOF, NSTEN, true><<<blocks, kBlock, 0, st>>>(g, A, x, w, y, add);
+  else sgdia_mult<DOF, NSTEN, false><<<blocks, kBlock, 0, st>>>(g, A, x, w, y, add);
+}
+
+/* The instantiations: nsten 5, 7, 9 (2D star w1 and w2, 2D box, 3D star), 13 (3D star w2),
+   19 (3D box less corners), 25 (2D box w2), 27 (3D box); 0: any other, bounds at run time. */
+template <int DOF>
+void launch_dof(bool streaming, unsigned blocks, cudaStream_t st, const Geometry &g, const double *A, const double *x, const double *w, double *y, int add)
+{
+  switch (g.nsten) {
+  case 5: launch_fixed<DOF, 5>(streaming, blocks, st, g, A, x, w, y, add); break;
+  case 7: launch_fixed<DOF, 7>(streaming, blocks, st, g, A, x, w, y, add); break;
+  case 9: launch_fixed<DOF, 9>(streaming, blocks, st, g, A, x, w, y, add); break;
+  case 13: launch_fixed<DOF, 13>(streaming, blocks, st, g, A, x, w, y, add); break;
+  case 19: launch_fixed<DOF, 19>(streaming, blocks, st, g, A, x, w, y, add); break;
+  case 25: launch_fixed<DOF, 25>(streaming, blocks, st, g, A, x, w, y, add); break;
+  case 27: launch_fixed<DOF, 27>(streaming, blocks, st, g, A, x, w, y, add); break;
+  default: launch_fixed<DOF, 0>(streaming, blocks, st, g, A, x, w, y, add); break;
+  }
+}
+
+bool streaming_loads = false; /* StnSGDIASetStreamingLoads */
+
+/* ---------------------------------------------------------------------------------------------
+   Diagonal
+   --------------------------------------------------------------------------------------------- */
+
+/* d[t] = A[(center*dof + r)*nrows + t], r = t mod dof. Roofline: 16 bytes per row, no flops. */
+__global__ void __launch_bounds__(kBlock) sgdia_diagonal(int nrows, int dof, int center, const double *__restrict__ A, double *__restrict__ d)
+{
+  const int t = blockIdx.x * kBlock + threadIdx.x;
+  if (t >= nrows) return;
+  d[t] = __ldg(A + (size_t)(center * dof + t % dof) * (size_t)nrows + t);
+}
+
+} /* namespace */
+
+/* ---------------------------------------------------------------------------------------------
+   The C API (sgdia_cuda.h)
+   --------------------------------------------------------------------------------------------- */
+
+extern "C" int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double *x, int ghosted, const double *w, double *y, int add, void *stream)
+{
+  Geometry g;
+  int      err = make_geometry(box, ghosted, true, &g);
+
+  if (err) return err;
+  if (!g.nrows) return 0;
+  if (!A || !x || !y || (add && !w)) return fail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: a NULL array (A %p, x %p, w %p, y %p)", (const void *)A, (const void *)x, (const void *)w, (void *)y);
+  if (x == y) return fail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: x and y are the same array; the product cannot be done in place");
+  const unsigned     blocks = (unsigned)((g.nrows + kBlock - 1) / kBlock);
+  const cudaStream_t st     = (cudaStream_t)stream;
+  switch (g.dof) {
+  case 1: launch_dof<1>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
+  case 2: launch_dof<2>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
+  case 3: launch_dof<3>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
+  case 4: launch_dof<4>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
+  default: launch_dof<0>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
+  }
+  return check(cudaGetLastError(), "StnSGDIAMultCUDA: launch");
+}
+
+extern "C" int StnSGDIASetStreamingLoads(int streaming)
+{
+  const int old   = streaming_loads;
+  streaming_loads = streaming != 0;
+  return old;
+}
+
+extern "C" int StnSGDIADiagonalCUDA(const StnBox *box, const double *A, int diag_index, double *d, void *stream)
+{
+  const int bad = (int)cudaErrorInvalidValue;
+  Geometry  g;
+  int       err = make_geometry(box, 0, false, &g);
+
+  if (err) return err;
+  if (!g.nrows) return 0;
+  if (diag_index >= box->nsten) return fail(bad, "StnSGDIADiagonalCUDA: block diagonal %d, but the matrix has %d", diag_index, box->nsten);
+  if (!d || (diag_index >= 0 && !A)) return fail(bad, "StnSGDIADiagonalCUDA: a NULL array");
+  const cudaStream_t st = (cudaStream_t)stream;
+  if (diag_index < 0) return check(cudaMemsetAsync(d, 0, (size_t)g.nrows * sizeof(double), st), "StnSGDIADiagonalCUDA: cudaMemsetAsync");
+  sgdia_diagonal<<<(unsigned)((g.nrows + kBlock - 1) / kBlock), kBlock, 0, st>>>(g.nrows, g.dof, diag_index, A, d);
+  return check(cudaGetLastError(), "StnSGDIADiagonalCUDA: launch");
+}
+
+extern "C" int StnSGDIAZeroCUDA(double *A, long n, void *stream)
+{
+  if (n < 0 || (n > 0 && !A)) return fail((int)cudaErrorInvalidValue, "StnSGDIAZeroCUDA: %ld entries at %p", n, (void *)A);
+  if (!n) return 0;
+  return check(cudaMemsetAsync(A, 0, (size_t)n * sizeof(double), (cudaStream_t)stream), "StnSGDIAZeroCUDA: cudaMemsetAsync");
+}
+
+extern "C" int StnCUDAMalloc(void **p, size_t bytes)
+{
+  return check(cudaMalloc(p, bytes), "StnCUDAMalloc: cudaMalloc");
+}
+
+extern "C" int StnCUDAFree(void *p)
+{
+  return check(cudaFree(p), "StnCUDAFree: cudaFree");
+}
+
+extern "C" int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes)
+{
+  return check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "StnCUDAMemcpyHtoD: cudaMemcpy");
+}
+
+extern "C" int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes)
+{
+  return check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "StnCUDAMemcpyDtoH: cudaMemcpy");
+}
+
+extern "C" int StnCUDASynchronize(void)
+{
+  return check(cudaDeviceSynchronize(), "StnCUDASynchronize: cudaDeviceSynchronize");
+}
+
+extern "C" int StnCUDADevicePresent(void)
+{
+  int n = 0;
+
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
+    (void)cudaGetLastError(); /* not sticky: clear it for the caller's next check */
+    return 0;
+  }
+  if (cudaFree(nullptr) != cudaSuccess) { /* starts the context: fails if the device cannot be used */
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 1;
+}
+
+extern "C" const char *StnCUDALastError(void)
+{
+  return last_message;
+}

@@ -1,0 +1,100 @@
+#!/bin/sh
+# scripts/gpu-check.sh: the GPU tests and benchmarks, on a machine with an
+# NVIDIA GPU and a CUDA-enabled PETSc (scripts/petsc-cuda.sh builds one).
+#
+#   PETSC_DIR=/path/to/cuda-petsc scripts/gpu-check.sh [OUTDIR]
+#
+# For each of bratu2d, sfi3d and cavity it builds the program against that
+# PETSc and checks, printing one line each:
+#   - same answers: the GPU run (-stn_device gpu) and the CPU run give the
+#     same Newton iteration count and solutions equal to 1e-10 relative;
+#   - residency: -log_view's SNESSolve line shows no CPU-to-GPU or GPU-to-CPU
+#     copies;
+#   - clean kernels: compute-sanitizer memcheck, racecheck and initcheck on a
+#     small grid report nothing (skipped when compute-sanitizer is absent).
+# Logs go to OUTDIR (default $OUT, else build/gpu-check). Exit status 1 on any
+# failure. stencilc itself must be built (bin/stencilc; `make` builds it).
+set -u
+OUTDIR=${1:-${OUT:-build/gpu-check}}
+mkdir -p "$OUTDIR" build/gpu-check
+: "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc}"
+export PETSC_DIR
+PETSC_ARCH=${PETSC_ARCH:-}
+export PETSC_ARCH
+STENCILC=${STENCILC:-bin/stencilc}
+B=build/gpu-check
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "gpu: $*: ok"; }
+bad() { fail=$((fail + 1)); echo "FAIL: gpu: $*"; }
+
+# vecdiff (tests/petsc/vecdiff.c) against this PETSc.
+LIBDIR=$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}lib
+INCS="-I$PETSC_DIR/include ${PETSC_ARCH:+-I$PETSC_DIR/$PETSC_ARCH/include}"
+# shellcheck disable=SC2086
+cc -O2 $INCS tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm || { echo "FAIL: cannot build vecdiff"; exit 1; }
+
+# name:grid options:solver options
+cases="bratu2d:-da_grid_x 129 -da_grid_y 129:-par 6
+sfi3d:-da_grid_x 65 -da_grid_y 65 -da_grid_z 65:-par 6
+cavity:-da_grid_x 129 -da_grid_y 129:-lidvelocity 10 -grashof 1000"
+solver="-ksp_type gmres -ksp_gmres_restart 30 -pc_type jacobi -ksp_rtol 1e-10 -ksp_max_it 20000 -snes_rtol 1e-10 -snes_atol 1e-12"
+
+echo "$cases" | while IFS=: read -r name grid params; do
+  if ! "$STENCILC" "examples/$name.stn" -o "$B/$name" --emit-dir "$B/$name-src" >"$OUTDIR/$name.build" 2>&1; then
+    echo "FAIL: gpu: $name: stencilc -o failed"; cat "$OUTDIR/$name.build"; echo "x" >>"$B/failed"
+    tail -30 "$B/$name-src/build.log" "$B/$name-src/"*.cu.log 2>/dev/null; continue
+  fi
+  for dev in cpu gpu; do
+    # shellcheck disable=SC2086
+    "$B/$name" $grid $params $solver -stn_device $dev -snes_monitor -snes_view_solution "binary:$B/$name.$dev.bin" \
+      -log_view -log_view_gpu_time >"$OUTDIR/$name.$dev.log" 2>&1
+    echo "$?" >"$B/$name.$dev.rc"
+  done
+  its_cpu=$(grep -c "SNES Function norm" "$OUTDIR/$name.cpu.log")
+  its_gpu=$(grep -c "SNES Function norm" "$OUTDIR/$name.gpu.log")
+  rel=$("$B/vecdiff" "$B/$name.gpu.bin" "$B/$name.cpu.bin" --rel 1e-10 2>&1 | tail -1)
+  vrc=$?
+  line="$name: cpu rc $(cat "$B/$name.cpu.rc"), gpu rc $(cat "$B/$name.gpu.rc"), Newton $((its_cpu - 1)) vs $((its_gpu - 1)), solution $rel"
+  if [ "$(cat "$B/$name.gpu.rc")" = 0 ] && [ "$its_cpu" = "$its_gpu" ] && "$B/vecdiff" "$B/$name.gpu.bin" "$B/$name.cpu.bin" --rel 1e-10 >/dev/null 2>&1; then
+    echo "gpu: same answers: $line: ok"
+  else
+    echo "FAIL: gpu: same answers: $line"; echo "x" >>"$B/failed"; tail -20 "$OUTDIR/$name.gpu.log"
+  fi
+  : "$vrc"
+  # Residency, in the Solve stage of a run without output options (-snes_view_solution
+  # copies the solution to the host for writing, on purpose): in -log_view's event table the last five columns are CpuToGpu count and
+  # Mbytes, GpuToCpu count and Mbytes, GPU %. Scalars cross (dot products to the host, MAXPY
+  # coefficients to the device); a vector does not: any event whose copies average 1 KiB or
+  # more moved vectors.
+  # shellcheck disable=SC2086
+  "$B/$name" $grid $params $solver -stn_device gpu -log_view -log_view_gpu_time >"$OUTDIR/$name.gpu-stage.log" 2>&1
+  moved=$(awk '/--- Event Stage [0-9]+: Solve/{t=1} /--- Event Stage [0-9]+: Main/{t=0} t && NF >= 20 && $2 ~ /^[0-9]+$/ {
+      n = NF; c2g = $(n-4); s2g = $(n-3); g2c = $(n-2); s2c = $(n-1);
+      if ((c2g > 0 && s2g * 1e6 / c2g >= 1024) || (g2c > 0 && s2c * 1e6 / g2c >= 1024))
+        printf "%s(%d to GPU %.3g MB, %d to CPU %.3g MB) ", $1, c2g, s2g, g2c, s2c }' "$OUTDIR/$name.gpu-stage.log")
+  scal=$(awk '/^SNESSolve /{n = NF; printf "%d scalars to GPU, %d to CPU", $(n-4), $(n-2); exit}' "$OUTDIR/$name.gpu-stage.log")
+  if [ -z "$moved" ] && [ -n "$scal" ]; then echo "gpu: residency: $name: no vector copies in the solve ($scal): ok"
+  else echo "FAIL: gpu: residency: $name: vectors copied: $moved"; echo "x" >>"$B/failed"; fi
+  grep -E "^(SNESSolve|SNESFunctionEval|SNESJacobianEval|KSPSolve|MatMult|VecMDot|VecNorm|VecMAXPY|PCApply) " "$OUTDIR/$name.gpu.log" >"$OUTDIR/$name.gpu.events"
+  # Clean kernels.
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    small="-da_grid_x 9 -da_grid_y 9"
+    [ "$name" = sfi3d ] && small="-da_grid_x 5 -da_grid_y 5 -da_grid_z 5"
+    for tool in memcheck racecheck initcheck; do
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -pc_type jacobi \
+        >"$OUTDIR/$name.$tool.log" 2>&1
+      src=$?
+      if [ $src -eq 0 ]; then echo "gpu: compute-sanitizer $tool: $name: ok"
+      else echo "FAIL: gpu: compute-sanitizer $tool: $name (exit $src)"; tail -15 "$OUTDIR/$name.$tool.log"; echo "x" >>"$B/failed"; fi
+    done
+  else
+    echo "note: compute-sanitizer not found; kernels not sanitized"
+  fi
+done
+
+nfail=0
+[ -f "$B/failed" ] && nfail=$(wc -l <"$B/failed") && rm -f "$B/failed"
+echo "gpu-check: $nfail failed"
+[ "$nfail" -eq 0 ]
