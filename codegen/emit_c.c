@@ -718,8 +718,10 @@ static void form_jacobian(Program *P) {
         "static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)\n{\n"
         "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
   fprintf(out, "  const Field %sx;\n\n  PetscFunctionBeginUser;\n", st);
-  fputs("#if defined(PETSC_HAVE_CUDA)\n  if (user->gpu) {\n    PetscCall(FormJacobianGPU(user, X));\n"
-        "    PetscFunctionReturn(PETSC_SUCCESS);\n  }\n#endif\n", out);
+  fputs("#if defined(PETSC_HAVE_CUDA)\n  if (user->gpu) {\n    PetscBool sgdia;\n\n"
+        "    PetscCall(MatIsSGDIA(user->J, &sgdia));\n"
+        "    if (sgdia) { /* else AIJCUSPARSE, assembled on the host below: the baseline */\n"
+        "      PetscCall(FormJacobianGPU(user, X));\n      PetscFunctionReturn(PETSC_SUCCESS);\n    }\n  }\n#endif\n", out);
   fputs(ghosts_in, out);
   fputs("  PetscCall(FormJacobianLocal(&info, x, user->J, user));\n", out);
   fputs(ghosts_out, out);
@@ -817,7 +819,7 @@ static void main_function(Program *P) {
   fputs("  /* ---- the nonlinear solver: residual, Jacobian (SG-DIA by default), options ---- */\n"
         "  PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));\n  PetscCall(SNESSetDM(snes, user.da));\n"
         "  PetscCall(SNESSetFunction(snes, NULL, FormFunction, &user));\n"
-        "  if (mat_type == 1) {\n    PetscCall(DMSetMatType(user.da, MATAIJ));\n    PetscCall(DMCreateMatrix(user.da, &user.J));\n"
+        "  if (mat_type == 1) {\n    PetscCall(DMSetMatType(user.da, user.gpu ? MATAIJCUSPARSE : MATAIJ));\n    PetscCall(DMCreateMatrix(user.da, &user.J));\n"
         "  } else {\n    PetscCall(MatCreateSGDIA(user.da, NSTENCIL, &stencil_offsets[0][0], &user.J));\n  }\n"
         "  PetscCall(SNESSetJacobian(snes, user.J, user.J, FormJacobian, &user));\n"
         "  PetscCall(SNESGetKSP(snes, &ksp));\n  PetscCall(KSPGetPC(ksp, &pc));\n"

@@ -505,8 +505,13 @@ static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
   PetscFunctionBeginUser;
 #if defined(PETSC_HAVE_CUDA)
   if (user->gpu) {
-    PetscCall(FormJacobianGPU(user, X));
-    PetscFunctionReturn(PETSC_SUCCESS);
+    PetscBool sgdia;
+
+    PetscCall(MatIsSGDIA(user->J, &sgdia));
+    if (sgdia) { /* else AIJCUSPARSE, assembled on the host below: the baseline */
+      PetscCall(FormJacobianGPU(user, X));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
   }
 #endif
   PetscCall(DMDAGetLocalInfo(user->da, &info));
@@ -609,7 +614,7 @@ int main(int argc, char **argv)
   PetscCall(SNESSetDM(snes, user.da));
   PetscCall(SNESSetFunction(snes, NULL, FormFunction, &user));
   if (mat_type == 1) {
-    PetscCall(DMSetMatType(user.da, MATAIJ));
+    PetscCall(DMSetMatType(user.da, user.gpu ? MATAIJCUSPARSE : MATAIJ));
     PetscCall(DMCreateMatrix(user.da, &user.J));
   } else {
     PetscCall(MatCreateSGDIA(user.da, NSTENCIL, &stencil_offsets[0][0], &user.J));

@@ -1,0 +1,46 @@
+#!/bin/sh
+# bench/sfi_gpu.sh: the solid fuel ignition problem (examples/sfi3d.stn, PETSc's
+# ex14) on the GPU: the generated program with its SG-DIA Jacobian written by a
+# kernel, the same program with -stn_mat_type aij (AIJCUSPARSE assembled on the
+# host, PETSc's own matrix path: isolates the matrix format), PETSc's ex14 as
+# shipped with CUDA vectors (it hard-codes a CPU AIJ matrix), and the generated
+# program on one CPU core, for context. Same grid, parameter and solver.
+#
+#   PETSC_DIR=/path/to/cuda-petsc EX14=/path/to/ex14.c bench/sfi_gpu.sh [N]
+set -u
+: "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc}"
+EX14=${EX14:-.petsc-cuda/tutorials/ex14.c}
+N=${1:-128}
+LOG=${OUT:-build/bench-gpu}
+B=build/bench-gpu
+LIMIT=${LIMIT:-240}
+mkdir -p "$LOG" "$B"
+cc -O2 -I"$PETSC_DIR/include" "$EX14" -o "$B/ex14" -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc -lm || exit 1
+PETSC_ARCH= bin/stencilc examples/sfi3d.stn -o "$B/sfi3d" || exit 1
+common="-da_grid_x $N -da_grid_y $N -da_grid_z $N -par 6 -snes_rtol 1e-8 -ksp_type gmres -ksp_gmres_restart 30 -pc_type jacobi -ksp_rtol 1e-5 -snes_monitor -log_view -log_view_gpu_time"
+# shellcheck disable=SC2086
+timeout "$LIMIT" "$B/sfi3d" $common -stn_device gpu >"$LOG/sfi-sgdia.log" 2>&1
+# shellcheck disable=SC2086
+timeout "$LIMIT" "$B/sfi3d" $common -stn_device gpu -stn_mat_type aij >"$LOG/sfi-aijcusparse.log" 2>&1
+# shellcheck disable=SC2086
+timeout "$LIMIT" "$B/ex14" $common -dm_vec_type cuda >"$LOG/ex14-cuda.log" 2>&1
+# shellcheck disable=SC2086
+timeout "$LIMIT" "$B/sfi3d" $common -stn_device cpu >"$LOG/sfi-cpu.log" 2>&1
+ev() { awk -v e="$2" '$1 == e {print $4; exit}' "$1"; }
+ct() { awk -v e="$2" '$1 == e {print $2; exit}' "$1"; }
+t0=$(ev "$LOG/sfi-sgdia.log" SNESSolve)
+echo "| run ($N^3) | SNESSolve s | Newton | MatMult calls | MatMult s | SNESJacobianEval s | SNESFunctionEval s | this / SG-DIA |"
+echo "|---|--:|--:|--:|--:|--:|--:|--:|"
+for run in sfi-sgdia sfi-aijcusparse ex14-cuda sfi-cpu; do
+  f="$LOG/$run.log"
+  t=$(ev "$f" SNESSolve)
+  if [ -z "$t" ]; then echo "| $run | (did not finish in ${LIMIT}s) | | | | | | |"; continue; fi
+  awk -v r="$run" -v t="$t" -v t0="$t0" -v its="$(($(grep -c "SNES Function norm" "$f") - 1))" \
+      -v mm="$(ct "$f" MatMult)" -v tm="$(ev "$f" MatMult)" -v tj="$(ev "$f" SNESJacobianEval)" -v tf="$(ev "$f" SNESFunctionEval)" \
+      'BEGIN { printf "| %s | %.3f | %d | %d | %.3f | %.4f | %.4f | %.2f |\n", r, t, its, mm, tm, tj, tf, t / t0 }'
+done
+echo
+echo "Per-event, ours with SG-DIA on the GPU:"
+sed -n '/Event Stage 1: Solve/,$p' "$LOG/sfi-sgdia.log" | grep -E "^(SNESSolve|SNESFunctionEval|SNESJacobianEval|KSPSolve|MatMult|VecMDot|VecNorm|VecMAXPY|PCApply) "
+echo "Per-event, ours with AIJCUSPARSE:"
+sed -n '/Event Stage 1: Solve/,$p' "$LOG/sfi-aijcusparse.log" | grep -E "^(SNESSolve|SNESFunctionEval|SNESJacobianEval|KSPSolve|MatMult|VecMDot|VecNorm|VecMAXPY|PCApply) "
