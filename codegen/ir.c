@@ -188,6 +188,9 @@ Ref ir_unary(Ir *ir, IrOp op, Ref a) {
   Ref r;
   if (fold(ir, op, 0, a, IR_NONE, IR_NONE, &r)) return r;
   if (op == IR_NEG && ir->nodes[a].op == IR_NEG) return ir->nodes[a].a;
+  /* -(c * b) = (-c) * b exactly (IEEE negation is exact): no double negatives in the C. */
+  if (op == IR_NEG && ir->nodes[a].op == IR_MUL && ir->nodes[ir->nodes[a].a].op == IR_CONST)
+    return ir_binary(ir, IR_MUL, ir_const(ir, -ir->nodes[ir->nodes[a].a].num), ir->nodes[a].b);
   return ir_node(ir, op, 0, a, IR_NONE, IR_NONE, 0);
 }
 

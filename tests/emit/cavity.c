@@ -373,12 +373,11 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
   const PetscScalar hydhx = user->hy * dhx;
   const PetscScalar dhy = (PetscReal)user->ny - 1.0;
   const PetscScalar hxdhy = user->hx * dhy;
-  const PetscScalar t0 = 0.5 * user->grashof;
-  const PetscScalar t1 = -hxdhy;
-  const PetscScalar t2 = 2.0 * hydhx + 2.0 * hxdhy;
-  const PetscScalar t3 = -hydhx;
-  const PetscScalar t4 = -dhx;
-  const PetscScalar t5 = -dhy;
+  const PetscScalar t0 = -hxdhy;
+  const PetscScalar t1 = 2.0 * hydhx + 2.0 * hxdhy;
+  const PetscScalar t2 = -hydhx;
+  const PetscScalar t3 = -dhx;
+  const PetscScalar t4 = -dhy;
   for (PetscInt j = info->ys; j < info->ys + info->ym; j++) {
     for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
       PetscScalar v[NSTENCIL][DOF][DOF];
@@ -387,53 +386,57 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
       switch (PointKind(user, i, j)) {
       case 4: /* interior */
       {
-        const PetscScalar t6 = fabs(x[j][i].u);
-        const PetscScalar vxp = 0.5 * (x[j][i].u + t6);
-        const PetscScalar vxm = 0.5 * (x[j][i].u - t6);
-        const PetscScalar t7 = fabs(x[j][i].v);
-        const PetscScalar vyp = 0.5 * (x[j][i].v + t7);
-        const PetscScalar vym = 0.5 * (x[j][i].v - t7);
-        const PetscScalar t8 = (vxp - vxm) * user->hy + (vyp - vym) * user->hx;
-        const PetscScalar t9 = vym * user->hx;
-        const PetscScalar t10 = x[j][i].v >= 0.0 ? 1.0 : -1.0;
-        const PetscScalar t11 = 0.5 * (1.0 - t10);
-        const PetscScalar t12 = 0.5 * (1.0 + t10);
-        const PetscScalar t13 = -vyp * user->hx;
-        const PetscScalar t14 = vxm * user->hy;
-        const PetscScalar t15 = x[j][i].u >= 0.0 ? 1.0 : -1.0;
-        const PetscScalar t16 = 0.5 * (1.0 - t15);
-        const PetscScalar t17 = 0.5 * (1.0 + t15);
-        const PetscScalar t18 = -vxp * user->hy;
-        v[0][0][0] = t1; /* du/du[0,-1], derived from cavity.stn:52 */
-        v[0][0][2] = -(-0.5 * user->hx); /* du/domega[0,-1], derived from cavity.stn:52 */
-        v[1][0][0] = t3; /* du/du[-1,0], derived from cavity.stn:52 */
-        v[2][0][0] = t2; /* du/du[0,0], derived from cavity.stn:52 */
-        v[3][0][0] = t3; /* du/du[1,0], derived from cavity.stn:52 */
-        v[4][0][0] = t1; /* du/du[0,1], derived from cavity.stn:52 */
-        v[4][0][2] = -(0.5 * user->hx); /* du/domega[0,1], derived from cavity.stn:52 */
-        v[0][1][1] = t1; /* dv/dv[0,-1], derived from cavity.stn:57 */
-        v[1][1][1] = t3; /* dv/dv[-1,0], derived from cavity.stn:57 */
+        const PetscScalar t5 = fabs(x[j][i].u);
+        const PetscScalar t6 = x[j][i].u + t5;
+        const PetscScalar vxp = 0.5 * t6;
+        const PetscScalar t7 = x[j][i].u - t5;
+        const PetscScalar vxm = 0.5 * t7;
+        const PetscScalar t8 = fabs(x[j][i].v);
+        const PetscScalar t9 = x[j][i].v + t8;
+        const PetscScalar vyp = 0.5 * t9;
+        const PetscScalar t10 = x[j][i].v - t8;
+        const PetscScalar vym = 0.5 * t10;
+        const PetscScalar t11 = (vxp + -0.5 * t7) * user->hy + (vyp + -0.5 * t10) * user->hx;
+        const PetscScalar t12 = vym * user->hx;
+        const PetscScalar t13 = x[j][i].v >= 0.0 ? 1.0 : -1.0;
+        const PetscScalar t14 = 0.5 * (1.0 - t13);
+        const PetscScalar t15 = 0.5 * (1.0 + t13);
+        const PetscScalar t16 = -0.5 * t9 * user->hx;
+        const PetscScalar t17 = vxm * user->hy;
+        const PetscScalar t18 = x[j][i].u >= 0.0 ? 1.0 : -1.0;
+        const PetscScalar t19 = 0.5 * (1.0 - t18);
+        const PetscScalar t20 = 0.5 * (1.0 + t18);
+        const PetscScalar t21 = -0.5 * t6 * user->hy;
+        v[0][0][0] = t0; /* du/du[0,-1], derived from cavity.stn:52 */
+        v[0][0][2] = 0.5 * user->hx; /* du/domega[0,-1], derived from cavity.stn:52 */
+        v[1][0][0] = t2; /* du/du[-1,0], derived from cavity.stn:52 */
+        v[2][0][0] = t1; /* du/du[0,0], derived from cavity.stn:52 */
+        v[3][0][0] = t2; /* du/du[1,0], derived from cavity.stn:52 */
+        v[4][0][0] = t0; /* du/du[0,1], derived from cavity.stn:52 */
+        v[4][0][2] = -0.5 * user->hx; /* du/domega[0,1], derived from cavity.stn:52 */
+        v[0][1][1] = t0; /* dv/dv[0,-1], derived from cavity.stn:57 */
+        v[1][1][1] = t2; /* dv/dv[-1,0], derived from cavity.stn:57 */
         v[1][1][2] = -0.5 * user->hy; /* dv/domega[-1,0], derived from cavity.stn:57 */
-        v[2][1][1] = t2; /* dv/dv[0,0], derived from cavity.stn:57 */
-        v[3][1][1] = t3; /* dv/dv[1,0], derived from cavity.stn:57 */
+        v[2][1][1] = t1; /* dv/dv[0,0], derived from cavity.stn:57 */
+        v[3][1][1] = t2; /* dv/dv[1,0], derived from cavity.stn:57 */
         v[3][1][2] = 0.5 * user->hy; /* dv/domega[1,0], derived from cavity.stn:57 */
-        v[4][1][1] = t1; /* dv/dv[0,1], derived from cavity.stn:57 */
-        v[0][2][2] = t1 + t13; /* domega/domega[0,-1], derived from cavity.stn:65 */
-        v[1][2][2] = t3 + t18; /* domega/domega[-1,0], derived from cavity.stn:65 */
-        v[1][2][3] = -(-t0 * user->hy); /* domega/dtemp[-1,0], derived from cavity.stn:65 */
-        v[2][2][0] = (t17 * (x[j][i].omega - x[j][i - 1].omega) + t16 * (x[j][i + 1].omega - x[j][i].omega)) * user->hy; /* domega/du[0,0], derived from cavity.stn:65 */
-        v[2][2][1] = (t12 * (x[j][i].omega - x[j - 1][i].omega) + t11 * (x[j + 1][i].omega - x[j][i].omega)) * user->hx; /* domega/dv[0,0], derived from cavity.stn:65 */
-        v[2][2][2] = t2 + t8; /* domega/domega[0,0], derived from cavity.stn:65 */
-        v[3][2][2] = t3 + t14; /* domega/domega[1,0], derived from cavity.stn:65 */
-        v[3][2][3] = -(t0 * user->hy); /* domega/dtemp[1,0], derived from cavity.stn:65 */
-        v[4][2][2] = t1 + t9; /* domega/domega[0,1], derived from cavity.stn:65 */
-        v[0][3][3] = t1 + user->prandtl * t13; /* dtemp/dtemp[0,-1], derived from cavity.stn:75 */
-        v[1][3][3] = t3 + user->prandtl * t18; /* dtemp/dtemp[-1,0], derived from cavity.stn:75 */
-        v[2][3][0] = user->prandtl * ((t17 * (x[j][i].temp - x[j][i - 1].temp) + t16 * (x[j][i + 1].temp - x[j][i].temp)) * user->hy); /* dtemp/du[0,0], derived from cavity.stn:75 */
-        v[2][3][1] = user->prandtl * ((t12 * (x[j][i].temp - x[j - 1][i].temp) + t11 * (x[j + 1][i].temp - x[j][i].temp)) * user->hx); /* dtemp/dv[0,0], derived from cavity.stn:75 */
-        v[2][3][3] = t2 + user->prandtl * t8; /* dtemp/dtemp[0,0], derived from cavity.stn:75 */
-        v[3][3][3] = t3 + user->prandtl * t14; /* dtemp/dtemp[1,0], derived from cavity.stn:75 */
-        v[4][3][3] = t1 + user->prandtl * t9; /* dtemp/dtemp[0,1], derived from cavity.stn:75 */
+        v[4][1][1] = t0; /* dv/dv[0,1], derived from cavity.stn:57 */
+        v[0][2][2] = t0 + t16; /* domega/domega[0,-1], derived from cavity.stn:65 */
+        v[1][2][2] = t2 + t21; /* domega/domega[-1,0], derived from cavity.stn:65 */
+        v[1][2][3] = -(-0.5 * user->grashof * user->hy); /* domega/dtemp[-1,0], derived from cavity.stn:65 */
+        v[2][2][0] = (t20 * (x[j][i].omega - x[j][i - 1].omega) + t19 * (x[j][i + 1].omega - x[j][i].omega)) * user->hy; /* domega/du[0,0], derived from cavity.stn:65 */
+        v[2][2][1] = (t15 * (x[j][i].omega - x[j - 1][i].omega) + t14 * (x[j + 1][i].omega - x[j][i].omega)) * user->hx; /* domega/dv[0,0], derived from cavity.stn:65 */
+        v[2][2][2] = t1 + t11; /* domega/domega[0,0], derived from cavity.stn:65 */
+        v[3][2][2] = t2 + t17; /* domega/domega[1,0], derived from cavity.stn:65 */
+        v[3][2][3] = -(0.5 * user->grashof * user->hy); /* domega/dtemp[1,0], derived from cavity.stn:65 */
+        v[4][2][2] = t0 + t12; /* domega/domega[0,1], derived from cavity.stn:65 */
+        v[0][3][3] = t0 + user->prandtl * t16; /* dtemp/dtemp[0,-1], derived from cavity.stn:75 */
+        v[1][3][3] = t2 + user->prandtl * t21; /* dtemp/dtemp[-1,0], derived from cavity.stn:75 */
+        v[2][3][0] = user->prandtl * ((t20 * (x[j][i].temp - x[j][i - 1].temp) + t19 * (x[j][i + 1].temp - x[j][i].temp)) * user->hy); /* dtemp/du[0,0], derived from cavity.stn:75 */
+        v[2][3][1] = user->prandtl * ((t15 * (x[j][i].temp - x[j - 1][i].temp) + t14 * (x[j + 1][i].temp - x[j][i].temp)) * user->hx); /* dtemp/dv[0,0], derived from cavity.stn:75 */
+        v[2][3][3] = t1 + user->prandtl * t11; /* dtemp/dtemp[0,0], derived from cavity.stn:75 */
+        v[3][3][3] = t2 + user->prandtl * t17; /* dtemp/dtemp[1,0], derived from cavity.stn:75 */
+        v[4][3][3] = t0 + user->prandtl * t12; /* dtemp/dtemp[0,1], derived from cavity.stn:75 */
         break;
       }
       case 0: /* left & bottom */
@@ -444,7 +447,7 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
         v[2][2][1] = dhx; /* domega/dv[0,0], derived from cavity.stn:63 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:63 */
-        v[3][2][1] = t4; /* domega/dv[1,0], derived from cavity.stn:63 */
+        v[3][2][1] = t3; /* domega/dv[1,0], derived from cavity.stn:63 */
         v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:73 */
         break;
       }
@@ -452,7 +455,7 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
       {
         v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:48 */
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
-        v[2][2][0] = t5; /* domega/du[0,0], derived from cavity.stn:61 */
+        v[2][2][0] = t4; /* domega/du[0,0], derived from cavity.stn:61 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:61 */
         v[4][2][0] = dhy; /* domega/du[0,1], derived from cavity.stn:61 */
         v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:71 */
@@ -466,7 +469,7 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
         v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:51 */
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
         v[1][2][1] = dhx; /* domega/dv[-1,0], derived from cavity.stn:64 */
-        v[2][2][1] = t4; /* domega/dv[0,0], derived from cavity.stn:64 */
+        v[2][2][1] = t3; /* domega/dv[0,0], derived from cavity.stn:64 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:64 */
         v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:74 */
         break;
@@ -475,7 +478,7 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
       {
         v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:49 */
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
-        v[0][2][0] = t5; /* domega/du[0,-1], derived from cavity.stn:62 */
+        v[0][2][0] = t4; /* domega/du[0,-1], derived from cavity.stn:62 */
         v[2][2][0] = dhy; /* domega/du[0,0], derived from cavity.stn:62 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:62 */
         v[0][3][3] = -1.0; /* dtemp/dtemp[0,-1], derived from cavity.stn:72 */
