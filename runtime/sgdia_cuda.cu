@@ -216,10 +216,18 @@ __host__ __device__ __forceinline__ bool in_fast_range(const Geometry &g, int i,
   return i >= g.fast_lo[0] && i < g.fast_hi[0] && j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
 }
 
+/* Whether (j, k) is in the fast range: only x can take a point out of it. */
+__host__ __device__ __forceinline__ bool in_fast_yz(const Geometry &g, int j, int k)
+{
+  return j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
+}
+
 /* (A x)[t] for the row t at point (i, j, k): every neighbour's A entry times x, in the order of
-   the block columns. CHECKED: test each neighbour (any point); otherwise (i, j, k) must be in
-   the fast range. */
-template <int DOF, int NSTEN, bool STREAM, bool CHECKED>
+   the block columns. CHECKED: test each neighbour (any point). XEDGE: (j, k) in the fast range
+   and x not periodic: a neighbour beyond the x edge of the domain is skipped, every other one is
+   at base + lin[s] (the launcher checked that the stencil stays in x's box). Otherwise (i, j, k)
+   must be in the fast range. */
+template <int DOF, int NSTEN, bool STREAM, bool CHECKED, bool XEDGE = false>
 __host__ __device__ __forceinline__ double row_product(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, int i, int j, int k)
 {
   const int     dof = DOF ? DOF : g.dof, nsten = NSTEN ? NSTEN : g.nsten;
@@ -231,6 +239,10 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
     const int base = ((k - g.b[2]) * g.bm[1] + (j - g.b[1])) * g.bm[0] + (i - g.b[0]);
     STN_UNROLL
     for (int s = 0; s < nsten; s++) {
+      if (XEDGE) {
+        const int ni = i + g.off[3 * s];
+        if (ni < 0 || ni >= g.n[0]) continue;
+      }
       const double *xn = x + (base + g.lin[s]) * dof;
       STN_UNROLL
       for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x(xn + c);
@@ -269,6 +281,11 @@ __global__ void __launch_bounds__(kBlock) sgdia_mult(const Geometry g, const dou
   if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k))) {
     if (!active) return;
     const double v = row_product<DOF, NSTEN, STREAM, false>(g, A, x, t, i, j, k);
+    y[t]           = add ? w[t] + v : v;
+  } else if (__all_sync(0xffffffffu, !active || (g.skip[0] && in_fast_yz(g, j, k)))) {
+    /* A warp at an x face of the domain (most edge warps on a large grid): test x only. */
+    if (!active) return;
+    const double v = row_product<DOF, NSTEN, STREAM, false, true>(g, A, x, t, i, j, k);
     y[t]           = add ? w[t] + v : v;
   } else {
     if (!active) return;
