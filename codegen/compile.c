@@ -46,21 +46,17 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static char *join_ext(const char *base, const char *ext) {
-  size_t n = strlen(base) + strlen(ext) + 1;
+/* a, b and c in one new string. */
+static char *concat(const char *a, const char *b, const char *c) {
+  size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
   char *s = malloc(n);
   if (!s) ice("out of memory");
-  snprintf(s, n, "%s%s", base, ext);
+  snprintf(s, n, "%s%s%s", a, b, c);
   return s;
 }
 
-static char *join(const char *dir, const char *name) {
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *s = malloc(n);
-  if (!s) ice("out of memory");
-  snprintf(s, n, "%s/%s", dir, name);
-  return s;
-}
+static char *join_ext(const char *base, const char *ext) { return concat(base, "", ext); }
+static char *join(const char *dir, const char *name) { return concat(dir, "/", name); }
 
 static bool write_file(const char *path, const char *text, size_t len) {
   FILE *f = fopen(path, "wb");

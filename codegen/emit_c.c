@@ -29,11 +29,20 @@ int emit_line_of(const Program *P, const Node *n) {
 
 /* ---- pieces of text ---- */
 
-static const char *const ij[MAX_DIM] = {"i", "j", "k"};
+const char *const emit_index_names[MAX_DIM] = {"i", "j", "k"};
+
+/* fmt once per direction, separated by ", " (fmt may use the name twice:
+   "%ss, %sm" gives "xs, xm, ys, ym"). */
+void emit_list(FILE *out, int dim, const char *fmt, const char *const names[]) {
+  for (int d = 0; d < dim; d++) {
+    if (d) fputs(", ", out);
+    fprintf(out, fmt, names[d], names[d]);
+  }
+}
 
 /* "i, j" / "i, j, k": the loop indices in argument order. */
 void emit_index_args(const Program *P) {
-  for (int d = 0; d < P->m->dim; d++) fprintf(P->out, d ? ", %s" : "%s", ij[d]);
+  emit_list(P->out, P->m->dim, "%s", emit_index_names);
 }
 
 /* "Field **" and friends: the array type of a field vector. */
@@ -186,7 +195,7 @@ void emit_residual_body(Program *P, int cls, const char *indent) {
     fprintf(P->out, "%sf", indent);
     if (P->E.cuda) fputs("[p]", P->out);
     else
-      for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", ij[d]);
+      for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", emit_index_names[d]);
     fprintf(P->out, ".%s = ", P->E.field[f]);
     emit_c_expr(&P->E, p->residual);
     fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, emit_line_of(P, p->residual_rule));
@@ -197,7 +206,7 @@ static void initial_body(Program *P, int cls, const char *indent) {
   for (int f = 0; f < P->m->nfields; f++) {
     const IrPoint *p = ir_point(P->ir, f, cls);
     fprintf(P->out, "%sx", indent);
-    for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", ij[d]);
+    for (int d = P->m->dim - 1; d >= 0; d--) fprintf(P->out, "[%s]", emit_index_names[d]);
     fprintf(P->out, ".%s = ", P->E.field[f]);
     if (p->initial == IR_NONE) {
       fputs("0.0; /* no initial block */\n", P->out);
@@ -320,7 +329,7 @@ static const char *open_loops(const Program *P, const char *lo, const char *coun
   int dim = P->m->dim;
   for (int d = dim - 1, depth = 0; d >= 0; d--, depth++)
     fprintf(P->out, "%sfor (PetscInt %s = info->%s%s; %s < info->%s%s + info->%s%s; %s++) {\n", indents[depth],
-            ij[d], axis_names[d], lo, ij[d], axis_names[d], lo, axis_names[d], count, ij[d]);
+            emit_index_names[d], axis_names[d], lo, emit_index_names[d], axis_names[d], lo, axis_names[d], count, emit_index_names[d]);
   return indents[dim];
 }
 
@@ -360,13 +369,15 @@ static void loop_over_points(Program *P, What what, CaseRoots roots, CaseBody bo
   close_loops(P);
 }
 
-/* Ghost exchange into a local vector and its array x, and back. */
-static const char ghosts_in[] =
-  "  PetscCall(DMDAGetLocalInfo(user->da, &info));\n"
-  "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
-  "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
+/* Ghost exchange into a local vector (on the GPU too: CUDA vectors exchange on the device). */
+#define GHOST_EXCHANGE \
+  "  PetscCall(DMDAGetLocalInfo(user->da, &info));\n" \
+  "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n" \
+  "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n" \
   "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
-  "  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));\n";
+
+/* The exchange and the local array x, and back. */
+static const char ghosts_in[] = GHOST_EXCHANGE "  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));\n";
 static const char ghosts_out[] =
   "  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));\n"
   "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n";
@@ -443,9 +454,9 @@ static void declarations(Program *P) {
         "#error \"stencilc programs need PETSc built with real double-precision scalars\"\n#endif\n\n", out);
   fputs("/* Application context: the grid and the parameters. */\ntypedef struct {\n  DM        da;\n", out);
   fputs("  PetscInt  ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", n%s" : "n%s", axis_names[d]);
+  emit_list(out, m->dim, "n%s", axis_names);
   fputs("; /* grid points per direction (-da_grid_x, ...) */\n  PetscReal ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", h%s" : "h%s", axis_names[d]);
+  emit_list(out, m->dim, "h%s", axis_names);
   fputs("; /* grid spacing */\n", out);
   for (int i = 0; i < m->nparams; i++) {
     fprintf(out, "  PetscReal %s; /* ", P->E.param[i]);
@@ -472,17 +483,17 @@ static void point_kind(Program *P) {
   fputs("/* The kind of a grid point, which picks the rule of each field: per direction\n"
         "   0 on the low face, 1 inside, 2 on the high face; kind = px + 3 py + 9 pz. */\n", out);
   fprintf(out, "static inline int PointKind(const AppCtx *user, ");
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", PetscInt %s" : "PetscInt %s", ij[d]);
+  emit_list(out, m->dim, "PetscInt %s", emit_index_names);
   fputs(")\n{\n", out);
   for (int d = 0; d < m->dim; d++) {
     if (m->axes[d].periodic)
       fprintf(out, "  const int p%s = 1; /* %s is periodic: no faces */\n", axis_names[d], axis_names[d]);
     else
-      fprintf(out, "  const int p%s = %s == 0 ? 0 : (%s == user->n%s - 1 ? 2 : 1);\n", axis_names[d], ij[d], ij[d],
+      fprintf(out, "  const int p%s = %s == 0 ? 0 : (%s == user->n%s - 1 ? 2 : 1);\n", axis_names[d], emit_index_names[d], emit_index_names[d],
               axis_names[d]);
   }
   for (int d = 0; d < m->dim; d++)
-    if (m->axes[d].periodic) fprintf(out, "  (void)%s;\n", ij[d]);
+    if (m->axes[d].periodic) fprintf(out, "  (void)%s;\n", emit_index_names[d]);
   fputs("  return px", out);
   if (m->dim > 1) fputs(" + 3 * py", out);
   if (m->dim > 2) fputs(" + 9 * pz", out);
@@ -573,10 +584,7 @@ static void gpu_functions(Program *P) {
         "static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)\n{\n"
         "  DMDALocalInfo      info;\n  KernelCtx          ctx;\n  Vec                Xloc;\n"
         "  const PetscScalar *x;\n  PetscScalar       *f;\n\n  PetscFunctionBeginUser;\n"
-        "  PetscCall(DMDAGetLocalInfo(user->da, &info));\n  SetKernelCtx(user, &info, &ctx);\n"
-        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
-        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
-        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
+        GHOST_EXCHANGE "  SetKernelCtx(user, &info, &ctx);\n"
         "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(VecCUDAGetArrayWrite(F, &f));\n"
         "  PetscCall(PetscLogGpuTimeBegin());\n"
         "  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the residual kernel failed\");\n"
@@ -590,10 +598,7 @@ static void gpu_functions(Program *P) {
         "static PetscErrorCode FormJacobianGPU(AppCtx *user, Vec X)\n{\n"
         "  DMDALocalInfo      info;\n  KernelCtx          ctx;\n  Vec                Xloc;\n"
         "  const PetscScalar *x;\n  PetscScalar       *a;\n\n  PetscFunctionBeginUser;\n"
-        "  PetscCall(DMDAGetLocalInfo(user->da, &info));\n  SetKernelCtx(user, &info, &ctx);\n"
-        "  PetscCall(DMGetLocalVector(user->da, &Xloc));\n"
-        "  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));\n"
-        "  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));\n"
+        GHOST_EXCHANGE "  SetKernelCtx(user, &info, &ctx);\n"
         "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(MatSGDIAGetArrayDevice(user->J, &a));\n"
         "  PetscCall(PetscLogGpuTimeBegin());\n"
         "  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the Jacobian kernel failed\");\n"
@@ -615,8 +620,9 @@ static void form_function(Program *P) {
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
   emit_residual_roots(P, emit_interior_class(P->m), roots, &n);
-  fprintf(out, "  /* %d operations per interior point, counted for every point */\n", emit_c_flops(&P->E, roots, n));
-  fprintf(out, "  PetscCall(PetscLogFlops(%d.0 * info->xm", emit_c_flops(&P->E, roots, n));
+  int flops = emit_c_flops(&P->E, roots, n);
+  fprintf(out, "  /* %d operations per interior point, counted for every point */\n", flops);
+  fprintf(out, "  PetscCall(PetscLogFlops(%d.0 * info->xm", flops);
   if (P->m->dim > 1) fputs(" * info->ym", out);
   if (P->m->dim > 2) fputs(" * info->zm", out);
   fputs("));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
@@ -649,7 +655,7 @@ static void jacobian_helpers(Program *P) {
         "}\n\n", out);
   fputs("/* The same block row into an AIJ matrix (-stn_mat_type aij), skipping neighbours outside the grid. */\n", out);
   fputs("static PetscErrorCode StoreBlockRowAIJ(const AppCtx *user, Mat J, ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, "PetscInt %s, ", ij[d]);
+  for (int d = 0; d < m->dim; d++) fprintf(out, "PetscInt %s, ", emit_index_names[d]);
   fputs("PetscScalar v[NSTENCIL][DOF][DOF])\n{\n"
         "  MatStencil  row[DOF], col[NSTENCIL * DOF];\n"
         "  PetscScalar vals[DOF * NSTENCIL * DOF];\n"
@@ -657,7 +663,7 @@ static void jacobian_helpers(Program *P) {
         "  PetscFunctionBeginUser;\n", out);
   fputs("  for (PetscInt s = 0; s < NSTENCIL; s++) {\n", out);
   for (int d = 0; d < m->dim; d++)
-    fprintf(out, "    const PetscInt n%s = %s + stencil_offsets[s][%d];\n", ij[d], ij[d], d);
+    fprintf(out, "    const PetscInt n%s = %s + stencil_offsets[s][%d];\n", emit_index_names[d], emit_index_names[d], d);
   bool any_wall = false;
   for (int d = 0; d < m->dim; d++) any_wall |= !m->axes[d].periodic;
   if (any_wall) {
@@ -665,7 +671,7 @@ static void jacobian_helpers(Program *P) {
     bool first = true;
     for (int d = 0; d < m->dim; d++) {
       if (m->axes[d].periodic) continue;
-      fprintf(out, "%sn%s < 0 || n%s >= user->n%s", first ? "" : " || ", ij[d], ij[d], axis_names[d]);
+      fprintf(out, "%sn%s < 0 || n%s >= user->n%s", first ? "" : " || ", emit_index_names[d], emit_index_names[d], axis_names[d]);
       first = false;
     }
     fputs(") continue; /* outside the grid: the entries are 0 */\n", out);
@@ -682,7 +688,7 @@ static void jacobian_helpers(Program *P) {
   if (!P->any_given) return;
   fputs("/* -stn_check_jacobian: a Jacobian entry the .stn gives must equal the derived one. */\n"
         "static PetscErrorCode CheckEntry(PetscScalar given, PetscScalar derived, const char *entry, ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", PetscInt %s" : "PetscInt %s", ij[d]);
+  emit_list(out, m->dim, "PetscInt %s", emit_index_names);
   fputs(")\n{\n  PetscFunctionBeginUser;\n"
         "  PetscCheck(PetscAbsScalar(given - derived) <= 1e-8 * (PetscAbsScalar(given) + PetscAbsScalar(derived)) + 1e-14,\n"
         "             PETSC_COMM_SELF, PETSC_ERR_USER,\n"

@@ -18,7 +18,6 @@
 #include "emit_int.h"
 #include "util.h"
 
-static const char *const ij[MAX_DIM] = {"i", "j", "k"};
 
 static void guard_name(const Program *P, char *buf, size_t size) {
   snprintf(buf, size, "STN_%s", P->o->h_name);
@@ -46,15 +45,15 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("} Field;\n\n", out);
   fputs("/* What a kernel needs, passed by value: the grid, this rank's boxes, the parameters. */\ntypedef struct {\n", out);
   fputs("  int    ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", n%s" : "n%s", axis_names[d]);
+  emit_list(out, m->dim, "n%s", axis_names);
   fputs(";\n  double ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", h%s" : "h%s", axis_names[d]);
+  emit_list(out, m->dim, "h%s", axis_names);
   fputs(";\n", out);
   for (int i = 0; i < m->nparams; i++) fprintf(out, "  double %s;\n", P->E.param[i]);
   fputs("  int    ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", %ss, %sm" : "%ss, %sm", axis_names[d], axis_names[d]);
+  emit_list(out, m->dim, "%ss, %sm", axis_names);
   fputs(";   /* owned box: first index and count per direction */\n  int    ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", g%ss, g%sm" : "g%ss, g%sm", axis_names[d], axis_names[d]);
+  emit_list(out, m->dim, "g%ss, g%sm", axis_names);
   fputs("; /* ghosted box of the local vector x */\n} KernelCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
         "/* Each returns 0 or the CUDA error of its launch. */\n"
@@ -107,7 +106,7 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   fprintf(out, "#include <math.h>\n\n#include \"%s\"\n\n", o->h_name);
   fputs("#define PETSC_PI       3.14159265358979323846\n#define PETSC_INFINITY INFINITY\n\n", out);
   fputs("/* The index in the local (ghosted) array of the point (i, j, k). */\n#define IX(", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", %s_" : "%s_", ij[d]);
+  emit_list(out, m->dim, "%s_", emit_index_names);
   fputs(") (", out);
   if (m->dim == 1) fputs("(i_) - ctx.gxs", out);
   if (m->dim == 2) fputs("((j_) - ctx.gys) * ctx.gxm + ((i_) - ctx.gxs)", out);
@@ -117,12 +116,12 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   /* PointKind, as in the C file. */
   fputs("/* The kind of a grid point: per direction 0 low face, 1 inside, 2 high face. */\n"
         "__device__ static inline int PointKind(const KernelCtx &ctx, ", out);
-  for (int d = 0; d < m->dim; d++) fprintf(out, d ? ", int %s" : "int %s", ij[d]);
+  emit_list(out, m->dim, "int %s", emit_index_names);
   fputs(")\n{\n", out);
   for (int d = 0; d < m->dim; d++) {
-    if (m->axes[d].periodic) fprintf(out, "  const int p%s = 1; /* periodic */\n  (void)%s;\n", axis_names[d], ij[d]);
+    if (m->axes[d].periodic) fprintf(out, "  const int p%s = 1; /* periodic */\n  (void)%s;\n", axis_names[d], emit_index_names[d]);
     else
-      fprintf(out, "  const int p%s = %s == 0 ? 0 : (%s == ctx.n%s - 1 ? 2 : 1);\n", axis_names[d], ij[d], ij[d],
+      fprintf(out, "  const int p%s = %s == 0 ? 0 : (%s == ctx.n%s - 1 ? 2 : 1);\n", axis_names[d], emit_index_names[d], emit_index_names[d],
               axis_names[d]);
   }
   fputs("  return px", out);

@@ -22,6 +22,9 @@ typedef enum What { W_RESIDUAL, W_JACOBIAN, W_INITIAL } What;
 typedef void (*CaseBody)(Program *P, int cls, const char *indent);
 typedef void (*CaseRoots)(const Program *P, int cls, Ref *roots, int *n);
 
+/* The grid indices, "i", "j", "k". */
+extern const char *const emit_index_names[MAX_DIM];
+void emit_list(FILE *out, int dim, const char *fmt, const char *const names[]);
 int  emit_line_of(const Program *P, const Node *n);
 int  emit_interior_class(const Model *m);
 void emit_index_args(const Program *P);

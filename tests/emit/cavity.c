@@ -243,10 +243,10 @@ static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)
 
   PetscFunctionBeginUser;
   PetscCall(DMDAGetLocalInfo(user->da, &info));
-  SetKernelCtx(user, &info, &ctx);
   PetscCall(DMGetLocalVector(user->da, &Xloc));
   PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
   PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));
+  SetKernelCtx(user, &info, &ctx);
   PetscCall(VecCUDAGetArrayRead(Xloc, &x));
   PetscCall(VecCUDAGetArrayWrite(F, &f));
   PetscCall(PetscLogGpuTimeBegin());
@@ -270,10 +270,10 @@ static PetscErrorCode FormJacobianGPU(AppCtx *user, Vec X)
 
   PetscFunctionBeginUser;
   PetscCall(DMDAGetLocalInfo(user->da, &info));
-  SetKernelCtx(user, &info, &ctx);
   PetscCall(DMGetLocalVector(user->da, &Xloc));
   PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
   PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));
+  SetKernelCtx(user, &info, &ctx);
   PetscCall(VecCUDAGetArrayRead(Xloc, &x));
   PetscCall(MatSGDIAGetArrayDevice(user->J, &a));
   PetscCall(PetscLogGpuTimeBegin());
