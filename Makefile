@@ -24,10 +24,11 @@ GEN_SRC     = build/lexer.c build/grammar.c
 SEMA_SRC    = codegen/frontend.c codegen/sema.c codegen/sema_expr.c codegen/sema_regions.c codegen/builtins.c
 FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
 IR_SRC      = codegen/ir.c codegen/ir_lower.c codegen/ir_derive.c codegen/ir_eval.c codegen/ir_passes.c
-EMIT_SRC    = codegen/cnames.c codegen/emit_c_expr.c codegen/emit_c.c codegen/emit_cuda.c codegen/compile.c codegen/toolchain.c \
+EMIT_SRC    = codegen/cnames.c codegen/emit_c_expr.c codegen/emit_c.c codegen/emit_cuda.c codegen/compile.c codegen/skeleton.c codegen/toolchain.c \
               codegen/runtime_files.c build/runtime_text.c
 RUNTIME_SRC = $(sort $(wildcard runtime/*.c runtime/*.h runtime/*.cu))
-DRIVER_SRC  = codegen/main.c $(IR_SRC) $(EMIT_SRC)
+EXPLAIN_SRC = codegen/explain.c codegen/explain_svg.c
+DRIVER_SRC  = codegen/main.c $(IR_SRC) $(EMIT_SRC) $(EXPLAIN_SRC)
 HEADERS     = $(wildcard parser/*.h codegen/*.h) build/grammar.h
 
 FRONT_OBJ   = $(patsubst %.c,build/obj/%.o,$(notdir $(FRONT_SRC)))

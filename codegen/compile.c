@@ -3,12 +3,14 @@
 ** runtime sources into a work directory (--emit-dir DIR, kept; otherwise a
 ** private temporary one, removed afterwards), builds them against PETSc
 ** (toolchain.c: no shell anywhere), and moves the program into place, so
-** PROG is either the complete new program or untouched.
+** PROG is either the complete new program or untouched. Writing the sources
+** (compile_write_sources) is shared with --skeleton (skeleton.c).
 **
 ** A C compiler failing on generated code is a bug in stencilc: it is
 ** reported as an internal error (exit 70) with the path of the kept log.
 */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,53 @@ static bool write_file(const char *path, const char *text, size_t len) {
   return fclose(f) == 0 && ok;
 }
 
+/* Names NAME (the base of NAME.c, NAME.h, NAME.cu) must not have, so that
+   the generated sources stay apart from the runtime's and a skeleton's
+   makefile works: NAME.c, NAME.h and NAME.cu must match none of the patterns
+   by which PETSc's `make clean` (clean-legacy in lib/petsc/conf/rules)
+   deletes files (the others in its list need a second '.', a '~' or another
+   extension, which NAME.c cannot have), and the program NAME must not be a
+   target of PETSc's make rules (3.18 and 3.24, petscrules included) or of
+   the skeleton's makefile. */
+static const char *const clean_patterns[] = {"PI*", "g_*", "PETScArena*", "core.*", "Log.*", "ins10*.c"};
+static const char *const make_targets[] = {
+  "GNUmakefile", "Makefile", "all", "alltree", "alltree_makefile", "alltree_src", "check_petsc4py_rst",
+  "checkbadFileChange", "checkbadPetscFunctionBegin", "checkbadSource", "checkbadSpelling", "checkbadURLS",
+  "checkmakefilelist", "chk_c2html", "chk_in_petscdir", "chk_loc", "chk_petscdir", "chk_upgrade", "chklib_dir",
+  "chkopts", "clangformat", "clean", "cleangcov", "cleanhtml", "deleteshared", "foo", "getautoconfargs",
+  "getblaslapacklibs", "getccompiler", "getcflags", "getcxxcompiler", "getcxxflags", "getfortrancompiler",
+  "getfortranflags", "getincludedirs", "getlinklibs", "getmpiexec", "getmpiincludedirs", "getmpilinklibs",
+  "getversion", "gnumake", "html", "libc", "libcu", "libcxx", "libf", "libs", "lint", "makefile", "manexamples",
+  "manimplementations", "manualpages", "print_mesg_after_build", "printdot", "remote_sshrsync", "shared_arch",
+  "simplehtml", "tree", "tree_basic", "tree_src", "updatedatafiles", "vermin",
+};
+
+static bool name_taken(const char *name) {
+  for (int i = 0; i < COUNT_OF(make_targets); i++)
+    if (strcmp(name, make_targets[i]) == 0) return true;
+  static const char *const exts[] = {".c", ".h", ".cu"};
+  for (int e = 0; e < COUNT_OF(exts); e++) {
+    char *file = join_ext(name, exts[e]);
+    bool taken = runtime_file(file) != NULL;
+    for (int i = 0; i < COUNT_OF(clean_patterns) && !taken; i++) taken = fnmatch(clean_patterns[i], file, 0) == 0;
+    free(file);
+    if (taken) return true;
+  }
+  return false;
+}
+
+char *compile_stn_name(const char *input) { return safe_base(input, ""); }
+
+char *compile_base_name(const char *input) {
+  char *base = safe_base(input, ".stn");
+  for (char *c = base; *c; c++)
+    if (*c == '.' || *c == '-') *c = '_';
+  if (!name_taken(base)) return base;
+  char *s = concat("stn_", base, "");
+  free(base);
+  return s;
+}
+
 typedef void (*Emitter)(const Ir *ir, const EmitOptions *o, FILE *out);
 
 static bool emit_file(const Ir *ir, const char *path, const EmitOptions *o, Emitter emit) {
@@ -78,6 +127,34 @@ static bool emit_file(const Ir *ir, const char *path, const EmitOptions *o, Emit
 static int fail(const char *what, const char *path) {
   fprintf(stderr, "stencilc: error: %s '%s': %s\n", what, path, strerror(errno));
   return 1;
+}
+
+bool compile_write_sources(const Ir *ir, const char *input, const char *program, const char *dir, char **files,
+                           int *nfiles) {
+  char *stn_name = compile_stn_name(input);
+  char *base = compile_base_name(input);
+  char *c_base = join_ext(base, ".c"), *h_base = join_ext(base, ".h"), *cu_base = join_ext(base, ".cu");
+  EmitOptions eo = {program, stn_name, c_base, h_base};
+  const struct { const char *name; Emitter emit; } generated[] = {
+    {c_base, emit_c_program}, {h_base, emit_cuda_header}, {cu_base, emit_cuda_kernels},
+  };
+  bool ok = true;
+  for (int g = 0; g < COUNT_OF(generated) && ok; g++) {
+    files[*nfiles] = join(dir, generated[g].name);
+    ok = emit_file(ir, files[(*nfiles)++], &eo, generated[g].emit);
+  }
+  for (const RuntimeFile *rf = runtime_files; ok && rf->name; rf++) {
+    if (*nfiles >= COMPILE_MAX_FILES - 8) ice("compile.c: COMPILE_MAX_FILES is too small for the runtime");
+    files[*nfiles] = join(dir, rf->name);
+    ok = write_file(files[(*nfiles)++], rf->text, strlen(rf->text));
+  }
+  if (!ok) fail("cannot write", files[*nfiles - 1]);
+  free(stn_name);
+  free(base);
+  free(c_base);
+  free(h_base);
+  free(cu_base);
+  return ok;
 }
 
 int compile_program(const Ir *ir, const CompileOptions *co) {
@@ -102,39 +179,18 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
     }
   }
   char *program = safe_base(co->output, "");
-  char *stn_name = safe_base(co->input, "");
-  char *base = safe_base(co->input, ".stn");
-  char *c_base = join_ext(base, ".c"), *h_base = join_ext(base, ".h"), *cu_base = join_ext(base, ".cu");
   char *exe = join(dir, "program.out");
   char *log = join(dir, "build.log");
   int status = 1;
-  EmitOptions eo = {program, stn_name, c_base, h_base};
 
   /* Every file written, by kind: C sources go to the C compiler, CUDA
      sources to nvcc first (when PETSc has CUDA), headers nowhere. */
-  enum { MAX_FILES = 64 };
-  char *files[MAX_FILES];
+  char *files[COMPILE_MAX_FILES];
   int nfiles = 0;
-  const char *sources[MAX_FILES];
+  const char *sources[COMPILE_MAX_FILES];
   int nsources = 0;
-  const struct { const char *name; Emitter emit; } generated[] = {
-    {c_base, emit_c_program}, {h_base, emit_cuda_header}, {cu_base, emit_cuda_kernels},
-  };
-  for (int g = 0; g < 3; g++) {
-    files[nfiles] = join(dir, generated[g].name);
-    if (!emit_file(ir, files[nfiles++], &eo, generated[g].emit)) {
-      fail("cannot write", files[nfiles - 1]);
-      goto done;
-    }
-  }
-  for (const RuntimeFile *rf = runtime_files; rf->name && nfiles < MAX_FILES; rf++) {
-    files[nfiles] = join(dir, rf->name);
-    if (!write_file(files[nfiles++], rf->text, strlen(rf->text))) {
-      fail("cannot write", files[nfiles - 1]);
-      goto done;
-    }
-  }
-  for (int f = 0; f < nfiles && nsources < MAX_FILES; f++) {
+  if (!compile_write_sources(ir, co->input, program, dir, files, &nfiles)) goto done;
+  for (int f = 0; f < nfiles && nsources < COMPILE_MAX_FILES; f++) {
     if (ends_with(files[f], ".c")) sources[nsources++] = files[f];
     if (ends_with(files[f], ".cu") && tc.cuda) {
       char *obj = join_ext(files[f], ".o"), *culog = join_ext(files[f], ".log");
@@ -148,7 +204,7 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
         dir = NULL;
         goto done;
       }
-      if (nfiles < MAX_FILES) files[nfiles++] = obj;  /* freed with the others */
+      if (nfiles < COMPILE_MAX_FILES) files[nfiles++] = obj;  /* freed with the others */
       sources[nsources++] = obj;
     }
   }
@@ -174,11 +230,6 @@ done:
   else if (dir) remove(exe);
   free(dir);
   free(program);
-  free(stn_name);
-  free(base);
-  free(c_base);
-  free(h_base);
-  free(cu_base);
   free(exe);
   free(log);
   tc_free(&tc);

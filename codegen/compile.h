@@ -1,8 +1,11 @@
 /*
-** compile.h: from the IR to an executable (compile.c).
+** compile.h: from the IR to an executable (compile.c), or to a PETSc
+** application project to build by hand (skeleton.c).
 */
 #ifndef STN_COMPILE_H
 #define STN_COMPILE_H
+
+#include <stdbool.h>
 
 #include "ir.h"
 
@@ -15,5 +18,34 @@ typedef struct CompileOptions {
 /* Returns the exit status for stencilc: 0, 1 (a user-facing problem: no
    PETSc, an unwritable path) or 70 (the generated code did not compile). */
 int compile_program(const Ir *ir, const CompileOptions *co);
+
+/* stencilc FILE.stn --skeleton DIR (skeleton.c): writes a PETSc application
+   project into DIR (created when missing; refused when not empty): the
+   generated sources, the runtime's, a makefile and a README.md. Needs no
+   PETSc. Returns 0, or 1 after a message, with nothing left in DIR. */
+int skeleton_write(const Ir *ir, const char *input, const char *dir);
+
+/* ---- shared by both (compile.c) ---- */
+
+enum { COMPILE_MAX_FILES = 64 };
+
+/* NAME, the base of the generated sources NAME.c, NAME.h, NAME.cu for the
+   .stn at input (and the skeleton's program): the file name without .stn,
+   every character outside [A-Za-z0-9_] replaced by '_', and "stn_" in front
+   when the name is taken: by a runtime source, by the patterns PETSc's
+   `make clean` deletes, or by a target of PETSc's make rules. malloc'd. */
+char *compile_base_name(const char *input);
+/* The .stn's file name as the generated text quotes it ("cavity.stn"): the
+   last component of input, characters outside [A-Za-z0-9_.-] as '_'. */
+char *compile_stn_name(const char *input);
+
+/* Writes into dir the generated sources (NAME.c, NAME.h, NAME.cu; program
+   names the program in their text) and the runtime sources. Appends each
+   path written (malloc'd) to files, which has room for COMPILE_MAX_FILES,
+   counting them in *nfiles; on failure the one that failed is among them,
+   so the caller can remove or keep them all. Returns false after a message
+   on stderr when a file cannot be written. */
+bool compile_write_sources(const Ir *ir, const char *input, const char *program, const char *dir, char **files,
+                           int *nfiles);
 
 #endif

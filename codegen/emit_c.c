@@ -440,6 +440,8 @@ static void help_string(Program *P) {
                 "  -stn_mat_type <sgdia>: the Jacobian's storage, sgdia or aij\n"
                 "  -stn_check_jacobian: compare the Jacobian entries the .stn gives with the derived ones\n"
                 "  -stn_output <file.vts>: write the solution for ParaView\n"
+                "  -stn_plot_solution <file.png>: draw the solution (colour maps; 3D: middle slices) with gnuplot\n"
+                "  -stn_plot_convergence <file.png>: draw the residual norm per Newton and Krylov iteration with gnuplot\n"
                 "  -da_grid_x <n> (and _y, _z): grid points per direction\n");
   fputs(";\n\n", out);
 }
@@ -765,7 +767,10 @@ static void main_function(Program *P) {
         "  AppCtx              user;\n  SNES                snes;\n  KSP                 ksp;\n  PC                  pc;\n  PetscMPIInt         size;\n  Vec                 X;\n  Mat                 P = NULL;\n"
         "  SNESConvergedReason reason;\n  const char         *mat_types[] = {\"sgdia\", \"aij\"}, *devices[] = {\"cpu\", \"gpu\"};\n"
         "  PetscInt            mat_type = 0, device = 0;\n  PetscLogStage       stage;\n  PetscBool           output;\n"
-        "  char                path[PETSC_MAX_PATH_LEN] = \"\";\n\n", out);
+        "  char                path[PETSC_MAX_PATH_LEN] = \"\";\n"
+        "  PetscBool           plot_solution, plot_convergence;\n"
+        "  char                solution_png[PETSC_MAX_PATH_LEN] = \"\", convergence_png[PETSC_MAX_PATH_LEN] = \"\";\n"
+        "  StnHistory          history = NULL;\n\n", out);
   fputs("  /* ---- PETSc and the options ---- */\n"
         "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n  PetscCall(PetscMemzero(&user, sizeof user));\n"
         "  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));\n"
@@ -774,6 +779,8 @@ static void main_function(Program *P) {
         "#if defined(PETSC_HAVE_CUDA)\n  device = StnCUDADevicePresent() ? 1 : 0; /* the GPU when there is one */\n#endif\n"
         "  PetscCall(PetscOptionsEList(\"-stn_device\", \"Where the residual, Jacobian and vectors live\", NULL, devices, 2, devices[device], &device, NULL));\n"
         "  PetscCall(PetscOptionsString(\"-stn_output\", \"Write the solution to this VTK file (.vts)\", NULL, path, path, sizeof path, &output));\n"
+        "  PetscCall(PetscOptionsString(\"-stn_plot_solution\", \"Draw the solution to this PNG file (needs gnuplot)\", NULL, solution_png, solution_png, sizeof solution_png, &plot_solution));\n"
+        "  PetscCall(PetscOptionsString(\"-stn_plot_convergence\", \"Draw the residual norms per Newton and Krylov iteration to this PNG file (needs gnuplot)\", NULL, convergence_png, convergence_png, sizeof convergence_png, &plot_convergence));\n"
         "  PetscOptionsEnd();\n\n", out);
   const Node *grid = NULL;
   for (const Node *d = m->program->list.items; d; d = d->next)
@@ -794,7 +801,7 @@ static void main_function(Program *P) {
         "#if !defined(PETSC_HAVE_CUDA)\n"
         "  PetscCheck(!user.gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, \"-stn_device gpu needs a PETSc configured with CUDA\");\n"
         "#endif\n"
-        "  if (user.gpu) PetscCall(DMSetVecType(user.da, VECCUDA)); /* vectors, ghost exchange and solver on the GPU */\n", out);
+        "  if (user.gpu) PetscCall(StnDMSetGPUVectors(user.da)); /* vectors, ghost exchange and solver on the GPU */\n", out);
   for (int f = 0; f < m->nfields; f++) fprintf(out, "  PetscCall(DMDASetFieldName(user.da, %d, \"%s\"));\n", f, m->fields[f].name);
   fprintf(out, "  PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
           m->dim > 1 ? "&user.ny" : "NULL", m->dim > 2 ? "&user.nz" : "NULL");
@@ -832,6 +839,8 @@ static void main_function(Program *P) {
         "  /* Defaults (-pc_type overrides them): Jacobi on the GPU, where SG-DIA serves it; on CPUs\n"
         "     PETSc's own default, ILU (block Jacobi in parallel), on an AIJ copy. */\n"
         "  PetscCall(PCSetType(pc, user.gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));\n"
+        "  /* On the GPU, GMRES with its Hessenberg matrix on the device (-ksp_type gmres: PETSc's). */\n"
+        "  if (user.gpu) PetscCall(StnKSPSetDefault(ksp, user.da));\n"
         "#if defined(PETSC_HAVE_CUDA)\n"
         "  /* PETSc's Jacobi checks the diagonal for zeros on the host; on the GPU that would copy\n"
         "     it there and back at every Jacobian (-pc_jacobi_fixdiagonal turns it back on). */\n"
@@ -845,6 +854,7 @@ static void main_function(Program *P) {
         "  if (user.gpu) { /* move the guess to the GPU now, so that the solve copies nothing */\n"
         "    const PetscScalar *x;\n\n    PetscCall(VecCUDAGetArrayRead(X, &x));\n    PetscCall(VecCUDARestoreArrayRead(X, &x));\n  }\n"
         "#endif\n"
+        "  if (plot_convergence) PetscCall(StnRecordConvergence(snes, &history)); /* the residual norms, for the picture */\n"
         "  PetscCall(PetscLogStageRegister(\"Solve\", &stage)); /* -log_view shows the solve on its own */\n"
         "  PetscCall(PetscLogStagePush(stage));\n"
         "  PetscCall(SNESSolve(snes, NULL, X));\n"
@@ -854,7 +864,11 @@ static void main_function(Program *P) {
   fputs("  if (output && reason > 0) {\n    PetscViewer viewer;\n\n"
         "    PetscCall(PetscViewerVTKOpen(PETSC_COMM_WORLD, path, FILE_MODE_WRITE, &viewer));\n"
         "    PetscCall(VecView(X, viewer));\n    PetscCall(PetscViewerDestroy(&viewer));\n"
-        "    PetscCall(PetscPrintf(PETSC_COMM_WORLD, \"solution written to %s (open it in ParaView)\\n\", path));\n  }\n\n", out);
+        "    PetscCall(PetscPrintf(PETSC_COMM_WORLD, \"solution written to %s (open it in ParaView)\\n\", path));\n  }\n", out);
+  fprintf(out, "  /* pictures, with gnuplot; a failed solve's last iterate too, where it went wrong */\n"
+               "  if (plot_solution) PetscCall(StnPlotSolution(snes, X, \"%s\", solution_png));\n"
+               "  if (plot_convergence) PetscCall(StnPlotConvergence(snes, history, \"%s\", convergence_png));\n\n",
+          P->o->program, P->o->program);
 
   fputs("  /* ---- clean up ---- */\n  PetscCall(VecDestroy(&X));\n  PetscCall(MatDestroy(&P));\n"
         "  PetscCall(MatDestroy(&user.J));\n  PetscCall(SNESDestroy(&snes));\n  PetscCall(DMDestroy(&user.da));\n"

@@ -42,6 +42,7 @@
    the few owned layers the face rows read, rather than DMGlobalToLocal: that would also copy
    every owned entry, 16 to 24 bytes per row on top of the product's 72 (7-point, dof 1). */
 #include "sgdia.h"
+#include "stnvec.h"     /* VECSTNCUDA */
 #include "sgdia_cuda.h" /* the device kernels (plain C interface; used only with CUDA) */
 #include <petscblaslapack.h>
 #include <string.h>
@@ -1230,6 +1231,7 @@ PetscErrorCode MatCreateSGDIA(DM da, PetscInt nsten, const PetscInt offsets[], M
     PetscCall(PetscStrbeginswith(vtype, VECCUDA, &cuda));
     if (!cuda) PetscCall(PetscStrbeginswith(vtype, VECSEQCUDA, &cuda));
     if (!cuda) PetscCall(PetscStrbeginswith(vtype, VECMPICUDA, &cuda));
+    if (!cuda) PetscCall(PetscStrcmp(vtype, VECSTNCUDA, &cuda));
     if (cuda) PetscCall(SGDIASetUpDevice(A));
   }
 #endif

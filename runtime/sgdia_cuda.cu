@@ -433,3 +433,8 @@ extern "C" const char *StnCUDALastError(void)
 {
   return last_message;
 }
+
+extern "C" int StnCUDARecordError(int err, const char *what)
+{
+  return check((cudaError_t)err, what);
+}

@@ -74,6 +74,9 @@ int StnCUDASynchronize(void);
 int StnCUDADevicePresent(void);
 /* The last error one of these functions returned, in words ("no error" if none yet). */
 const char *StnCUDALastError(void);
+/* For the runtime's other CUDA files: records err (a cudaError_t) from the call `what` as the
+   last error, unless it is 0; returns err. */
+int StnCUDARecordError(int err, const char *what);
 
 #ifdef __cplusplus
 }

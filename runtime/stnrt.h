@@ -1,24 +1,33 @@
 /*
 ** stnrt.h: the stencilc runtime, linked into every generated program: the
-** SG-DIA matrix (sgdia.h) and the report at the end of a solve.
+** SG-DIA matrix (sgdia.h), the report at the end of a solve and the
+** pictures (plot.c).
 */
 #ifndef STNRT_H
 #define STNRT_H
 
 #include <petscsnes.h>
 
-/* PETSc 3.19 named the success code; Debian's 3.18 returns plain 0. */
-#if PETSC_VERSION_LT(3, 19, 0)
-  #ifndef PETSC_SUCCESS
-    #define PETSC_SUCCESS 0
-  #endif
-#endif
+#include "stncompat.h"
 
 #include "sgdia.h"
 #include "sgdia_cuda.h" /* StnCUDADevicePresent */
+#include "stnvec.h"      /* StnDMSetGPUVectors: the GPU vectors and their kernels */
+#include "stngmres.h"    /* StnKSPSetDefault: GMRES with its scalars on the GPU */
 
 /* Prints how the solve ended: the Newton iterations and the final
    residual norm, or, when it failed, why, in words, with what to try. */
 PetscErrorCode StnReportSolve(SNES snes, const char *program);
+
+/* Pictures, drawn by gnuplot (plot.c); where it is not installed the
+   program says so in one line and carries on. StnRecordConvergence, before
+   SNESSolve, records the residual norm at each Newton and Krylov iteration
+   (monitors; the SNES frees the record); StnPlotConvergence draws them
+   afterwards, StnPlotSolution draws the fields of X (colour maps in 2D,
+   middle slices in 3D, curves in 1D). Collective; rank 0 draws. */
+typedef struct _n_StnHistory *StnHistory;
+PetscErrorCode StnRecordConvergence(SNES snes, StnHistory *history);
+PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *program, const char *png);
+PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png);
 
 #endif

@@ -12,6 +12,11 @@
 #     copies;
 #   - clean kernels: compute-sanitizer memcheck, racecheck and initcheck on a
 #     small grid report nothing (skipped when compute-sanitizer is absent).
+# Then the vector kernels of the Krylov solve: tests/gpu/vec-tests.sh (ours
+# against PETSc's host vectors, every launch shape against the reference,
+# sanitizers) and tests/gpu/petsc-vec-tests.sh (PETSc's own vector tests with
+# -vec_type stncuda, plus a -vec_type cuda control; needs .petsc-cuda/vectests
+# or PETSC_SRC).
 # Logs go to OUTDIR (default $OUT, else build/gpu-check). Exit status 1 on any
 # failure. stencilc itself must be built (bin/stencilc; `make` builds it).
 set -u
@@ -92,6 +97,12 @@ echo "$cases" | while IFS=: read -r name grid params; do
   else
     echo "note: compute-sanitizer not found; kernels not sanitized"
   fi
+done
+
+# The Krylov vector kernels: ours against PETSc's host vectors, and PETSc's own vector tests
+# with our vector type (each prints its own lines; tests/gpu/*.sh say what they check).
+for t in vec-tests petsc-vec-tests; do
+  sh "tests/gpu/$t.sh" "$OUTDIR/$t" || echo "x" >>"$B/failed"
 done
 
 nfail=0

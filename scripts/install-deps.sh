@@ -6,8 +6,10 @@
 #   build:  gcc make re2c bison pkg-config
 #   PETSc:  petsc-dev (3.18, with OpenMPI) for the generated programs
 #   tests:  clang libclang-rt-14-dev (libFuzzer, sanitizers) valgrind
+#   pictures: gnuplot-nox, which the generated programs run for
+#           -stn_plot_solution and -stn_plot_convergence (tests/plot)
 set -eu
-packages="gcc make re2c bison pkg-config petsc-dev clang libclang-rt-14-dev valgrind libpetsc3.18-dev-examples"
+packages="gcc make re2c bison pkg-config petsc-dev clang libclang-rt-14-dev valgrind libpetsc3.18-dev-examples gnuplot-nox"
 missing=""
 for p in $packages; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

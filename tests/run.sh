@@ -6,9 +6,12 @@
 #   tests/ast/NAME.ast      the exact --dump-ast output for examples/NAME.stn
 #   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn
 #   tests/emit/NAME.c       the exact generated C for examples/NAME.stn (a few)
+#   tests/explain/NAME.txt  the exact --explain output for examples/NAME.stn; the
+#                           --explain-svg picture checked by tests/explain/svg.py
 #   nvcc                    compiles every example's CUDA kernels and the runtime's
 #   tests/cli.sh            command-line behaviour and hostile inputs
-#   tests/runtime/run.sh    the SG-DIA matrix against AIJ, on 1, 2, 4 ranks
+#   tests/runtime/run.sh    the SG-DIA matrix against AIJ, on 1, 2, 4 ranks; the GPU vector
+#                           kernels' CPU reference (tests/runtime/vecref.c)
 #   tests/petsc/compare.sh  bratu2d, sfi3d, cavity against PETSc's ex5, ex14, ex19
 #   tests/solve/run.sh      Jacobians, MPI, hostile names, failures, output
 #   tests/mms/run.sh        second order under grid refinement (manufactured solutions)
@@ -73,6 +76,36 @@ for c in tests/emit/*.c; do
   ok
 done
 
+# --explain: the teaching view of two examples is golden text; the picture
+# (--explain-svg) of bratu2d is well-formed XML whose nonzero squares are
+# the entries tests/explain/svg.py works out from the stencil.
+for want in tests/explain/*.txt; do
+  name=$(basename "$want" .txt)
+  "$STENCILC" --explain "examples/$name.stn" >"$tmp/explain" 2>"$tmp/err"
+  rc=$?
+  if [ $regen = 1 ]; then cp "$tmp/explain" "$want"; fi
+  if [ $rc -ne 0 ] || [ -s "$tmp/err" ]; then bad "--explain examples/$name.stn: exit status $rc"; cat "$tmp/err"; continue; fi
+  if ! diff -u "$want" "$tmp/explain" >"$tmp/diff"; then bad "examples/$name.stn: --explain differs"; head -40 "$tmp/diff"; continue; fi
+  ok
+done
+if "$STENCILC" --explain-svg "$tmp/bratu2d.svg" examples/bratu2d.stn >"$tmp/explain" 2>"$tmp/err" &&
+   grep -q "^PICTURE: .*bratu2d.svg" "$tmp/explain"; then
+  if command -v xmllint >/dev/null 2>&1 && ! xmllint --noout "$tmp/bratu2d.svg" 2>"$tmp/err"; then
+    bad "--explain-svg: not well-formed XML"; head -5 "$tmp/err"
+  elif ! command -v python3 >/dev/null 2>&1; then
+    echo "note: python3 not found; the --explain-svg picture was not checked"
+  elif python3 tests/explain/svg.py "$tmp/bratu2d.svg"; then ok
+  else bad "--explain-svg: the picture of bratu2d is wrong (tests/explain/svg.py)"; fi
+else
+  bad "--explain-svg examples/bratu2d.stn failed"; cat "$tmp/err"
+fi
+"$STENCILC" --explain examples/bratu2d.stn -o "$tmp/prog" >/dev/null 2>&1
+rc1=$?
+"$STENCILC" --explain-svg "$tmp/no/such/dir.svg" examples/bratu2d.stn >"$tmp/out" 2>/dev/null
+rc2=$?
+if [ $rc1 -eq 2 ] && [ $rc2 -eq 1 ] && ! [ -s "$tmp/out" ]; then ok
+else bad "--explain: -o must be a usage error (2, got $rc1), an unwritable picture an error (1, got $rc2) with no output"; fi
+
 # The CUDA sources (the runtime's and every example's kernels) are compiled
 # by nvcc even here, without a GPU or a CUDA PETSc, so they cannot rot.
 if command -v nvcc >/dev/null 2>&1; then
@@ -103,7 +136,7 @@ else
 fi
 
 # The end-to-end suites: each prints its own lines and fails on its own.
-for suite in tests/runtime/run.sh tests/petsc/compare.sh tests/solve/run.sh tests/mms/run.sh; do
+for suite in tests/runtime/run.sh tests/petsc/compare.sh tests/solve/run.sh tests/mms/run.sh tests/skeleton/run.sh tests/editors/run.sh tests/plot/run.sh; do
   [ -f "$suite" ] || continue
   if sh "$suite"; then ok; else bad "$suite"; fi
 done

@@ -53,7 +53,7 @@ static char help[] = "Solves the equations of cavity.stn with PETSc's Newton-Kry
   "  -lidvelocity </>: velocity of the lid\n"
   "  -prandtl <1.0>: Prandtl number, in [0, inf]\n"
   "  -grashof <1.0>: Grashof number\n"
-  "Program options:\n  -stn_mat_type <sgdia>: the Jacobian's storage, sgdia or aij\n  -stn_check_jacobian: compare the Jacobian entries the .stn gives with the derived ones\n  -stn_output <file.vts>: write the solution for ParaView\n  -da_grid_x <n> (and _y, _z): grid points per direction\n";
+  "Program options:\n  -stn_mat_type <sgdia>: the Jacobian's storage, sgdia or aij\n  -stn_check_jacobian: compare the Jacobian entries the .stn gives with the derived ones\n  -stn_output <file.vts>: write the solution for ParaView\n  -stn_plot_solution <file.png>: draw the solution (colour maps; 3D: middle slices) with gnuplot\n  -stn_plot_convergence <file.png>: draw the residual norm per Newton and Krylov iteration with gnuplot\n  -da_grid_x <n> (and _y, _z): grid points per direction\n";
 
 #include <math.h>
 #include <petscdmda.h>
@@ -575,6 +575,9 @@ int main(int argc, char **argv)
   PetscLogStage       stage;
   PetscBool           output;
   char                path[PETSC_MAX_PATH_LEN] = "";
+  PetscBool           plot_solution, plot_convergence;
+  char                solution_png[PETSC_MAX_PATH_LEN] = "", convergence_png[PETSC_MAX_PATH_LEN] = "";
+  StnHistory          history = NULL;
 
   /* ---- PETSc and the options ---- */
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -587,6 +590,8 @@ int main(int argc, char **argv)
 #endif
   PetscCall(PetscOptionsEList("-stn_device", "Where the residual, Jacobian and vectors live", NULL, devices, 2, devices[device], &device, NULL));
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, path, path, sizeof path, &output));
+  PetscCall(PetscOptionsString("-stn_plot_solution", "Draw the solution to this PNG file (needs gnuplot)", NULL, solution_png, solution_png, sizeof solution_png, &plot_solution));
+  PetscCall(PetscOptionsString("-stn_plot_convergence", "Draw the residual norms per Newton and Krylov iteration to this PNG file (needs gnuplot)", NULL, convergence_png, convergence_png, sizeof convergence_png, &plot_convergence));
   PetscOptionsEnd();
 
   /* ---- the grid: cavity.stn:15 ---- */
@@ -597,7 +602,7 @@ int main(int argc, char **argv)
 #if !defined(PETSC_HAVE_CUDA)
   PetscCheck(!user.gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-stn_device gpu needs a PETSc configured with CUDA");
 #endif
-  if (user.gpu) PetscCall(DMSetVecType(user.da, VECCUDA)); /* vectors, ghost exchange and solver on the GPU */
+  if (user.gpu) PetscCall(StnDMSetGPUVectors(user.da)); /* vectors, ghost exchange and solver on the GPU */
   PetscCall(DMDASetFieldName(user.da, 0, "u"));
   PetscCall(DMDASetFieldName(user.da, 1, "v"));
   PetscCall(DMDASetFieldName(user.da, 2, "omega"));
@@ -628,6 +633,8 @@ int main(int argc, char **argv)
   /* Defaults (-pc_type overrides them): Jacobi on the GPU, where SG-DIA serves it; on CPUs
      PETSc's own default, ILU (block Jacobi in parallel), on an AIJ copy. */
   PetscCall(PCSetType(pc, user.gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));
+  /* On the GPU, GMRES with its Hessenberg matrix on the device (-ksp_type gmres: PETSc's). */
+  if (user.gpu) PetscCall(StnKSPSetDefault(ksp, user.da));
 #if defined(PETSC_HAVE_CUDA)
   /* PETSc's Jacobi checks the diagonal for zeros on the host; on the GPU that would copy
      it there and back at every Jacobian (-pc_jacobi_fixdiagonal turns it back on). */
@@ -648,12 +655,13 @@ int main(int argc, char **argv)
     PetscCall(VecCUDARestoreArrayRead(X, &x));
   }
 #endif
+  if (plot_convergence) PetscCall(StnRecordConvergence(snes, &history)); /* the residual norms, for the picture */
   PetscCall(PetscLogStageRegister("Solve", &stage)); /* -log_view shows the solve on its own */
   PetscCall(PetscLogStagePush(stage));
   PetscCall(SNESSolve(snes, NULL, X));
   PetscCall(PetscLogStagePop());
   PetscCall(SNESGetConvergedReason(snes, &reason));
-  PetscCall(StnReportSolve(snes, "prog")); /* iterations, or why it failed */
+  PetscCall(StnReportSolve(snes, "p")); /* iterations, or why it failed */
   if (output && reason > 0) {
     PetscViewer viewer;
 
@@ -662,6 +670,9 @@ int main(int argc, char **argv)
     PetscCall(PetscViewerDestroy(&viewer));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solution written to %s (open it in ParaView)\n", path));
   }
+  /* pictures, with gnuplot; a failed solve's last iterate too, where it went wrong */
+  if (plot_solution) PetscCall(StnPlotSolution(snes, X, "p", solution_png));
+  if (plot_convergence) PetscCall(StnPlotConvergence(snes, history, "p", convergence_png));
 
   /* ---- clean up ---- */
   PetscCall(VecDestroy(&X));

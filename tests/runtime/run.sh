@@ -3,6 +3,8 @@
 #
 #   sgdia_test   the SG-DIA matrix against PETSc's AIJ (tests/runtime/sgdia_test.c),
 #                on 1, 2 and 4 MPI ranks
+#   vecref       the GPU vector kernels' CPU reference (runtime/stnvec_ref.c) against naive
+#                loops (tests/runtime/vecref.c); plain C, no PETSc or CUDA
 #
 # Builds into build/tests/ with mpicc and PETSc's pkg-config flags, the flags generated programs
 # use. Prints one line per case; exits non-zero if anything fails to build or any case fails.
@@ -13,6 +15,16 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 OMPI_ALLOW_RUN_AS_ROOT=1
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+
+# The vector kernels' CPU reference: plain C, so it runs even without PETSc.
+mkdir -p build/tests
+vecfail=0
+if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/tests/vecref tests/runtime/vecref.c runtime/stnvec_ref.c -lm; then
+  echo "FAIL: building tests/runtime/vecref.c"
+  vecfail=1
+elif ! build/tests/vecref; then
+  vecfail=1
+fi
 
 if ! pkg-config --exists PETSc; then
   echo "FAIL: PETSc not found by pkg-config (make deps installs petsc-dev)"
@@ -33,7 +45,7 @@ if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Irunti
   exit 1
 fi
 
-fail=0
+fail=$vecfail
 for np in 1 2 4; do
   if ! $MPIEXEC --oversubscribe -n $np build/tests/sgdia_test "$@"; then
     echo "FAIL: sgdia_test on $np ranks"

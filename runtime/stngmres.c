@@ -1,0 +1,342 @@
+/*
+** stngmres.c: KSPSTNGMRES, restarted GMRES whose Hessenberg matrix lives on
+** the GPU (stngmres.h).
+**
+** The algorithm is PETSc's KSPGMRES with classical Gram-Schmidt (its
+** default), step for step: KSPSolve_StnGMRES and cycle() below follow
+** KSPSolve_GMRES and KSPGMRESCycle, with the same tests, reasons and
+** monitor calls, so the two take the same iterations. What differs is
+** where the scalars live. PETSc's GMRES brings the Gram-Schmidt
+** coefficients to the host (VecMDot), sends them back (VecMAXPY), brings
+** the new norm to the host (VecNormalize) and updates the Hessenberg
+** matrix there: two host round trips and four launches per iteration.
+** Here one step (StnGMRESStep, stnvec_cuda.cu) is three kernels in a row,
+** with the coefficients, the norm and the Givens rotations staying in
+** device memory, and one wait, for the residual estimate the convergence
+** test needs. The host reads the Hessenberg matrix once per cycle, to
+** build the solution.
+*/
+#include "stngmres.h"
+
+#if defined(PETSC_HAVE_CUDA) && defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX)
+  #include <petsc/private/kspimpl.h>
+  #include <petscdevice_cuda.h>
+
+  #include "sgdia_cuda.h"
+  #include "stnvec.h"
+  #include "stnvec_cuda.h"
+
+  #define CUDA_CALL(call) \
+    do { \
+      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
+    } while (0)
+
+typedef struct {
+  PetscInt       max_k;            /* the restart */
+  PetscReal      haptol, breakdowntol, rnorm0;
+  Vec           *work;             /* V[0..max_k], then the two temporaries */
+  Vec           *V, temp, temp_matop;
+  const double **Vd;               /* the device arrays of V */
+  StnGMRESState  st;               /* HH, the rotations, GRS: device memory */
+  PetscScalar   *hh, *grs, *nrs;   /* host copies, to build the solution */
+  PetscBool      profile;          /* -ksp_stngmres_profile: where an iteration's time goes */
+  PetscLogDouble host[4];          /* seconds: operator calls, step launches, wait, the rest */
+  double         gpu[2];           /* milliseconds on the GPU: operator, step */
+  PetscInt       steps;
+} KSP_StnGMRES;
+
+/* Prints the profile: per iteration, the host's time in each phase and the GPU's. */
+static PetscErrorCode print_profile(KSP ksp)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  const double  k = g->steps ? 1e6 / g->steps : 0;
+
+  PetscFunctionBegin;
+  if (!g->profile || !g->steps) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)ksp),
+                        "stngmres profile, %" PetscInt_FMT " steps, us per step: host: operator (MatMult, PCApply) %.1f, step launches %.1f, wait %.1f, "
+                        "monitor and test %.1f; GPU: operator %.1f, step kernels %.1f\n",
+                        g->steps, g->host[0] * k, g->host[1] * k, g->host[2] * k, g->host[3] * k, g->gpu[0] * 1e3 * k / 1e6, g->gpu[1] * 1e3 * k / 1e6));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSetUp_StnGMRES(KSP ksp)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  PetscBool     cuda;
+
+  PetscFunctionBegin;
+  PetscCall(KSPCreateVecs(ksp, g->max_k + 3, &g->work, 0, NULL));
+  g->V          = g->work;
+  g->temp       = g->work[g->max_k + 1];
+  g->temp_matop = g->work[g->max_k + 2];
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)g->V[0], &cuda, VECSEQCUDA, VECMPICUDA, ""));
+  PetscCheck(cuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_type stngmres needs CUDA vectors (-stn_device gpu); use -ksp_type gmres");
+  CUDA_CALL(StnGMRESCreate(&g->st, (int)g->max_k));
+  PetscCall(PetscMalloc4(g->max_k + 1, &g->Vd, (size_t)g->st.ld * (g->max_k + 1), &g->hh, g->max_k + 2, &g->grs, g->max_k + 1, &g->nrs));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+
+  PetscFunctionBegin;
+  if (g->work) PetscCall(VecDestroyVecs(g->max_k + 3, &g->work));
+  g->V = NULL;
+  CUDA_CALL(StnGMRESDestroy(&g->st));
+  PetscCall(PetscFree4(g->Vd, g->hh, g->grs, g->nrs));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPDestroy_StnGMRES(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(print_profile(ksp));
+  PetscCall(KSPReset_StnGMRES(ksp));
+  PetscCall(PetscFree(ksp->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* x = x + the correction of the last it + 1 steps (PETSc's KSPGMRESBuildSoln). */
+static PetscErrorCode build_solution(KSP ksp, PetscInt it)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  const int     ld = g->st.ld;
+
+  PetscFunctionBegin;
+  if (it < 0) PetscFunctionReturn(PETSC_SUCCESS); /* no steps: x is unchanged */
+  CUDA_CALL(StnGMRESGetHessenberg(&g->st, (int)it, g->hh, g->grs));
+  #define HH(a, b) g->hh[(b) * ld + (a)]
+  for (PetscInt k = it; k >= 0; k--) { /* back substitution in the triangular HH */
+    PetscScalar t = g->grs[k];
+    for (PetscInt j = k + 1; j <= it; j++) t -= HH(k, j) * g->nrs[j];
+    if (HH(k, k) == 0.0) {
+      PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "Likely your matrix or preconditioner is singular: HH(%" PetscInt_FMT ", %" PetscInt_FMT ") is zero", k, k);
+      ksp->reason = KSP_DIVERGED_BREAKDOWN;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    g->nrs[k] = t / HH(k, k);
+  }
+  #undef HH
+  PetscCall(VecMAXPBY(g->temp, it + 1, g->nrs, 0.0, g->V));
+  PetscCall(KSPUnwindPreconditioner(ksp, g->temp, g->temp_matop));
+  PetscCall(VecAXPY(ksp->vec_sol, 1.0, g->temp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One restart cycle from V[0] = the (preconditioned) residual: KSPGMRESCycle. */
+static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
+{
+  KSP_StnGMRES  *g  = (KSP_StnGMRES *)ksp->data;
+  PetscReal      res;
+  PetscInt       it = 0, n;
+  StnGMRESReport rep;
+
+  PetscFunctionBegin;
+  *itcount = 0;
+  PetscCall(VecNormalize(g->V[0], &res));
+  KSPCheckNorm(ksp, res);
+  if (ksp->rnorm > 0.0 && PetscAbsReal(res - ksp->rnorm) > g->breakdowntol * g->rnorm0) {
+    PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_CONV_FAILED, "Residual norm computed by GMRES recursion formula %g is far from the computed residual norm %g at restart, residual norm at start of cycle %g",
+               (double)ksp->rnorm, (double)res, (double)g->rnorm0);
+    ksp->reason = KSP_DIVERGED_BREAKDOWN;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  g->rnorm0 = res;
+  CUDA_CALL(StnGMRESStart(&g->st, res));
+  ksp->rnorm = res;
+  PetscCall(KSPLogResidualHistory(ksp, res));
+  PetscCall(KSPMonitor(ksp, ksp->its, res));
+  if (!res) {
+    ksp->reason = KSP_CONVERGED_ATOL;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall((*ksp->converged)(ksp, ksp->its, res, &ksp->reason, ksp->cnvP));
+
+  /* The basis on the device: valid there only from now on, so that the kernels may write it. */
+  PetscCall(VecGetLocalSize(g->V[0], &n));
+  for (PetscInt i = 0; i <= g->max_k; i++) {
+    PetscScalar *a;
+    PetscCall(VecCUDAGetArray(g->V[i], &a));
+    g->Vd[i] = a;
+    PetscCall(VecCUDARestoreArray(g->V[i], &a));
+  }
+  while (!ksp->reason && it < g->max_k && ksp->its < ksp->max_it) {
+    PetscScalar   *w;
+    PetscLogDouble t[5] = {0, 0, 0, 0, 0};
+    unsigned       ticket;
+    if (it) {
+      PetscCall(KSPLogResidualHistory(ksp, res));
+      PetscCall(KSPMonitor(ksp, ksp->its, res));
+    }
+    if (g->profile) {
+      PetscCall(PetscTime(&t[0]));
+      CUDA_CALL(StnCUDAMark(0));
+    }
+    PetscCall(KSP_PCApplyBAorAB(ksp, g->V[it], g->V[it + 1], g->temp_matop));
+    if (g->profile) {
+      PetscCall(PetscTime(&t[1]));
+      CUDA_CALL(StnCUDAMark(1));
+    }
+    PetscCall(VecCUDAGetArray(g->V[it + 1], &w)); /* wherever the operator left it: now on the device */
+    CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)it, g->haptol, w, g->Vd, n, &ticket));
+    if (g->profile) PetscCall(PetscTime(&t[4]));
+    CUDA_CALL(StnGMRESStepWait(ticket, &rep));
+    PetscCall(VecCUDARestoreArray(g->V[it + 1], &w));
+    if (g->profile) {
+      float ms[2];
+      CUDA_CALL(StnCUDAMark(2));
+      PetscCall(PetscTime(&t[2]));
+      CUDA_CALL(StnVecWait());
+      CUDA_CALL(StnCUDAMarksElapsed(0, 1, &ms[0]));
+      CUDA_CALL(StnCUDAMarksElapsed(1, 2, &ms[1]));
+      g->gpu[0] += ms[0];
+      g->gpu[1] += ms[1];
+      g->host[0] += t[1] - t[0];
+      g->host[1] += t[4] - t[1];
+      g->host[2] += t[2] - t[4];
+      g->steps++;
+    }
+    KSPCheckNorm(ksp, rep.tt);
+    if (rep.hapend) PetscCall(PetscInfo(ksp, "Detected happy ending, tt = %14.12e\n", (double)rep.tt));
+    if (rep.null) {
+      PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "tt == 0.0");
+      ksp->reason = KSP_DIVERGED_NULL;
+    } else res = rep.res;
+    it++;
+    ksp->its++;
+    ksp->rnorm = res;
+    if (ksp->reason) break;
+    PetscCall((*ksp->converged)(ksp, ksp->its, res, &ksp->reason, ksp->cnvP));
+    if (g->profile) {
+      PetscCall(PetscTime(&t[3]));
+      g->host[3] += t[3] - t[2];
+    }
+    if (rep.hapend) { /* as KSPGMRESCycle: a happy breakdown must come with convergence */
+      if (ksp->normtype == KSP_NORM_NONE) ksp->reason = KSP_CONVERGED_HAPPY_BREAKDOWN;
+      else if (!ksp->reason) {
+        PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "Reached happy break down, but convergence was not indicated. Residual norm = %g", (double)res);
+        ksp->reason = KSP_DIVERGED_BREAKDOWN;
+        break;
+      }
+    }
+  }
+  *itcount = it;
+  PetscCall(build_solution(ksp, it - 1));
+  if (ksp->reason == KSP_CONVERGED_ITERATING && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
+  if (it && ksp->reason) {
+    PetscCall(KSPLogResidualHistory(ksp, res));
+    PetscCall(KSPMonitor(ksp, ksp->its, res));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSolve_StnGMRES(KSP ksp)
+{
+  KSP_StnGMRES *g          = (KSP_StnGMRES *)ksp->data;
+  PetscBool     guess_zero = ksp->guess_zero;
+  PetscInt      its, itcount = 0;
+
+  PetscFunctionBegin;
+  ksp->its   = 0;
+  ksp->rnorm = -1.0; /* marks the first cycle, for its breakdown test */
+  while (!ksp->reason || (ksp->rnorm == -1 && ksp->reason == KSP_DIVERGED_PC_FAILED)) {
+    PetscCall(KSPInitialResidual(ksp, ksp->vec_sol, g->temp, g->temp_matop, g->V[0], ksp->vec_rhs));
+    PetscCall(cycle(&its, ksp));
+    itcount += its;
+    if (itcount >= ksp->max_it) {
+      if (!ksp->reason) ksp->reason = KSP_DIVERGED_ITS;
+      break;
+    }
+    ksp->guess_zero = PETSC_FALSE; /* later cycles start from the solution so far */
+  }
+  ksp->guess_zero = guess_zero;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems PetscOptionsObject)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  PetscInt      restart;
+  PetscBool     flg;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "KSP stencilc GMRES options (GMRES with its Hessenberg matrix on the GPU)");
+  PetscCall(PetscOptionsInt("-ksp_gmres_restart", "Number of Krylov search directions (at most 31)", NULL, g->max_k, &restart, &flg));
+  if (flg) {
+    PetscCheck(restart >= 1 && restart < STN_VEC_MAX_MULTI, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_gmres_restart %" PetscInt_FMT ": stngmres takes 1 to %d", restart, STN_VEC_MAX_MULTI - 1);
+    if (restart != g->max_k) PetscCall(KSPReset_StnGMRES(ksp));
+    g->max_k = restart;
+  }
+  PetscCall(PetscOptionsReal("-ksp_gmres_haptol", "Tolerance for exact convergence (happy ending)", NULL, g->haptol, &g->haptol, NULL));
+  PetscCall(PetscOptionsBool("-ksp_stngmres_profile", "Print where an iteration's time goes (host phases, GPU time)", NULL, g->profile, &g->profile, NULL));
+  PetscCall(PetscOptionsReal("-ksp_gmres_breakdown_tolerance", "Divergence breakdown tolerance during GMRES restart", NULL, g->breakdowntol, &g->breakdowntol, NULL));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPView_StnGMRES(KSP ksp, PetscViewer viewer)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  PetscBool     ascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc)\n", g->max_k));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPCreate_StnGMRES(KSP ksp)
+{
+  KSP_StnGMRES *g;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&g));
+  g->max_k        = 30;
+  g->haptol       = 1.0e-30;
+  g->breakdowntol = 0.1;
+  ksp->data       = g;
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 4));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 3));
+  ksp->ops->setup          = KSPSetUp_StnGMRES;
+  ksp->ops->solve          = KSPSolve_StnGMRES;
+  ksp->ops->reset          = KSPReset_StnGMRES;
+  ksp->ops->destroy        = KSPDestroy_StnGMRES;
+  ksp->ops->view           = KSPView_StnGMRES;
+  ksp->ops->setfromoptions = KSPSetFromOptions_StnGMRES;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnKSPRegister(void)
+{
+  static PetscBool done;
+
+  PetscFunctionBegin;
+  if (!done) PetscCall(KSPRegister(KSPSTNGMRES, KSPCreate_StnGMRES));
+  done = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#else
+
+PetscErrorCode StnKSPRegister(void)
+{
+  return PETSC_SUCCESS;
+}
+
+#endif
+
+PetscErrorCode StnKSPSetDefault(KSP ksp, DM dm)
+{
+  VecType   vtype;
+  PetscBool ours;
+
+  PetscFunctionBegin;
+  PetscCall(DMGetVecType(dm, &vtype));
+  PetscCall(PetscStrcmp(vtype, "stncuda", &ours));
+  if (!ours) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(StnKSPRegister());
+  PetscCall(KSPSetType(ksp, KSPSTNGMRES));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

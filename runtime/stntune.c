@@ -1,0 +1,364 @@
+/*
+** stntune.c: the autotuner of the GPU vector kernels and its cache file
+** (stntune.h). Timing is wall-clock on the host around a batch of calls
+** that ends with the device idle: what a solver waits for, launch costs
+** included, which at small n are most of it.
+*/
+#include "stntune.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <petsctime.h>
+
+#if defined(PETSC_HAVE_CUDA) && defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX)
+  #include "sgdia_cuda.h"
+  #include "stnvec_cuda.h"
+  #include "stnvec_ref.h"
+
+  #define CUDA_CALL(call) \
+    do { \
+      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
+    } while (0)
+
+enum { TUNE_NV = 16,  /* vectors for mdot and maxpy: GMRES(30)'s average */
+       SAMPLES = 4096 /* entries of an update's result compared, spread over the vector */ };
+
+static const int thread_choices[] = {64, 128, 256, 512, 1024};
+static const int ept_choices[]    = {1, 2, 4};
+static const int bps_choices[]    = {0, 1, 2, 4, 8, 16, 32};
+
+/* The default cache path, into buf. */
+static void default_path(char *buf, size_t size)
+{
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg) snprintf(buf, size, "%s/stencilc/tuning.txt", xdg);
+  else snprintf(buf, size, "%s/.cache/stencilc/tuning.txt", home && *home ? home : ".");
+}
+
+static int kernel_number(const char *name)
+{
+  for (int k = 0; k < STN_K_COUNT; k++)
+    if (strcmp(name, StnVecKernelNames[k]) == 0) return k;
+  return -1;
+}
+
+static PetscBool is_reduction(int k)
+{
+  return k == STN_K_DOT || k == STN_K_MDOT || k == STN_K_NORM || k == STN_K_DOTNORM2 ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* The scalars each kernel is tuned with: dyadic, so that results stay exact (stnvec_ref.h). */
+static void tune_scalars(int k, double s[])
+{
+  const double two[] = {0.5, -0.25, 0.75};
+  for (int j = 0; j < 3; j++) s[j] = two[j];
+  if (k == STN_K_NORM) s[0] = 1;   /* the 2-norm */
+  if (k == STN_K_SCALE) s[0] = -1; /* repeated scaling stays in range */
+  if (k == STN_K_WAXPY) s[0] = -0.5;
+  if (k == STN_K_MAXPY) {
+    for (int j = 0; j < TUNE_NV; j++) s[j] = (j + 1) / 64.0;
+    s[TUNE_NV] = 1; /* MAXPY: beta = 1 */
+  }
+}
+
+typedef struct Bench {
+  long    n;
+  double *v[TUNE_NV + 3]; /* device test vectors 0 .. TUNE_NV + 2 */
+  double  sample[SAMPLES];
+  int     want_k, nwant;  /* the reference results of reduction want_k, computed once per kernel */
+  double  want[STN_VEC_MAX_MULTI];
+} Bench;
+
+static int nv_of(int k)
+{
+  return k == STN_K_MDOT || k == STN_K_MAXPY ? TUNE_NV : 1;
+}
+
+static int run_once(Bench *b, int k, StnLaunch shape, const double *s, double *out)
+{
+  return StnVecRunShape((StnVecKernel)k, shape, b->n, nv_of(k), b->v[0], b->v[1], b->v[2], (const double *const *)&b->v[1], s, out);
+}
+
+/* Whether shape computes kernel k right: every result of a reduction, SAMPLES entries of an
+   update's output (spread over it, and its last entry), equal to the reference. */
+static PetscErrorCode check_shape(Bench *b, int k, StnLaunch shape, const double *s, PetscBool *ok, long *bad)
+{
+  double got[STN_VEC_MAX_MULTI];
+
+  PetscFunctionBegin;
+  *ok  = PETSC_TRUE;
+  *bad = -1;
+  CUDA_CALL(StnVecFillTest(b->v[0], b->n, 0)); /* the output starts as test vector 0 */
+  if (run_once(b, k, shape, s, got) != 0) { /* e.g. a block too large for the kernel */
+    *ok = PETSC_FALSE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (is_reduction(k)) {
+    if (b->want_k != k) b->nwant = StnVecRefReduce(k, b->n, nv_of(k), s, b->want), b->want_k = k;
+    for (int j = 0; j < b->nwant; j++)
+      if (got[j] != b->want[j]) *ok = PETSC_FALSE, *bad = j;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  const long stride = b->n > SAMPLES ? b->n / SAMPLES : 1, count = b->n < SAMPLES ? b->n : SAMPLES;
+  CUDA_CALL(StnVecGetStrided(b->sample, b->v[0], stride, count));
+  for (long m = 0; m < count; m++)
+    if (b->sample[m] != StnVecRefUpdate(k, m * stride, nv_of(k), s)) {
+      *ok  = PETSC_FALSE;
+      *bad = m * stride;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  CUDA_CALL(StnVecGetStrided(b->sample, b->v[0] + b->n - 1, 1, 1));
+  if (b->sample[0] != StnVecRefUpdate(k, b->n - 1, nv_of(k), s)) *ok = PETSC_FALSE, *bad = b->n - 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Microseconds per call of kernel k with shape: the best of three batches of about 2 ms each. */
+static PetscErrorCode time_shape(Bench *b, int k, StnLaunch shape, const double *s, double *us)
+{
+  double         out[STN_VEC_MAX_MULTI];
+  PetscLogDouble t0, t1;
+  int            reps = 1;
+
+  PetscFunctionBegin;
+  *us = 1e300;
+  for (int trial = 0; trial < 4; trial++) {
+    PetscCall(PetscTime(&t0));
+    for (int r = 0; r < reps; r++) CUDA_CALL(run_once(b, k, shape, s, out));
+    CUDA_CALL(StnVecWait());
+    PetscCall(PetscTime(&t1));
+    const double per = (t1 - t0) * 1e6 / reps;
+    if (trial == 0) reps = per > 2000 ? 1 : (int)(2000 / (per > 1 ? per : 1)); /* the first batch sizes the others */
+    else if (per < *us) *us = per;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct Tried {
+  StnLaunch shape;
+  double    us; /* 1e300: rejected */
+} Tried;
+
+/* Times shape unless already tried; returns its time (1e300 if rejected). */
+static PetscErrorCode try_shape(MPI_Comm comm, Bench *b, int k, StnLaunch shape, Tried *tried, int *ntried, double *us)
+{
+  const double *sc;
+  double        s[TUNE_NV + 1];
+  PetscBool     ok;
+  long          bad;
+
+  PetscFunctionBegin;
+  for (int t = 0; t < *ntried; t++)
+    if (tried[t].shape.threads == shape.threads && tried[t].shape.ept == shape.ept && tried[t].shape.bps == shape.bps) {
+      *us = tried[t].us;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  tune_scalars(k, s);
+  sc = s;
+  PetscCall(check_shape(b, k, shape, sc, &ok, &bad));
+  if (ok) PetscCall(time_shape(b, k, shape, sc, us));
+  else {
+    *us = 1e300;
+    if (bad < 0) PetscCall(PetscPrintf(comm, " [%dx%dx%d rejected: %s]", shape.threads, shape.ept, shape.bps, StnCUDALastError()));
+    else PetscCall(PetscPrintf(comm, " [%dx%dx%d rejected: wrong result at %ld]", shape.threads, shape.ept, shape.bps, bad));
+  }
+  tried[*ntried].shape = shape;
+  tried[*ntried].us    = *us;
+  (*ntried)++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct Winner {
+  int       k;
+  StnLaunch shape;
+  double    us, default_us;
+} Winner;
+
+/* Coordinate search for kernel k: sweep threads, then elements per thread, then blocks per SM,
+   each from the best so far; twice. */
+static PetscErrorCode tune_kernel(MPI_Comm comm, Bench *b, int k, Winner *w, int *evaluated)
+{
+  Tried     tried[128];
+  int       ntried = 0;
+  StnLaunch best   = StnVecGetLaunch((StnVecKernel)k, 0); /* the default: no shape is set yet */
+  double    best_us, us;
+
+  PetscFunctionBegin;
+  PetscCall(try_shape(comm, b, k, best, tried, &ntried, &best_us));
+  w->default_us = best_us;
+  for (int round = 0; round < 2; round++)
+    for (int dim = 0; dim < 3; dim++) {
+      const int *choice = dim == 0 ? thread_choices : dim == 1 ? ept_choices : bps_choices;
+      const int  count  = dim == 0 ? 5 : dim == 1 ? 3 : 7;
+      for (int c = 0; c < count; c++) {
+        StnLaunch s = best;
+        if (dim == 0) s.threads = choice[c];
+        if (dim == 1) s.ept = choice[c];
+        if (dim == 2) s.bps = choice[c];
+        if (dim == 2 && s.bps == 0 && is_reduction(k)) continue; /* reductions cap at 32 per SM anyway */
+        if (dim == 1 && s.ept > 1 && (k == STN_K_MDOT)) continue; /* many vectors: ept is ignored */
+        PetscCall(try_shape(comm, b, k, s, tried, &ntried, &us));
+        if (us < best_us) best = s, best_us = us;
+      }
+    }
+  w->k     = k;
+  w->shape = best;
+  w->us    = best_us;
+  *evaluated += ntried;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Writes the cache: its old lines but those the winners replace, then the winners. Through a
+   temporary file renamed into place, so a reader never sees half a file. */
+static PetscErrorCode save(const char *path, const char *key, int cls, const Winner *w, int nw)
+{
+  char  tmp[PETSC_MAX_PATH_LEN + 32], dir[PETSC_MAX_PATH_LEN], line[1024];
+  FILE *in, *out;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(dir, path, sizeof dir));
+  for (char *p = dir + 1; *p; p++) /* mkdir -p of the directory */
+    if (*p == '/') {
+      *p = '\0';
+      (void)mkdir(dir, 0777);
+      *p = '/';
+    }
+  snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+  out = fopen(tmp, "w");
+  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write the tuning cache '%s': %s", tmp, strerror(errno));
+  fprintf(out, "# stencilc tuning cache: device, kernel, size class (log2 n), threads ept bps, tuned us, default us\n");
+  if ((in = fopen(path, "r"))) {
+    while (fgets(line, sizeof line, in)) {
+      char lkey[512], kname[64];
+      int  lcls;
+      if (line[0] == '#' || sscanf(line, "%511[^\t]\t%63[^\t]\t%d", lkey, kname, &lcls) != 3) continue;
+      PetscBool replaced = PETSC_FALSE;
+      for (int i = 0; i < nw; i++)
+        if (lcls == cls && strcmp(lkey, key) == 0 && strcmp(kname, StnVecKernelNames[w[i].k]) == 0) replaced = PETSC_TRUE;
+      if (!replaced) fputs(line, out);
+    }
+    fclose(in);
+  }
+  for (int i = 0; i < nw; i++)
+    fprintf(out, "%s\t%s\t%d\t%d %d %d\t%.2f\t%.2f\n", key, StnVecKernelNames[w[i].k], cls, w[i].shape.threads, w[i].shape.ept,
+            w[i].shape.bps, w[i].us, w[i].default_us);
+  PetscCheck(fclose(out) == 0 && rename(tmp, path) == 0, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write the tuning cache '%s': %s",
+             path, strerror(errno));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnTuneVectorKernels(MPI_Comm comm, PetscInt n, const char *path)
+{
+  char           key[512], defpath[PETSC_MAX_PATH_LEN];
+  Bench          b;
+  Winner         w[STN_K_COUNT];
+  int            nw = 0, evaluated = 0;
+  PetscLogDouble t0, t;
+  PetscMPIInt    rank;
+
+  PetscFunctionBegin;
+  if (!path) default_path(defpath, sizeof defpath), path = defpath;
+  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  PetscCall(PetscMemzero(&b, sizeof b));
+  b.n      = n < 1 ? 1 : (long)n;
+  b.want_k = -1;
+  for (int j = 0; j < TUNE_NV + 3; j++) {
+    CUDA_CALL(StnCUDAMalloc((void **)&b.v[j], (size_t)b.n * sizeof(double)));
+    CUDA_CALL(StnVecFillTest(b.v[j], b.n, j));
+  }
+  PetscCall(PetscPrintf(comm, "stencilc autotune: %s, n = %ld, %d kernels\n", key, b.n, (int)STN_K_COUNT));
+  PetscCall(PetscTime(&t0));
+  for (int k = 0; k < STN_K_COUNT; k++) {
+    PetscCall(PetscPrintf(comm, "  [%2d/%d] %-13s", k + 1, (int)STN_K_COUNT, StnVecKernelNames[k]));
+    PetscCall(tune_kernel(comm, &b, k, &w[nw], &evaluated));
+    CUDA_CALL(StnVecSetLaunch((StnVecKernel)k, StnVecSizeClass(b.n), w[nw].shape));
+    PetscCall(PetscTime(&t));
+    PetscCall(PetscPrintf(comm, " %4d threads x %d x %2d/SM: %9.2f us (default %9.2f us, %.2fx); %5.1f s, about %.0f s left\n",
+                          w[nw].shape.threads, w[nw].shape.ept, w[nw].shape.bps, w[nw].us, w[nw].default_us, w[nw].default_us / w[nw].us,
+                          t - t0, (t - t0) / (k + 1) * (STN_K_COUNT - k - 1)));
+    nw++;
+  }
+  for (int j = 0; j < TUNE_NV + 3; j++) CUDA_CALL(StnCUDAFree(b.v[j]));
+  PetscCall(PetscTime(&t));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) PetscCall(save(path, key, StnVecSizeClass(b.n), w, nw));
+  PetscCall(PetscPrintf(comm, "stencilc autotune: %d shapes timed in %.1f s; saved in %s\n", evaluated, t - t0, path));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count)
+{
+  char  key[512], defpath[PETSC_MAX_PATH_LEN], line[1024];
+  FILE *in;
+
+  PetscFunctionBegin;
+  if (count) *count = 0;
+  if (!path) default_path(defpath, sizeof defpath), path = defpath;
+  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  if (!(in = fopen(path, "r"))) PetscFunctionReturn(PETSC_SUCCESS); /* no cache yet: the defaults */
+  while (fgets(line, sizeof line, in)) {
+    char      lkey[512], kname[64];
+    int       cls, k;
+    StnLaunch s;
+    if (line[0] == '#' || sscanf(line, "%511[^\t]\t%63[^\t]\t%d\t%d %d %d", lkey, kname, &cls, &s.threads, &s.ept, &s.bps) != 6) continue;
+    if (strcmp(lkey, key) != 0 || (k = kernel_number(kname)) < 0 || !StnVecLaunchValid(s)) continue;
+    if (StnVecSetLaunch((StnVecKernel)k, cls, s) == 0 && count) (*count)++;
+  }
+  fclose(in);
+  (void)comm;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnTuneSetUp(DM dm)
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)dm);
+  char      path[PETSC_MAX_PATH_LEN];
+  PetscBool tune = PETSC_FALSE, given;
+  PetscInt  n, loaded;
+  Vec       v;
+
+  PetscFunctionBegin;
+  default_path(path, sizeof path);
+  PetscOptionsBegin(comm, NULL, "stencilc kernel tuning", "");
+  PetscCall(PetscOptionsBool("-stn_autotune", "Tune the GPU vector kernels for this vector length and save the result", NULL, tune, &tune, NULL));
+  PetscCall(PetscOptionsString("-stn_tune_cache", "The tuning cache file", NULL, path, path, sizeof path, &given));
+  PetscOptionsEnd();
+  if (tune) {
+    PetscCall(DMGetGlobalVector(dm, &v));
+    PetscCall(VecGetLocalSize(v, &n));
+    PetscCall(DMRestoreGlobalVector(dm, &v));
+    PetscCall(StnTuneVectorKernels(comm, n, path));
+  }
+  PetscCall(StnTuneLoad(comm, path, &loaded));
+  PetscCall(PetscInfo(dm, "%" PetscInt_FMT " tuned kernel shapes from %s\n", loaded, path));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#else
+
+PetscErrorCode StnTuneSetUp(DM dm)
+{
+  (void)dm;
+  return PETSC_SUCCESS;
+}
+
+PetscErrorCode StnTuneVectorKernels(MPI_Comm comm, PetscInt n, const char *path)
+{
+  (void)n;
+  (void)path;
+  SETERRQ(comm, PETSC_ERR_SUP, "tuning needs a PETSc with CUDA, real double precision");
+}
+
+PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count)
+{
+  (void)comm;
+  (void)path;
+  if (count) *count = 0;
+  return PETSC_SUCCESS;
+}
+
+#endif

@@ -1,0 +1,35 @@
+/* stntune.h: the autotuner of the GPU vector kernels and its cache.
+
+   For the vector length at hand the tuner times each kernel of stnvec_cuda.h in a pruned
+   search over launch shapes (threads per block, elements per thread, blocks per SM: a sweep of
+   each in turn from the default, twice), rejects any shape whose results differ from the
+   reference (stnvec_ref.h), and keeps the fastest. The winners go to a text cache file, one
+   line per device, kernel and size class (floor(log2 n)):
+
+     DEVICE-KEY <tab> kernel <tab> class <tab> threads ept bps <tab> tuned-us <tab> default-us
+
+   where DEVICE-KEY names the GPU, its SM count, compute capability and the CUDA runtime and
+   driver versions (StnVecDeviceKey). A program reads the lines of its own device at start-up;
+   copy the file to another machine of the same kind and its programs use it as well.
+
+   Options (read by StnTuneSetUp, called from StnDMSetGPUVectors):
+     -stn_autotune           tune for this program's vector length now, and save the winners
+     -stn_tune_cache FILE    the cache (default: $XDG_CACHE_HOME/stencilc/tuning.txt, or
+                             ~/.cache/stencilc/tuning.txt)
+*/
+#ifndef STNTUNE_H
+#define STNTUNE_H
+
+#include <petscdm.h>
+
+#include "stncompat.h"
+
+/* Reads the options; tunes for the DM's local vector length when asked; applies the cache. */
+PetscErrorCode StnTuneSetUp(DM dm);
+/* Tunes every vector kernel for length n, printing progress on comm; the winners are applied
+   and added to the cache file path (NULL: the default). Used by StnTuneSetUp and bench/. */
+PetscErrorCode StnTuneVectorKernels(MPI_Comm comm, PetscInt n, const char *path);
+/* Applies the cache's shapes for this device; *count: how many (may be NULL). */
+PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count);
+
+#endif

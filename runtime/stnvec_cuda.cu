@@ -1,0 +1,828 @@
+/* stnvec_cuda.cu: the Krylov solve's vector kernels on a CUDA device (API: stnvec_cuda.h).
+
+   Two kernel templates do all the work:
+
+   - map_kernel<Op, EPT> applies an element-wise update op(i) to every i < n: an update reads its
+     inputs and writes one output, 16 to 32 bytes per element, and is bound by memory bandwidth;
+   - reduce_kernel<Op, EPT> accumulates Op::nvals sums (or maxima) at once: MDot's nv dot
+     products in one pass over x, both norms of NORM_1_AND_2, dot and norm of DotNorm2.
+
+   Launch shape (StnLaunch, chosen per kernel and size class by the tuner, stntune.c): threads per
+   block; EPT elements per thread per step, i, i + blockDim, ..., so that a thread has EPT
+   independent loads in flight (the latency a small grid must hide); and either one block per
+   threads*EPT elements (bps = 0) or at most bps blocks per SM, each looping over the vector with
+   a grid-wide stride (fewer blocks: cheaper reduction tails and launches at small n).
+
+   A reduction ends inside its kernel: each warp folds its lanes with shuffles, warp 0 folds the
+   warps, thread 0 writes the block's partial value, and the last block to arrive (an atomic
+   ticket that resets itself) folds the partials, in block order, so the result is the same
+   from run to run, and writes them into pinned, mapped host memory, then a sequence number into
+   a mapped flag the host spins on: one launch and one wait per reduction, no memcpy call. PETSc's own
+   MDot launches a kernel per 8 vectors on forked streams, a summing kernel and a copy; its Norm
+   calls cuBLAS's nrm2, which scales as it goes so that no square overflows. Ours sums the squares
+   directly: it overflows only when entries pass 1e154, and reads x once at full bandwidth.
+
+   Many-vector kernels (MDot, MAXPBY) are instantiated for 1, 2, 4, 8, 16 and 32 vectors, the
+   smallest at least nv, and skip the unused slots with a uniform branch; nv above 32 runs in
+   passes of 32. */
+#include "stnvec_cuda.h"
+
+#include "sgdia_cuda.h" /* StnCUDARecordError */
+#include "stnvec_ref.h"  /* STN_VEC_TEST_VALUE */
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <type_traits>
+
+namespace {
+
+int check(cudaError_t err, const char *what)
+{
+  return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what);
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Reductions
+   --------------------------------------------------------------------------------------------- */
+
+struct Sum {
+  static __device__ double combine(double a, double b) { return a + b; }
+};
+struct Max { /* NaN wins, so a NaN entry shows in the max-norm */
+  static __device__ double combine(double a, double b) { return (a != a || a > b) ? a : b; }
+};
+
+/* max_threads: the largest block a kernel is compiled for (its register budget: 65536 / it per
+   thread); a shape asking for more runs with this many. max_ept: the most elements per thread
+   worth instantiating (many vectors already keep enough loads in flight). */
+template <int NV>
+struct MDotOp {
+  using Fold = Sum;
+  static constexpr int nvals = NV, max_threads = NV >= 16 ? 512 : 1024, max_ept = NV >= 8 ? 1 : 4;
+  const double *x;
+  const double *y[NV];
+  int           nv;
+  __device__ int    count() const { return nv; }
+  __device__ void   add(long i, double *acc) const
+  {
+    const double xi = x[i];
+#pragma unroll
+    for (int k = 0; k < NV; k++) acc[k] = fma(xi, y[k][i], acc[k]); /* slots from nv on read x again: no branch */
+  }
+  __device__ double finish(int, double v) const { return v; }
+  __device__ void   epilogue(const double *) const {}
+};
+
+/* type: 0 one-norm, 1 two-norm, 2 both, 3 max-norm (stnvec_cuda.h). */
+template <int TYPE>
+struct NormOp {
+  using Fold = typename std::conditional<TYPE == 3, Max, Sum>::type;
+  static constexpr int nvals = TYPE == 2 ? 2 : 1, max_threads = 1024, max_ept = 4;
+  const double *x;
+  __device__ int    count() const { return nvals; }
+  __device__ void   add(long i, double *acc) const
+  {
+    const double v = x[i];
+    if (TYPE == 0) acc[0] += fabs(v);
+    if (TYPE == 1) acc[0] = fma(v, v, acc[0]);
+    if (TYPE == 2) acc[0] += fabs(v), acc[1] = fma(v, v, acc[1]);
+    if (TYPE == 3) acc[0] = Max::combine(acc[0], fabs(v));
+  }
+  __device__ double finish(int k, double v) const { return (TYPE == 1 || (TYPE == 2 && k == 1)) ? sqrt(v) : v; }
+  __device__ void   epilogue(const double *) const {}
+};
+
+struct DotNorm2Op {
+  using Fold = Sum;
+  static constexpr int nvals = 2, max_threads = 1024, max_ept = 4;
+  const double *s, *t;
+  __device__ int    count() const { return 2; }
+  __device__ void   add(long i, double *acc) const
+  {
+    const double ti = t[i];
+    acc[0] = fma(s[i], ti, acc[0]);
+    acc[1] = fma(ti, ti, acc[1]);
+  }
+  __device__ double finish(int, double v) const { return v; }
+  __device__ void   epilogue(const double *) const {}
+};
+
+template <class Fold>
+__device__ double warp_fold(double v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = Fold::combine(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v; /* in lane 0 */
+}
+
+/* __launch_bounds__: the register budget of the largest block the kernel runs with, so that
+   every shape launches. */
+template <class Op, int EPT>
+__global__ void __launch_bounds__(Op::max_threads) reduce_kernel(Op op, long n, double *partials, unsigned *ticket, double *out, volatile unsigned *done, unsigned seq)
+{
+  constexpr int NV = Op::nvals;
+  using Fold       = typename Op::Fold;
+  __shared__ double warp_part[32][NV];
+  __shared__ bool   last;
+  const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  double            acc[NV];
+  const Op         &o = op; /* in the parameter space: its pointers come from the constant bank */
+
+#pragma unroll
+  for (int k = 0; k < NV; k++) acc[k] = 0.0;
+  const long step = (long)gridDim.x * blockDim.x * EPT;
+  for (long base = (long)blockIdx.x * blockDim.x * EPT + threadIdx.x; base < n; base += step) {
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+      const long i = base + (long)e * blockDim.x;
+      if (i < n) o.add(i, acc);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    const double v = warp_fold<Fold>(acc[k]);
+    if (lane == 0) warp_part[warp][k] = v;
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+      const double v = warp_fold<Fold>(lane < nwarps ? warp_part[lane][k] : 0.0);
+      if (lane == 0) partials[(long)blockIdx.x * NV + k] = v;
+    }
+    if (lane == 0) {
+      __threadfence(); /* the partials are visible before the ticket is */
+      last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+    }
+  }
+  __syncthreads();
+  if (!last) return;
+  /* The last block folds the gridDim.x * NV partials, laid out block by block. Thread t takes
+     entries t, t + blockDim.x, ...: always the same k = t % NV (NV divides 32, blockDim.x is a
+     multiple of 32), four loads in flight at a time; then the threads of each k fold, in a fixed
+     order: lanes by shuffles, warps through shared memory. */
+  {
+    const long total = (long)gridDim.x * NV, stride = blockDim.x;
+    double     v[4]  = {0.0, 0.0, 0.0, 0.0};
+    long       j     = threadIdx.x;
+    for (; j + 3 * stride < total; j += 4 * stride)
+#pragma unroll
+      for (int u = 0; u < 4; u++) v[u] = Fold::combine(v[u], __ldcg(&partials[j + u * stride]));
+    for (; j < total; j += stride) v[0] = Fold::combine(v[0], __ldcg(&partials[j]));
+    double r = Fold::combine(Fold::combine(v[0], v[1]), Fold::combine(v[2], v[3]));
+#pragma unroll
+    for (int off = 16; off >= NV; off >>= 1) r = Fold::combine(r, __shfl_xor_sync(0xffffffffu, r, off));
+    if (lane < NV) warp_part[warp][lane] = r;
+    __syncthreads();
+    if (threadIdx.x < NV) { /* all NV results, zeros past count() (MDot's unused slots) */
+      const int k = threadIdx.x;
+      double    t = warp_part[0][k];
+      for (int w = 1; w < nwarps; w++) t = Fold::combine(t, warp_part[w][k]);
+      out[k] = k < o.count() ? o.finish(k, t) : 0.0;
+      __threadfence_system(); /* the result reaches the host before the flag does */
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    o.epilogue(out); /* GMRES: the Hessenberg update (stngmres.c) */
+    __threadfence_system();
+    *done = seq; /* the host waits for this (wait_result) */
+  }
+}
+
+/* GMRES: w = w - sum_j HH(j, it) V[j] and ||w||, then in the last block the Hessenberg update
+   of PETSc's KSPGMRESUpdateHessenberg (the rotations of the column, the new rotation, the
+   rotated right-hand side), read by the host through the mapped report. */
+template <int NV>
+struct GMRESUpdateOp {
+  using Fold = Sum;
+  static constexpr int nvals = 1, max_threads = NV >= 16 ? 512 : 1024, max_ept = NV >= 8 ? 1 : 4;
+  double          *y;
+  const double    *x[NV];
+  const double    *coef; /* HH(0..nv-1, it): the Gram-Schmidt coefficients, in device memory */
+  int              nv, it;
+  double           haptol;
+  StnGMRESState    st;
+  StnGMRESReport  *report;
+  __device__ int    count() const { return 1; }
+  __device__ void   add(long i, double *acc) const
+  {
+    double s = y[i];
+#pragma unroll
+    for (int k = 0; k < NV; k++) s = fma(-__ldg(&coef[k]), x[k][i], s); /* the same for every thread: from L1 */
+    y[i]   = s;
+    acc[0] = fma(s, s, acc[0]);
+  }
+  __device__ double finish(int, double v) const { return sqrt(v); }
+  __device__ void   epilogue(const double *out) const
+  {
+    double *hh = st.hh + (long)it * st.ld, *cc = st.cc, *ss = st.ss, *grs = st.grs;
+    double  tt = out[0], hapbnd, res = 0.0, t;
+    int     hapend, null = 0;
+
+    *st.tt     = tt;
+    hh[it + 1] = tt;
+    hapbnd     = fabs(tt / grs[it]);
+    if (hapbnd > haptol) hapbnd = haptol;
+    hapend = tt < hapbnd;
+    for (int j = 1; j <= it; j++) { /* the previous rotations, on the new column */
+      t         = hh[j - 1];
+      hh[j - 1] = cc[j - 1] * t + ss[j - 1] * hh[j];
+      hh[j]     = cc[j - 1] * hh[j] - ss[j - 1] * t;
+    }
+    if (!hapend) {
+      t = sqrt(hh[it] * hh[it] + hh[it + 1] * hh[it + 1]);
+      if (t == 0.0) null = 1;
+      else {
+        cc[it]      = hh[it] / t;
+        ss[it]      = hh[it + 1] / t;
+        grs[it + 1] = -(ss[it] * grs[it]);
+        grs[it]     = cc[it] * grs[it];
+        hh[it]      = cc[it] * hh[it] + ss[it] * hh[it + 1];
+        res         = fabs(grs[it + 1]);
+      }
+    }
+    report->res    = res;
+    report->tt     = tt;
+    report->hapend = hapend;
+    report->null   = null;
+  }
+};
+
+/* ---------------------------------------------------------------------------------------------
+   Element-wise updates
+   --------------------------------------------------------------------------------------------- */
+
+struct AXPYOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *y; const double *x; double a;
+  __device__ void operator()(long i) const { y[i] = fma(a, x[i], y[i]); }
+};
+struct AYPXOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *y; const double *x; double a;
+  __device__ void operator()(long i) const { y[i] = fma(a, y[i], x[i]); }
+};
+struct AXPBYOp { /* b = 0: y is not read (it may hold anything) */
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *y; const double *x; double a, b;
+  __device__ void operator()(long i) const { y[i] = b == 0.0 ? a * x[i] : fma(a, x[i], b * y[i]); }
+};
+struct AXPBYPCZOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *z; const double *x, *y; double a, b, c;
+  __device__ void operator()(long i) const { z[i] = c == 0.0 ? fma(a, x[i], b * y[i]) : fma(a, x[i], fma(b, y[i], c * z[i])); }
+};
+struct WAXPYOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *w; const double *x, *y; double a;
+  __device__ void operator()(long i) const { w[i] = fma(a, x[i], y[i]); }
+};
+template <int NV>
+struct MAXPBYOp {
+  static constexpr int max_threads = NV >= 16 ? 512 : 1024, max_ept = NV >= 8 ? 1 : 4;
+  double *y; const double *x[NV]; double a[NV]; double b; int nv;
+  __device__ void operator()(long i) const
+  {
+    double s = b == 0.0 ? 0.0 : b * y[i];
+#pragma unroll
+    for (int k = 0; k < NV; k++) s = fma(a[k], x[k][i], s); /* slots from nv on: a = 0 on x[0], no branch */
+    y[i] = s;
+  }
+};
+struct ScaleOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *x; double a;
+  __device__ void operator()(long i) const { x[i] = a * x[i]; }
+};
+struct SetOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *x; double a;
+  __device__ void operator()(long i) const { x[i] = a; }
+};
+struct ScaleByNormOp { /* x = x / *t (by its reciprocal, as VecNormalize does), unless *t is 0 */
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *x; const double *t;
+  __device__ void operator()(long i) const
+  {
+    const double tv = *t;
+    if (tv != 0.0) x[i] = x[i] * (1.0 / tv);
+  }
+};
+struct PMultOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *w; const double *x, *y;
+  __device__ void operator()(long i) const { w[i] = x[i] * y[i]; }
+};
+
+template <class Op, int EPT>
+__global__ void __launch_bounds__(Op::max_threads) map_kernel(Op op, long n)
+{
+  const long step = (long)gridDim.x * blockDim.x * EPT;
+  for (long base = (long)blockIdx.x * blockDim.x * EPT + threadIdx.x; base < n; base += step) {
+#pragma unroll
+    for (int e = 0; e < EPT; e++) {
+      const long i = base + (long)e * blockDim.x;
+      if (i < n) op(i);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------------------------------
+   Launching
+   --------------------------------------------------------------------------------------------- */
+
+constexpr int kMaxBps = 32;
+constexpr int kClasses = 64;
+
+const StnLaunch map_default    = {256, 1, 0};
+const StnLaunch reduce_default = {512, 2, 4}; /* a full SM (2048 threads), few blocks to fold */
+
+StnLaunch shapes[STN_K_COUNT][kClasses]; /* all zero: the defaults */
+
+bool is_reduction(StnVecKernel k)
+{
+  return k == STN_K_DOT || k == STN_K_MDOT || k == STN_K_NORM || k == STN_K_DOTNORM2;
+}
+
+/* The device's SM count and the reductions' scratch: per-block partials, the ticket, the
+   mapped host results and the flag that says they are there. Set up on first use, for the
+   device current then. */
+struct Scratch {
+  int       sms;
+  double   *partials;
+  unsigned *ticket;
+  double   *host_out, *dev_out;
+  unsigned *host_done, *dev_done, seq;
+  StnGMRESReport *host_report, *dev_report;
+};
+Scratch scratch;
+
+int scratch_ready()
+{
+  if (scratch.partials) return 0;
+  int dev, rc;
+  if ((rc = check(cudaGetDevice(&dev), "cudaGetDevice"))) return rc;
+  if ((rc = check(cudaDeviceGetAttribute(&scratch.sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute"))) return rc;
+  const size_t nblocks = (size_t)kMaxBps * (size_t)scratch.sms;
+  if ((rc = check(cudaMalloc((void **)&scratch.partials, nblocks * STN_VEC_MAX_MULTI * sizeof(double)), "cudaMalloc (reduction scratch)"))) return rc;
+  if ((rc = check(cudaMalloc((void **)&scratch.ticket, sizeof(unsigned)), "cudaMalloc (reduction ticket)"))) return rc;
+  if ((rc = check(cudaMemset(scratch.ticket, 0, sizeof(unsigned)), "cudaMemset (reduction ticket)"))) return rc;
+  if ((rc = check(cudaHostAlloc((void **)&scratch.host_out, STN_VEC_MAX_MULTI * sizeof(double), cudaHostAllocMapped), "cudaHostAlloc (reduction results)"))) return rc;
+  if ((rc = check(cudaHostAlloc((void **)&scratch.host_done, sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc (reduction flag)"))) return rc;
+  *scratch.host_done = scratch.seq = 0;
+  if ((rc = check(cudaHostAlloc((void **)&scratch.host_report, sizeof(StnGMRESReport), cudaHostAllocMapped), "cudaHostAlloc (GMRES report)"))) return rc;
+  if ((rc = check(cudaHostGetDevicePointer((void **)&scratch.dev_report, scratch.host_report, 0), "cudaHostGetDevicePointer"))) return rc;
+  if ((rc = check(cudaHostGetDevicePointer((void **)&scratch.dev_done, scratch.host_done, 0), "cudaHostGetDevicePointer"))) return rc;
+  return check(cudaHostGetDevicePointer((void **)&scratch.dev_out, scratch.host_out, 0), "cudaHostGetDevicePointer");
+}
+
+/* Waits until the reduction numbered seq has written its results: spins on the mapped flag,
+   which returns a few microseconds sooner than cudaStreamSynchronize's wake-up. Should the
+   kernel fail instead, the stream goes idle without the flag: every few thousand spins the
+   stream is asked, and an idle stream without the flag is an error (never a hang). */
+int wait_result(unsigned seq)
+{
+  volatile unsigned *done = scratch.host_done;
+  for (unsigned long spins = 1; *done != seq; spins++) {
+    if (spins % 4096) continue;
+    const cudaError_t q = cudaStreamQuery(0);
+    if (q == cudaErrorNotReady) continue;
+    if (*done == seq) break;
+    if (q != cudaSuccess) return check(q, "a vector reduction");
+    return check(cudaStreamSynchronize(0), "a vector reduction") ? 1 : StnCUDARecordError((int)cudaErrorUnknown, "a vector reduction ended without its result");
+  }
+  return 0;
+}
+
+unsigned grid_for(StnLaunch s, long n, bool reduction)
+{
+  const long per_block = (long)s.threads * s.ept;
+  long       blocks    = (n + per_block - 1) / per_block;
+  const int  bps       = s.bps == 0 && reduction ? kMaxBps : s.bps; /* the scratch holds kMaxBps per SM */
+  if (bps > 0 && blocks > (long)bps * scratch.sms) blocks = (long)bps * scratch.sms;
+  return (unsigned)(blocks < 1 ? 1 : blocks);
+}
+
+template <class Op>
+int launch_map(StnLaunch s, long n, const Op &op) /* s by value: clamped to what Op allows */
+{
+  if (n <= 0) return 0;
+  if (s.threads > Op::max_threads) s.threads = Op::max_threads;
+  if (s.ept > Op::max_ept) s.ept = Op::max_ept;
+  constexpr int e2 = Op::max_ept < 2 ? Op::max_ept : 2, e4 = Op::max_ept < 4 ? Op::max_ept : 4;
+  const unsigned g = grid_for(s, n, false);
+  switch (s.ept) {
+  case 1: map_kernel<Op, 1><<<g, s.threads>>>(op, n); break;
+  case 2: map_kernel<Op, e2><<<g, s.threads>>>(op, n); break;
+  default: map_kernel<Op, e4><<<g, s.threads>>>(op, n); break;
+  }
+  return check(cudaGetLastError(), "a vector update kernel");
+}
+
+/* Starts a reduction whose results go to dev_out (device or mapped memory); *seq: its number,
+   for wait_result. n must be at least 1. */
+template <class Op>
+int start_reduce(StnLaunch s, long n, const Op &op, double *dev_out, unsigned *seq_out)
+{
+  if (s.threads > Op::max_threads) s.threads = Op::max_threads;
+  if (s.ept > Op::max_ept) s.ept = Op::max_ept;
+  constexpr int  e2  = Op::max_ept < 2 ? Op::max_ept : 2, e4 = Op::max_ept < 4 ? Op::max_ept : 4;
+  const unsigned g   = grid_for(s, n, true);
+  const unsigned seq = ++scratch.seq;
+  switch (s.ept) {
+  case 1: reduce_kernel<Op, 1><<<g, s.threads>>>(op, n, scratch.partials, scratch.ticket, dev_out, scratch.dev_done, seq); break;
+  case 2: reduce_kernel<Op, e2><<<g, s.threads>>>(op, n, scratch.partials, scratch.ticket, dev_out, scratch.dev_done, seq); break;
+  default: reduce_kernel<Op, e4><<<g, s.threads>>>(op, n, scratch.partials, scratch.ticket, dev_out, scratch.dev_done, seq); break;
+  }
+  *seq_out = seq;
+  return check(cudaGetLastError(), "a vector reduction kernel");
+}
+
+/* Runs a reduction and waits for it; the count() results go to out (host memory). */
+template <class Op>
+int launch_reduce(StnLaunch s, long n, const Op &op, int count, double *out)
+{
+  unsigned seq;
+  if (n <= 0) {
+    for (int k = 0; k < count; k++) out[k] = 0.0;
+    return 0;
+  }
+  int rc = start_reduce(s, n, op, scratch.dev_out, &seq);
+  if (!rc) rc = wait_result(seq);
+  for (int k = 0; k < count; k++) out[k] = rc ? 0.0 : scratch.host_out[k];
+  return rc;
+}
+
+template <int NV>
+int mdot_pass(StnLaunch s, const double *x, int nv, const double *const y[], long n, double z[])
+{
+  MDotOp<NV> op;
+  op.x  = x;
+  op.nv = nv;
+  for (int k = 0; k < NV; k++) op.y[k] = k < nv ? y[k] : x;
+  return launch_reduce(s, n, op, nv, z);
+}
+
+int mdot(StnLaunch s, const double *x, int nv, const double *const y[], long n, double z[])
+{
+  for (int done = 0; done < nv;) {
+    const int m = nv - done < STN_VEC_MAX_MULTI ? nv - done : STN_VEC_MAX_MULTI;
+    int       rc;
+    if (m <= 1) rc = mdot_pass<1>(s, x, m, y + done, n, z + done);
+    else if (m <= 2) rc = mdot_pass<2>(s, x, m, y + done, n, z + done);
+    else if (m <= 4) rc = mdot_pass<4>(s, x, m, y + done, n, z + done);
+    else if (m <= 8) rc = mdot_pass<8>(s, x, m, y + done, n, z + done);
+    else if (m <= 16) rc = mdot_pass<16>(s, x, m, y + done, n, z + done);
+    else rc = mdot_pass<32>(s, x, m, y + done, n, z + done);
+    if (rc) return rc;
+    done += m;
+  }
+  return 0;
+}
+
+int norm(StnLaunch s, const double *x, long n, int type, double r[])
+{
+  switch (type) {
+  case 0: return launch_reduce(s, n, NormOp<0>{x}, 1, r);
+  case 1: return launch_reduce(s, n, NormOp<1>{x}, 1, r);
+  case 2: return launch_reduce(s, n, NormOp<2>{x}, 2, r);
+  case 3: return launch_reduce(s, n, NormOp<3>{x}, 1, r);
+  default: return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecNorm: type is not 0 to 3");
+  }
+}
+
+template <int NV>
+int maxpby_pass(StnLaunch s, double *y, int nv, const double a[], double b, const double *const x[], long n)
+{
+  MAXPBYOp<NV> op;
+  op.y  = y;
+  op.b  = b;
+  op.nv = nv;
+  for (int k = 0; k < NV; k++) {
+    op.x[k] = k < nv ? x[k] : x[0];
+    op.a[k] = k < nv ? a[k] : 0.0;
+  }
+  return launch_map(s, n, op);
+}
+
+int maxpby(StnLaunch s, double *y, int nv, const double a[], double b, const double *const x[], long n)
+{
+  if (nv == 0) return b == 1.0 ? 0 : b == 0.0 ? launch_map(s, n, SetOp{y, 0.0}) : launch_map(s, n, ScaleOp{y, b});
+  for (int done = 0; done < nv;) {
+    const int m = nv - done < STN_VEC_MAX_MULTI ? nv - done : STN_VEC_MAX_MULTI;
+    int       rc;
+    if (m <= 1) rc = maxpby_pass<1>(s, y, m, a + done, b, x + done, n);
+    else if (m <= 2) rc = maxpby_pass<2>(s, y, m, a + done, b, x + done, n);
+    else if (m <= 4) rc = maxpby_pass<4>(s, y, m, a + done, b, x + done, n);
+    else if (m <= 8) rc = maxpby_pass<8>(s, y, m, a + done, b, x + done, n);
+    else if (m <= 16) rc = maxpby_pass<16>(s, y, m, a + done, b, x + done, n);
+    else rc = maxpby_pass<32>(s, y, m, a + done, b, x + done, n);
+    if (rc) return rc;
+    b = 1.0; /* later passes add to the result */
+    done += m;
+  }
+  return 0;
+}
+
+/* Every kernel, by number, with the arguments of StnVecRunShape. */
+int run(StnVecKernel k, StnLaunch s, long n, int nv, double *a, double *b, double *c, const double *const *d, const double *sc, double *out)
+{
+  int rc = scratch_ready();
+  if (rc) return rc;
+  switch (k) {
+  case STN_K_DOT: return mdot(s, a, 1, (const double *const *)&b, n, out);
+  case STN_K_MDOT: return mdot(s, a, nv, d, n, out);
+  case STN_K_NORM: return norm(s, a, n, (int)sc[0], out);
+  case STN_K_DOTNORM2: return launch_reduce(s, n, DotNorm2Op{a, b}, 2, out);
+  case STN_K_AXPY: return launch_map(s, n, AXPYOp{a, b, sc[0]});
+  case STN_K_AYPX: return launch_map(s, n, AYPXOp{a, b, sc[0]});
+  case STN_K_AXPBY: return launch_map(s, n, AXPBYOp{a, b, sc[0], sc[1]});
+  case STN_K_AXPBYPCZ: return launch_map(s, n, AXPBYPCZOp{a, b, c, sc[0], sc[1], sc[2]});
+  case STN_K_WAXPY: return launch_map(s, n, WAXPYOp{a, b, c, sc[0]});
+  case STN_K_MAXPY: return maxpby(s, a, nv, sc, sc[nv], d, n);
+  case STN_K_SCALE: return sc[0] == 0.0 ? launch_map(s, n, SetOp{a, 0.0}) : launch_map(s, n, ScaleOp{a, sc[0]});
+  case STN_K_SET: return launch_map(s, n, SetOp{a, sc[0]});
+  case STN_K_PMULT: return launch_map(s, n, PMultOp{a, b, c});
+  default: return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecRunShape: no such kernel");
+  }
+}
+
+int run_tuned(StnVecKernel k, long n, int nv, double *a, double *b, double *c, const double *const *d, const double *sc, double *out)
+{
+  return run(k, StnVecGetLaunch(k, n), n, nv, a, b, c, d, sc, out);
+}
+
+template <int NV>
+int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, unsigned *seq)
+{
+  const int        nv = it + 1;
+  MDotOp<NV>       dot;
+  GMRESUpdateOp<NV> up;
+  unsigned         s1;
+  int              rc;
+
+  dot.x  = w;
+  dot.nv = nv;
+  for (int k = 0; k < NV; k++) dot.y[k] = k < nv ? V[k] : w; /* unused slots: w again, from cache */
+  if ((rc = start_reduce(StnVecGetLaunch(STN_K_MDOT, n), n, dot, st->hh + (long)it * st->ld, &s1))) return rc;
+  up.y      = w;
+  up.coef   = st->hh + (long)it * st->ld;
+  up.nv     = nv;
+  up.it     = it;
+  up.haptol = haptol;
+  up.st     = *st;
+  up.report = scratch.dev_report;
+  for (int k = 0; k < NV; k++) up.x[k] = k < nv ? V[k] : V[0]; /* coefficient 0: MDot wrote zeros there */
+  if ((rc = start_reduce(StnVecGetLaunch(STN_K_MAXPY, n), n, up, scratch.dev_out, seq))) return rc;
+  return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ScaleByNormOp{w, st->tt});
+}
+
+__global__ void fill_test(double *x, long n, int j)
+{
+  for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) x[i] = STN_VEC_TEST_VALUE(j, i);
+}
+
+} // namespace
+
+extern "C" {
+
+const char *const StnVecKernelNames[STN_K_COUNT] = {"dot", "mdot", "norm", "dotnorm2", "axpy", "aypx", "axpby",
+                                                    "axpbypcz", "waxpy", "maxpy", "scale", "set", "pointwisemult"};
+
+int StnVecSizeClass(long n)
+{
+  int c = 0;
+  while (n > 1 && c < kClasses - 1) n >>= 1, c++;
+  return c;
+}
+
+int StnVecLaunchValid(StnLaunch s)
+{
+  return s.threads >= 32 && s.threads <= 1024 && s.threads % 32 == 0 && (s.ept == 1 || s.ept == 2 || s.ept == 4) &&
+         s.bps >= 0 && s.bps <= kMaxBps;
+}
+
+int StnVecSetLaunch(StnVecKernel k, int c, StnLaunch s)
+{
+  if ((int)k < 0 || k >= STN_K_COUNT || c < 0 || c >= kClasses || (s.threads != 0 && !StnVecLaunchValid(s)))
+    return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecSetLaunch: no such kernel, size class or shape");
+  shapes[k][c] = s;
+  return 0;
+}
+
+StnLaunch StnVecGetLaunch(StnVecKernel k, long n)
+{
+  const StnLaunch s = shapes[k][StnVecSizeClass(n)];
+  return s.threads ? s : is_reduction(k) ? reduce_default : map_default;
+}
+
+int StnVecRunShape(StnVecKernel k, StnLaunch s, long n, int nv, double *a, double *b, double *c, const double *const *d, const double *sc, double *out)
+{
+  if (!StnVecLaunchValid(s)) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecRunShape: invalid shape");
+  return run(k, s, n, nv, a, b, c, d, sc, out);
+}
+
+int StnVecWait(void)
+{
+  return check(cudaStreamSynchronize(0), "StnVecWait: cudaStreamSynchronize");
+}
+
+int StnVecFillTest(double *x, long n, int j)
+{
+  int rc = scratch_ready();
+  if (rc || n <= 0) return rc;
+  fill_test<<<grid_for(map_default, n, true), 256>>>(x, n, j);
+  return check(cudaGetLastError(), "StnVecFillTest");
+}
+
+int StnVecGetStrided(double *host, const double *x, long stride, long count)
+{
+  if (count <= 0) return 0;
+  return check(cudaMemcpy2D(host, sizeof(double), x, (size_t)stride * sizeof(double), sizeof(double), (size_t)count, cudaMemcpyDeviceToHost),
+               "StnVecGetStrided: cudaMemcpy2D");
+}
+
+int StnVecDeviceKey(char *key, int size)
+{
+  int            dev, runtime, driver, rc;
+  cudaDeviceProp p;
+  if ((rc = check(cudaGetDevice(&dev), "cudaGetDevice")) || (rc = check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties")) ||
+      (rc = check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion")) || (rc = check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion")))
+    return rc;
+  snprintf(key, (size_t)size, "%s|%d SMs|sm_%d%d|runtime %d|driver %d", p.name, p.multiProcessorCount, p.major, p.minor, runtime, driver);
+  return 0;
+}
+
+static cudaEvent_t marks[8];
+
+int StnCUDAMark(int i)
+{
+  if (i < 0 || i > 7) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnCUDAMark: no such mark");
+  if (!marks[i]) {
+    int rc = check(cudaEventCreate(&marks[i]), "StnCUDAMark: cudaEventCreate");
+    if (rc) return rc;
+  }
+  return check(cudaEventRecord(marks[i], 0), "StnCUDAMark: cudaEventRecord");
+}
+
+int StnCUDAMarksElapsed(int i, int j, float *ms)
+{
+  *ms = 0;
+  if (i < 0 || i > 7 || j < 0 || j > 7 || !marks[i] || !marks[j]) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnCUDAMarksElapsed: no such mark");
+  return check(cudaEventElapsedTime(ms, marks[i], marks[j]), "StnCUDAMarksElapsed: cudaEventElapsedTime");
+}
+
+int StnGMRESCreate(StnGMRESState *st, int max_k)
+{
+  int rc;
+  *st = StnGMRESState{};
+  if (max_k < 1 || max_k >= STN_VEC_MAX_MULTI) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCreate: the restart must be 1 to 31");
+  st->ld    = max_k + 2 > STN_VEC_MAX_MULTI ? max_k + 2 : STN_VEC_MAX_MULTI; /* MDot writes 32 entries of a column */
+  st->max_k = max_k;
+  const size_t doubles = (size_t)st->ld * (max_k + 1) + 2 * (max_k + 1) + (max_k + 2) + 1;
+  if ((rc = check(cudaMalloc((void **)&st->hh, doubles * sizeof(double)), "StnGMRESCreate: cudaMalloc"))) return rc;
+  st->cc  = st->hh + (size_t)st->ld * (max_k + 1);
+  st->ss  = st->cc + max_k + 1;
+  st->grs = st->ss + max_k + 1;
+  st->tt  = st->grs + max_k + 2;
+  return check(cudaMemset(st->hh, 0, doubles * sizeof(double)), "StnGMRESCreate: cudaMemset");
+}
+
+int StnGMRESDestroy(StnGMRESState *st)
+{
+  const int rc = st->hh ? check(cudaFree(st->hh), "StnGMRESDestroy: cudaFree") : 0;
+  *st          = StnGMRESState{};
+  return rc;
+}
+
+int StnGMRESStart(StnGMRESState *st, double beta)
+{
+  return check(cudaMemcpy(st->grs, &beta, sizeof beta, cudaMemcpyHostToDevice), "StnGMRESStart: cudaMemcpy");
+}
+
+int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, unsigned *ticket)
+{
+  int rc = scratch_ready();
+  if (rc) return rc;
+  if (it < 0 || it > st->max_k - 1 || n < 1) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStep: step or length out of range");
+  if (it < 1) return gmres_step<1>(st, it, haptol, w, V, n, ticket);
+  if (it < 2) return gmres_step<2>(st, it, haptol, w, V, n, ticket);
+  if (it < 4) return gmres_step<4>(st, it, haptol, w, V, n, ticket);
+  if (it < 8) return gmres_step<8>(st, it, haptol, w, V, n, ticket);
+  if (it < 16) return gmres_step<16>(st, it, haptol, w, V, n, ticket);
+  return gmres_step<32>(st, it, haptol, w, V, n, ticket);
+}
+
+int StnGMRESStepWait(unsigned ticket, StnGMRESReport *r)
+{
+  const int rc = wait_result(ticket);
+  *r           = rc ? StnGMRESReport{} : *scratch.host_report;
+  return rc;
+}
+
+int StnGMRESStep(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, StnGMRESReport *r)
+{
+  unsigned ticket = 0;
+  const int rc    = StnGMRESStepLaunch(st, it, haptol, w, V, n, &ticket);
+  return rc ? rc : StnGMRESStepWait(ticket, r);
+}
+
+int StnGMRESGetHessenberg(const StnGMRESState *st, int it, double *hh, double *grs)
+{
+  int rc = check(cudaMemcpy(hh, st->hh, (size_t)st->ld * (it + 1) * sizeof(double), cudaMemcpyDeviceToHost), "StnGMRESGetHessenberg: cudaMemcpy");
+  if (!rc) rc = check(cudaMemcpy(grs, st->grs, (size_t)(it + 1) * sizeof(double), cudaMemcpyDeviceToHost), "StnGMRESGetHessenberg: cudaMemcpy");
+  return rc;
+}
+
+int StnVecDot(const double *x, const double *y, long n, double *z)
+{
+  return run_tuned(STN_K_DOT, n, 1, (double *)x, (double *)y, nullptr, nullptr, nullptr, z);
+}
+
+int StnVecMDot(const double *x, int nv, const double *const y[], long n, double z[])
+{
+  return run_tuned(STN_K_MDOT, n, nv, (double *)x, nullptr, nullptr, y, nullptr, z);
+}
+
+int StnVecNorm(const double *x, long n, int type, double r[])
+{
+  const double t = type;
+  return run_tuned(STN_K_NORM, n, 1, (double *)x, nullptr, nullptr, nullptr, &t, r);
+}
+
+int StnVecDotNorm2(const double *s, const double *t, long n, double *dp, double *nm)
+{
+  double r[2];
+  const int rc = run_tuned(STN_K_DOTNORM2, n, 1, (double *)s, (double *)t, nullptr, nullptr, nullptr, r);
+  *dp = r[0];
+  *nm = r[1];
+  return rc;
+}
+
+int StnVecAXPY(double *y, double a, const double *x, long n)
+{
+  return run_tuned(STN_K_AXPY, n, 1, y, (double *)x, nullptr, nullptr, &a, nullptr);
+}
+
+int StnVecAYPX(double *y, double a, const double *x, long n)
+{
+  return run_tuned(STN_K_AYPX, n, 1, y, (double *)x, nullptr, nullptr, &a, nullptr);
+}
+
+int StnVecAXPBY(double *y, double a, double b, const double *x, long n)
+{
+  const double s[2] = {a, b};
+  return run_tuned(STN_K_AXPBY, n, 1, y, (double *)x, nullptr, nullptr, s, nullptr);
+}
+
+int StnVecAXPBYPCZ(double *z, double a, double b, double c, const double *x, const double *y, long n)
+{
+  const double s[3] = {a, b, c};
+  return run_tuned(STN_K_AXPBYPCZ, n, 1, z, (double *)x, (double *)y, nullptr, s, nullptr);
+}
+
+int StnVecWAXPY(double *w, double a, const double *x, const double *y, long n)
+{
+  return run_tuned(STN_K_WAXPY, n, 1, w, (double *)x, (double *)y, nullptr, &a, nullptr);
+}
+
+int StnVecMAXPBY(double *y, int nv, const double a[], double b, const double *const x[], long n)
+{
+  double s[STN_VEC_MAX_MULTI + 1];
+  for (int done = 0; done < nv || done == 0;) { /* passes of 32, so that s holds a[] and b */
+    const int m = nv - done < STN_VEC_MAX_MULTI ? nv - done : STN_VEC_MAX_MULTI;
+    for (int k = 0; k < m; k++) s[k] = a[done + k];
+    s[m] = done == 0 ? b : 1.0;
+    const int rc = run_tuned(STN_K_MAXPY, n, m, y, nullptr, nullptr, x + done, s, nullptr);
+    if (rc) return rc;
+    done += m;
+    if (m == 0) break;
+  }
+  return 0;
+}
+
+int StnVecScale(double *x, double a, long n)
+{
+  return run_tuned(STN_K_SCALE, n, 1, x, nullptr, nullptr, nullptr, &a, nullptr);
+}
+
+int StnVecSet(double *x, double a, long n)
+{
+  if (a == 0.0 && n > 0) return check(cudaMemsetAsync(x, 0, (size_t)n * sizeof(double)), "StnVecSet: cudaMemsetAsync");
+  return run_tuned(STN_K_SET, n, 1, x, nullptr, nullptr, nullptr, &a, nullptr);
+}
+
+int StnVecCopy(double *y, const double *x, long n)
+{
+  if (n <= 0 || x == y) return 0;
+  return check(cudaMemcpyAsync(y, x, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice), "StnVecCopy: cudaMemcpyAsync");
+}
+
+int StnVecPointwiseMult(double *w, const double *x, const double *y, long n)
+{
+  return run_tuned(STN_K_PMULT, n, 1, w, (double *)x, (double *)y, nullptr, nullptr, nullptr);
+}
+
+} // extern "C"

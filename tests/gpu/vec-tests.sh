@@ -1,0 +1,83 @@
+#!/bin/sh
+# tests/gpu/vec-tests.sh: stencilc's GPU vector kernels (runtime/stnvec*.c, stnvec_cuda.cu) on
+# the device, from the repository root (scripts/gpu-check.sh runs it):
+#
+#   PETSC_DIR=/path/to/cuda-petsc sh tests/gpu/vec-tests.sh [OUTDIR]
+#   PETSC_DIR=... sh tests/gpu/vec-tests.sh --build-only [OUTDIR]   (compile and link only)
+#
+# Builds tests/gpu/vec_ops.c with the runtime's vector files against $PETSC_DIR and runs it:
+# every operation VECSTNCUDA replaces, through PETSc's API, against VECSEQ (results, the proof
+# that our kernel ran, the result left on the device), the corner cases, and every kernel with
+# every launch shape against the CPU reference (see vec_ops.c). Then, when compute-sanitizer
+# is installed, vec_ops on small sizes under memcheck, racecheck, synccheck and initcheck.
+#
+# Prints one line per check, "gpu: ...: ok" or "FAIL: gpu: ..."; the logs go to OUTDIR
+# (default $OUT/vec, else build/gpu-check/vec). Exit status 1 if anything failed.
+set -u
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then
+  build_only=1
+  shift
+fi
+OUTDIR=${1:-${OUT:-build/gpu-check}/vec}
+B=build/gpu-tests
+mkdir -p "$OUTDIR" "$B"
+. tests/gpu/build-env.sh || exit 1
+nfail=0
+ok() { echo "gpu: $*: ok"; }
+bad() { nfail=$((nfail + 1)); echo "FAIL: gpu: $*"; }
+
+# Build.
+if ! stn_build_runtime "$B/runtime"; then
+  bad "vec: building the runtime's vector files (log: $OUTDIR/build.log)"
+  cp "$B/runtime/build.log" "$OUTDIR/build.log"
+  tail -30 "$OUTDIR/build.log"
+  exit 1
+fi
+# shellcheck disable=SC2086 # flag lists
+if ! $CC $CFLAGS -o "$B/vec_ops" tests/gpu/vec_ops.c $RUNTIME_OBJS $LIBS >"$OUTDIR/build.log" 2>&1; then
+  bad "vec: building tests/gpu/vec_ops.c (log: $OUTDIR/build.log)"
+  tail -30 "$OUTDIR/build.log"
+  exit 1
+fi
+if [ -s "$OUTDIR/build.log" ]; then echo "note: gpu: vec: compiler warnings in $OUTDIR/build.log"; fi
+ok "vec: vec_ops built"
+[ $build_only = 1 ] && exit 0
+
+# Every check, full sizes (0, 1, 31, 1000, 1000003).
+start=$(date +%s)
+"$B/vec_ops" >"$OUTDIR/vec_ops.log" 2>&1
+rc=$?
+grep -E "^(gpu: vec:|FAIL: gpu: vec:)" "$OUTDIR/vec_ops.log"
+nbad=$(grep -c "^FAIL: gpu: vec:" "$OUTDIR/vec_ops.log")
+nfail=$((nfail + nbad))
+grep -E "^vec_ops: (device|our kernels ran)" "$OUTDIR/vec_ops.log" | sed 's/^/note: /'
+if [ $rc -eq 0 ] && [ "$nbad" -eq 0 ]; then
+  ok "vec: vec_ops, all checks ($(($(date +%s) - start)) s)"
+elif [ "$nbad" -eq 0 ]; then
+  bad "vec: vec_ops exited with status $rc before its summary (log: $OUTDIR/vec_ops.log)"
+  tail -30 "$OUTDIR/vec_ops.log"
+else
+  echo "details (log: $OUTDIR/vec_ops.log):"
+  grep "^  detail:" "$OUTDIR/vec_ops.log" | head -40
+fi
+
+# Clean kernels: the same program on small sizes under compute-sanitizer.
+if command -v compute-sanitizer >/dev/null 2>&1; then
+  for tool in memcheck racecheck synccheck initcheck; do
+    args="-sizes 0,1,31,1000 -nvs 1,5,33 -shape_sizes 31,1000 -few_shapes"
+    # shellcheck disable=SC2086
+    compute-sanitizer --tool $tool --error-exitcode 99 "$B/vec_ops" $args >"$OUTDIR/vec_ops.$tool.log" 2>&1
+    src=$?
+    if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: vec_ops"
+    else
+      bad "vec: compute-sanitizer $tool: vec_ops (exit $src; log: $OUTDIR/vec_ops.$tool.log)"
+      grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/vec_ops.$tool.log" | head -10
+    fi
+  done
+else
+  echo "note: gpu: compute-sanitizer not found; the vector kernels were not sanitized"
+fi
+
+echo "vec-tests: $nfail failed"
+[ $nfail -eq 0 ]
