@@ -2,7 +2,7 @@
 #   make            build bin/stencilc
 #   make deps       install the Debian packages the project needs (skips what is there)
 #   make check      build and run every test (what CI runs)
-#   make demo       the main job: check the examples (later: compile and solve cavity)
+#   make demo       the main job: compile and solve the driven cavity, draw it (build/demo/)
 #   make fuzz-long  run the front-end fuzzer for FUZZ_RUNS executions
 #   make SAN=address,undefined check   the same with sanitizers
 #

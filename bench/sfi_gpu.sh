@@ -5,9 +5,11 @@
 # host, PETSc's own matrix path: isolates the matrix format), PETSc's ex14 as
 # shipped with CUDA vectors (it hard-codes a CPU AIJ matrix), and the generated
 # program on one CPU core, for context. Same grid, parameter and solver.
-# The SG-DIA program runs twice: with stencilc's vector kernels (the default)
-# and with PETSc's (-stn_vec_kernels petsc); the AIJCUSPARSE run uses PETSc's,
-# so that it and sfi-sgdia-petscvec differ in the matrix format only.
+# The SG-DIA program runs three times: as it is by default (KSPSTNGMRES and
+# stencilc's vector kernels, tuned first with -stn_autotune), with PETSc's
+# KSPGMRES on our vector kernels, and with PETSc's GMRES and vector kernels
+# (-stn_vec_kernels petsc). The AIJCUSPARSE run uses PETSc's GMRES and vector
+# kernels, so that it and sfi-sgdia-petscvec differ in the matrix format only.
 #
 #   PETSC_DIR=/path/to/cuda-petsc EX14=/path/to/ex14.c bench/sfi_gpu.sh [N]
 set -u
@@ -20,23 +22,27 @@ LIMIT=${LIMIT:-240}
 mkdir -p "$LOG" "$B"
 cc -O2 -I"$PETSC_DIR/include" "$EX14" -o "$B/ex14" -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc -lm || exit 1
 PETSC_ARCH= bin/stencilc examples/sfi3d.stn -o "$B/sfi3d" || exit 1
-common="-da_grid_x $N -da_grid_y $N -da_grid_z $N -par 6 -snes_rtol 1e-8 -ksp_type gmres -ksp_gmres_restart 30 -pc_type jacobi -ksp_rtol 1e-5 -snes_monitor -ksp_converged_reason -log_view"
+TUNE="-stn_tune_cache $LOG/tuning.txt"
+"$B/sfi3d" -da_grid_x "$N" -da_grid_y "$N" -da_grid_z "$N" -stn_autotune $TUNE -snes_max_it 1 >"$LOG/sfi-tune.log" 2>&1
+common="-da_grid_x $N -da_grid_y $N -da_grid_z $N -par 6 -snes_rtol 1e-8 -ksp_gmres_restart 30 -pc_type jacobi -ksp_rtol 1e-5 -snes_monitor -ksp_converged_reason -log_view"
 # shellcheck disable=SC2086
-timeout "$LIMIT" "$B/sfi3d" $common -stn_device gpu >"$LOG/sfi-sgdia.log" 2>&1
+timeout "$LIMIT" "$B/sfi3d" $common $TUNE -stn_device gpu >"$LOG/sfi-sgdia.log" 2>&1
 # shellcheck disable=SC2086
-timeout "$LIMIT" "$B/sfi3d" $common -stn_device gpu -stn_vec_kernels petsc >"$LOG/sfi-sgdia-petscvec.log" 2>&1
+timeout "$LIMIT" "$B/sfi3d" $common $TUNE -stn_device gpu -ksp_type gmres >"$LOG/sfi-sgdia-gmres.log" 2>&1
 # shellcheck disable=SC2086
-timeout "$LIMIT" "$B/sfi3d" $common -stn_device gpu -stn_mat_type aij -stn_vec_kernels petsc >"$LOG/sfi-aijcusparse.log" 2>&1
+timeout "$LIMIT" "$B/sfi3d" $common -stn_device gpu -ksp_type gmres -stn_vec_kernels petsc >"$LOG/sfi-sgdia-petscvec.log" 2>&1
 # shellcheck disable=SC2086
-timeout "$LIMIT" "$B/ex14" $common -dm_vec_type cuda >"$LOG/ex14-cuda.log" 2>&1
+timeout "$LIMIT" "$B/sfi3d" $common -stn_device gpu -ksp_type gmres -stn_mat_type aij -stn_vec_kernels petsc >"$LOG/sfi-aijcusparse.log" 2>&1
 # shellcheck disable=SC2086
-timeout "$LIMIT" "$B/sfi3d" $common -stn_device cpu >"$LOG/sfi-cpu.log" 2>&1
+timeout "$LIMIT" "$B/ex14" $common -ksp_type gmres -dm_vec_type cuda >"$LOG/ex14-cuda.log" 2>&1
+# shellcheck disable=SC2086
+timeout "$LIMIT" "$B/sfi3d" $common -ksp_type gmres -stn_device cpu >"$LOG/sfi-cpu.log" 2>&1
 ev() { awk -v e="$2" '$1 == e {print $4; exit}' "$1"; }
 ct() { awk -v e="$2" '$1 == e {print $2; exit}' "$1"; }
 t0=$(ev "$LOG/sfi-sgdia.log" SNESSolve)
 echo "| run ($N^3) | SNESSolve s | Newton | Krylov its | us per Krylov it | MatMult s | SNESJacobianEval s | SNESFunctionEval s | this / SG-DIA |"
 echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
-for run in sfi-sgdia sfi-sgdia-petscvec sfi-aijcusparse ex14-cuda sfi-cpu; do
+for run in sfi-sgdia sfi-sgdia-gmres sfi-sgdia-petscvec sfi-aijcusparse ex14-cuda sfi-cpu; do
   f="$LOG/$run.log"
   t=$(ev "$f" SNESSolve)
   if [ -z "$t" ]; then echo "| $run | (did not finish in ${LIMIT}s) | | | | | | | |"; continue; fi
@@ -48,7 +54,7 @@ done
 # The per-event breakdown from a run with -log_view_gpu_time (it synchronises at every event, so
 # the table's times come from the runs without it).
 # shellcheck disable=SC2086
-timeout "$LIMIT" "$B/sfi3d" $common -log_view_gpu_time -stn_device gpu >"$LOG/sfi-sgdia.gputime.log" 2>&1
+timeout "$LIMIT" "$B/sfi3d" $common $TUNE -log_view_gpu_time -ksp_stngmres_profile -stn_device gpu >"$LOG/sfi-sgdia.gputime.log" 2>&1
 echo
 echo "Per-event, ours with SG-DIA on the GPU (-log_view_gpu_time):"
 sed -n '/Event Stage 1: Solve/,$p' "$LOG/sfi-sgdia.gputime.log" | grep -E "^(SNESSolve|SNESFunctionEval|SNESJacobianEval|KSPSolve|MatMult|VecMDot|VecNorm|VecMAXPY|PCApply|StnVec[A-Za-z]*) "
@@ -58,3 +64,4 @@ echo "Per-event, ours with SG-DIA on the GPU, PETSc's vector kernels:"
 sed -n '/Event Stage 1: Solve/,$p' "$LOG/sfi-sgdia-petscvec.log" | grep -E "^(SNESSolve|KSPSolve|MatMult|VecMDot|VecNorm|VecMAXPY|PCApply) "
 echo "Per-event, ours with AIJCUSPARSE:"
 sed -n '/Event Stage 1: Solve/,$p' "$LOG/sfi-aijcusparse.log" | grep -E "^(SNESSolve|SNESFunctionEval|SNESJacobianEval|KSPSolve|MatMult|VecMDot|VecNorm|VecMAXPY|PCApply) "
+grep "stngmres profile" "$LOG/sfi-sgdia.gputime.log"

@@ -7,6 +7,7 @@
 #ifndef STNGMRES_H
 #define STNGMRES_H
 
+#include <petscdm.h>
 #include <petscksp.h>
 
 #include "stncompat.h"

@@ -661,7 +661,7 @@ int main(int argc, char **argv)
   PetscCall(SNESSolve(snes, NULL, X));
   PetscCall(PetscLogStagePop());
   PetscCall(SNESGetConvergedReason(snes, &reason));
-  PetscCall(StnReportSolve(snes, "p")); /* iterations, or why it failed */
+  PetscCall(StnReportSolve(snes, "prog")); /* iterations, or why it failed */
   if (output && reason > 0) {
     PetscViewer viewer;
 
@@ -671,8 +671,8 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solution written to %s (open it in ParaView)\n", path));
   }
   /* pictures, with gnuplot; a failed solve's last iterate too, where it went wrong */
-  if (plot_solution) PetscCall(StnPlotSolution(snes, X, "p", solution_png));
-  if (plot_convergence) PetscCall(StnPlotConvergence(snes, history, "p", convergence_png));
+  if (plot_solution) PetscCall(StnPlotSolution(snes, X, "prog", solution_png));
+  if (plot_convergence) PetscCall(StnPlotConvergence(snes, history, "prog", convergence_png));
 
   /* ---- clean up ---- */
   PetscCall(VecDestroy(&X));
