@@ -49,7 +49,7 @@ for run in sfi-sgdia sfi-sgdia-gmres sfi-sgdia-petscvec sfi-aijcusparse ex14-cud
   awk -v r="$run" -v t="$t" -v t0="$t0" -v its="$(($(grep -c "SNES Function norm" "$f") - 1))" \
       -v kits="$(awk '/Linear solve converged/ {s += $NF} END {print s + 0}' "$f")" -v tk="$(ev "$f" KSPSolve)" \
       -v tm="$(ev "$f" MatMult)" -v tj="$(ev "$f" SNESJacobianEval)" -v tf="$(ev "$f" SNESFunctionEval)" \
-      'BEGIN { printf "| %s | %.3f | %d | %d | %.1f | %.3f | %.4f | %.4f | %.2f |\n", r, t, its, kits, kits > 0 ? tk / kits * 1e6 : 0, tm, tj, tf, t / t0 }'
+      'BEGIN { printf "| %s | %.3f | %d | %d | %.1f | %.3f | %.4f | %.4f | %.2f |\n", r, t, its, kits, (kits > 0 ? tk / kits * 1e6 : 0), tm, tj, tf, t / t0 }'
 done
 # The per-event breakdown from a run with -log_view_gpu_time (it synchronises at every event, so
 # the table's times come from the runs without it).
