@@ -43,6 +43,7 @@
    every owned entry, 16 to 24 bytes per row on top of the product's 72 (7-point, dof 1). */
 #include "sgdia.h"
 #include "stnvec.h"     /* VECSTNCUDA */
+#include "stntune.h"    /* the product's tuned shape */
 #include "sgdia_cuda.h" /* the device kernels (plain C interface; used only with CUDA) */
 #include <petscblaslapack.h>
 #include <string.h>
@@ -88,6 +89,7 @@ typedef struct {
      host_stale / device_stale say which copy was written last; operations that read one side
      bring it up to date first, so inside a GPU solve nothing crosses to the host. */
   PetscBool    device;
+  PetscBool    tuned;       /* the product's shape was tuned on this matrix (-stn_autotune) */
   PetscScalar *dvalues;     /* device copy of values */
   PetscBool    host_stale, device_stale;
   StnBox       box;         /* the layout, for the CUDA kernels */
@@ -454,6 +456,10 @@ static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y)
   } else {
     PetscCall(VecCUDAGetArrayWrite(y, &yd));
     if (z) PetscCall(VecCUDAGetArrayRead(z, &zd));
+  }
+  if (!z && !A->tuned && StnTuneRequested()) { /* once, on the first product of real operands */
+    A->tuned = PETSC_TRUE;
+    PetscCall(StnTuneSGDIA(PetscObjectComm((PetscObject)A->da), &A->box, A->dvalues, xd, A->scatter ? 1 : 0, yd));
   }
   PetscCall(PetscLogGpuTimeBegin());
   rc = StnSGDIAMultCUDA(&A->box, A->dvalues, xd, A->scatter ? 1 : 0, zd, yd, z ? 1 : 0, NULL);
@@ -1164,6 +1170,7 @@ static PetscErrorCode SGDIASetUpDevice(SGDIA *A)
   A->box.mx = (int)M, A->box.my = (int)N, A->box.mz = (int)P;
   for (int d = 0; d < 3; d++) A->box.periodic[d] = d < A->dim && bt[d] == DM_BOUNDARY_PERIODIC;
   for (PetscInt e = 0; e < 3 * A->nsten; e++) A->box.off[e] = (int)A->offsets[e];
+  PetscCall(StnTuneApplySGDIA(&A->box)); /* the tuned block size, if the cache has one */
   PetscCheck(StnCUDAMalloc((void **)&A->dvalues, bytes) == 0, PETSC_COMM_SELF, PETSC_ERR_MEM, "SG-DIA on the GPU: %s", StnCUDALastError());
   PetscCheck(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
   A->device = PETSC_TRUE;

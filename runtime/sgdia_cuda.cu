@@ -41,7 +41,8 @@
 
 namespace {
 
-constexpr int kBlock = 256; /* threads per block: 8 warps, up to 8 blocks per SM */
+constexpr int kBlock    = 256;  /* threads per block of the diagonal kernel */
+constexpr int kMaxBlock = 1024; /* the product's blocks: StnSGDIASetBlockThreads, 256 by default */
 
 /* Unrolling in the functions that the host compiler sees too (it does not know the pragma). */
 #ifdef __CUDA_ARCH__
@@ -138,7 +139,7 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
   /* Sizes: row and x indices are ints (t, and (point of x's box)*dof + c). */
   const long long npoints = (long long)g->m[0] * g->m[1] * g->m[2];
   const long long nx      = (long long)g->bm[0] * g->bm[1] * g->bm[2];
-  if (npoints * box->dof > INT_MAX - kBlock || nx * box->dof > INT_MAX)
+  if (npoints * box->dof > INT_MAX - kMaxBlock || nx * box->dof > INT_MAX)
     return fail(bad, "StnSGDIA: %lld rows (or %lld entries of x) are more than 32-bit indices allow", npoints * box->dof, nx * box->dof);
   g->nrows = (int)(npoints * box->dof);
   if (!npoints || !for_x) return 0;
@@ -270,9 +271,9 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
 
 /* y = A x (add 0) or y = w + A x (add 1; w may be y): one thread per row. */
 template <int DOF, int NSTEN, bool STREAM>
-__global__ void __launch_bounds__(kBlock) sgdia_mult(const Geometry g, const double *__restrict__ A, const double *__restrict__ x, const double *w, double *y, int add)
+__global__ void __launch_bounds__(kMaxBlock) sgdia_mult(const Geometry g, const double *__restrict__ A, const double *__restrict__ x, const double *w, double *y, int add)
 {
-  const int  t      = blockIdx.x * kBlock + threadIdx.x;
+  const int  t      = blockIdx.x * blockDim.x + threadIdx.x;
   const bool active = t < g.nrows;
   int        i = 0, j = 0, k = 0;
 
@@ -294,11 +295,13 @@ __global__ void __launch_bounds__(kBlock) sgdia_mult(const Geometry g, const dou
   }
 }
 
+int block_threads = 256; /* StnSGDIASetBlockThreads */
+
 template <int DOF, int NSTEN>
 void launch_fixed(bool streaming, unsigned blocks, cudaStream_t st, const Geometry &g, const double *A, const double *x, const double *w, double *y, int add)
 {
-  if (streaming) sgdia_mult<DOF, NSTEN, true><<<blocks, kBlock, 0, st>>>(g, A, x, w, y, add);
-  else sgdia_mult<DOF, NSTEN, false><<<blocks, kBlock, 0, st>>>(g, A, x, w, y, add);
+  if (streaming) sgdia_mult<DOF, NSTEN, true><<<blocks, block_threads, 0, st>>>(g, A, x, w, y, add);
+  else sgdia_mult<DOF, NSTEN, false><<<blocks, block_threads, 0, st>>>(g, A, x, w, y, add);
 }
 
 /* The instantiations: nsten 5, 7, 9 (2D star w1 and w2, 2D box, 3D star), 13 (3D star w2),
@@ -347,7 +350,7 @@ extern "C" int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double
   if (!g.nrows) return 0;
   if (!A || !x || !y || (add && !w)) return fail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: a NULL array (A %p, x %p, w %p, y %p)", (const void *)A, (const void *)x, (const void *)w, (void *)y);
   if (x == y) return fail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: x and y are the same array; the product cannot be done in place");
-  const unsigned     blocks = (unsigned)((g.nrows + kBlock - 1) / kBlock);
+  const unsigned     blocks = (unsigned)((g.nrows + block_threads - 1) / block_threads);
   const cudaStream_t st     = (cudaStream_t)stream;
   switch (g.dof) {
   case 1: launch_dof<1>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
@@ -357,6 +360,14 @@ extern "C" int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double
   default: launch_dof<0>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
   }
   return check(cudaGetLastError(), "StnSGDIAMultCUDA: launch");
+}
+
+extern "C" int StnSGDIASetBlockThreads(int threads)
+{
+  const int old = block_threads;
+  if (threads < 32 || threads > kMaxBlock || threads % 32) return -1;
+  block_threads = threads;
+  return old;
 }
 
 extern "C" int StnSGDIASetStreamingLoads(int streaming)

@@ -55,6 +55,10 @@ int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double *x, int gh
    the read-only data cache (__ldg); 1: as streaming data (__ldcs, evict-first in L1 and L2, which
    leaves the caches to x). Returns the previous setting. Not thread-safe: set it once. */
 int StnSGDIASetStreamingLoads(int streaming);
+/* Tuning knob: threads per block of the product (a multiple of 32, 32 to 1024; 256 by default).
+   Returns the previous setting, or -1 (and changes nothing) for an invalid one. Every setting
+   gives the same y: each row is summed by one thread in the same order. */
+int StnSGDIASetBlockThreads(int threads);
 
 /* d = the diagonal entries of A: d[p*dof + r] = A[(center*dof + r)*nrows + p*dof + r], where
    center = diag_index is the block diagonal at offset (0,0,0); diag_index < 0 (no such block

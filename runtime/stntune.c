@@ -212,9 +212,17 @@ static PetscErrorCode tune_kernel(MPI_Comm comm, Bench *b, int k, Winner *w, int
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Writes the cache: its old lines but those the winners replace, then the winners. Through a
+/* One line of the cache: a kernel's shape for a size class (the shape's text is the kernel's own:
+   "threads ept bps" for the vector kernels, "threads streaming" for the SG-DIA product). */
+typedef struct Line {
+  char   kernel[64], shape[64];
+  int    cls;
+  double us, default_us;
+} Line;
+
+/* Writes the cache: its old lines but those the new ones replace, then the new ones. Through a
    temporary file renamed into place, so a reader never sees half a file. */
-static PetscErrorCode save(const char *path, const char *key, int cls, const Winner *w, int nw)
+static PetscErrorCode save_lines(const char *path, const char *key, const Line *w, int nw)
 {
   char  tmp[PETSC_MAX_PATH_LEN + 32], dir[PETSC_MAX_PATH_LEN], line[1024];
   FILE *in, *out;
@@ -230,7 +238,7 @@ static PetscErrorCode save(const char *path, const char *key, int cls, const Win
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
   out = fopen(tmp, "w");
   PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write the tuning cache '%s': %s", tmp, strerror(errno));
-  fprintf(out, "# stencilc tuning cache: device, kernel, size class (log2 n), threads ept bps, tuned us, default us\n");
+  fprintf(out, "# stencilc tuning cache: device, kernel, size class (log2 n), shape, tuned us, default us\n");
   if ((in = fopen(path, "r"))) {
     while (fgets(line, sizeof line, in)) {
       char lkey[512], kname[64];
@@ -238,16 +246,30 @@ static PetscErrorCode save(const char *path, const char *key, int cls, const Win
       if (line[0] == '#' || sscanf(line, "%511[^\t]\t%63[^\t]\t%d", lkey, kname, &lcls) != 3) continue;
       PetscBool replaced = PETSC_FALSE;
       for (int i = 0; i < nw; i++)
-        if (lcls == cls && strcmp(lkey, key) == 0 && strcmp(kname, StnVecKernelNames[w[i].k]) == 0) replaced = PETSC_TRUE;
+        if (lcls == w[i].cls && strcmp(lkey, key) == 0 && strcmp(kname, w[i].kernel) == 0) replaced = PETSC_TRUE;
       if (!replaced) fputs(line, out);
     }
     fclose(in);
   }
-  for (int i = 0; i < nw; i++)
-    fprintf(out, "%s\t%s\t%d\t%d %d %d\t%.2f\t%.2f\n", key, StnVecKernelNames[w[i].k], cls, w[i].shape.threads, w[i].shape.ept,
-            w[i].shape.bps, w[i].us, w[i].default_us);
+  for (int i = 0; i < nw; i++) fprintf(out, "%s\t%s\t%d\t%s\t%.2f\t%.2f\n", key, w[i].kernel, w[i].cls, w[i].shape, w[i].us, w[i].default_us);
   PetscCheck(fclose(out) == 0 && rename(tmp, path) == 0, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write the tuning cache '%s': %s",
              path, strerror(errno));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode save(const char *path, const char *key, int cls, const Winner *w, int nw)
+{
+  Line lines[STN_K_COUNT];
+
+  PetscFunctionBegin;
+  for (int i = 0; i < nw; i++) {
+    PetscCall(PetscStrncpy(lines[i].kernel, StnVecKernelNames[w[i].k], sizeof lines[i].kernel));
+    snprintf(lines[i].shape, sizeof lines[i].shape, "%d %d %d", w[i].shape.threads, w[i].shape.ept, w[i].shape.bps);
+    lines[i].cls        = cls;
+    lines[i].us         = w[i].us;
+    lines[i].default_us = w[i].default_us;
+  }
+  PetscCall(save_lines(path, key, lines, nw));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -313,6 +335,129 @@ PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* What StnTuneSetUp read: whether to tune, and the cache, for the other kernels' tuners. */
+static PetscBool tune_requested;
+static char      tune_path[PETSC_MAX_PATH_LEN];
+
+PetscBool StnTuneRequested(void)
+{
+  return tune_requested;
+}
+
+/* The shape text of kernel for length n on this device from the cache; *found false if none. */
+static PetscErrorCode lookup(const char *kernel, long n, char *shape, size_t size, PetscBool *found)
+{
+  char  key[512], line[1024];
+  FILE *in;
+
+  PetscFunctionBegin;
+  *found = PETSC_FALSE;
+  if (!tune_path[0]) default_path(tune_path, sizeof tune_path);
+  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  if (!(in = fopen(tune_path, "r"))) PetscFunctionReturn(PETSC_SUCCESS);
+  while (fgets(line, sizeof line, in)) {
+    char lkey[512], kname[64], lshape[64];
+    int  cls;
+    if (line[0] == '#' || sscanf(line, "%511[^\t]\t%63[^\t]\t%d\t%63[^\t]", lkey, kname, &cls, lshape) != 4) continue;
+    if (strcmp(lkey, key) == 0 && strcmp(kname, kernel) == 0 && cls == StnVecSizeClass(n)) {
+      PetscCall(PetscStrncpy(shape, lshape, size));
+      *found = PETSC_TRUE;
+    }
+  }
+  fclose(in);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static void sgdia_kernel_name(const StnBox *box, char *name, size_t size)
+{
+  snprintf(name, size, "sgdia_dof%d_sten%d", box->dof, box->nsten);
+}
+
+static long sgdia_rows(const StnBox *box)
+{
+  return (long)box->xm * (box->dim > 1 ? box->ym : 1) * (box->dim > 2 ? box->zm : 1) * box->dof;
+}
+
+PetscErrorCode StnTuneApplySGDIA(const StnBox *box)
+{
+  char      name[64], shape[64];
+  PetscBool found;
+  int       threads, streaming;
+
+  PetscFunctionBegin;
+  sgdia_kernel_name(box, name, sizeof name);
+  PetscCall(lookup(name, sgdia_rows(box), shape, sizeof shape, &found));
+  if (found && sscanf(shape, "%d %d", &threads, &streaming) == 2 && StnSGDIASetBlockThreads(threads) >= 0) StnSGDIASetStreamingLoads(streaming);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, const double *x, int ghosted, double *y)
+{
+  static const int threads[] = {128, 256, 512, 1024};
+  const long       nrows     = sgdia_rows(box);
+  double          *ref, *got, best_us = 1e300, default_us = 0;
+  int              best_t = 256, best_s = 0, tried = 0;
+  char             key[512], name[64];
+  PetscLogDouble   t0, t1, start, end;
+  PetscMPIInt      rank;
+  Line             line;
+
+  PetscFunctionBegin;
+  if (nrows < 1) PetscFunctionReturn(PETSC_SUCCESS);
+  sgdia_kernel_name(box, name, sizeof name);
+  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  PetscCall(PetscMalloc2(nrows, &ref, nrows, &got));
+  PetscCall(PetscPrintf(comm, "stencilc autotune: the SG-DIA product (%s, %ld rows): 4 block sizes x 2 ways to load the matrix\n", name, nrows));
+  PetscCall(PetscTime(&start));
+  (void)StnSGDIASetBlockThreads(256);
+  (void)StnSGDIASetStreamingLoads(0);
+  CUDA_CALL(StnSGDIAMultCUDA(box, A, x, ghosted, NULL, y, 0, NULL));
+  CUDA_CALL(StnCUDAMemcpyDtoH(ref, y, (size_t)nrows * sizeof(double))); /* the default's product, the reference */
+  for (int s = 0; s < 2; s++)
+    for (int t = 0; t < 4; t++) {
+      int    reps = 1;
+      double us   = 1e300;
+      (void)StnSGDIASetBlockThreads(threads[t]);
+      (void)StnSGDIASetStreamingLoads(s);
+      CUDA_CALL(StnSGDIAMultCUDA(box, A, x, ghosted, NULL, y, 0, NULL));
+      CUDA_CALL(StnCUDAMemcpyDtoH(got, y, (size_t)nrows * sizeof(double)));
+      PetscBool same = PETSC_TRUE;
+      for (long i = 0; i < nrows && same; i++) same = got[i] == ref[i] || (got[i] != got[i] && ref[i] != ref[i]) ? PETSC_TRUE : PETSC_FALSE;
+      if (!same) {
+        PetscCall(PetscPrintf(comm, "  %4d threads, %s loads: rejected (a product differs from the default's)\n", threads[t], s ? "streaming" : "cached"));
+        continue;
+      }
+      for (int trial = 0; trial < 4; trial++) { /* the first batch sizes the others; the best of three */
+        PetscCall(PetscTime(&t0));
+        for (int r = 0; r < reps; r++) CUDA_CALL(StnSGDIAMultCUDA(box, A, x, ghosted, NULL, y, 0, NULL));
+        CUDA_CALL(StnCUDASynchronize());
+        PetscCall(PetscTime(&t1));
+        const double per = (t1 - t0) * 1e6 / reps;
+        if (trial == 0) reps = per > 2000 ? 1 : (int)(2000 / (per > 1 ? per : 1));
+        else if (per < us) us = per;
+      }
+      tried++;
+      if (threads[t] == 256 && !s) default_us = us;
+      PetscCall(PetscPrintf(comm, "  %4d threads, %s loads: %9.2f us\n", threads[t], s ? "streaming" : "cached", us));
+      if (us < best_us) best_us = us, best_t = threads[t], best_s = s;
+    }
+  (void)StnSGDIASetBlockThreads(best_t);
+  (void)StnSGDIASetStreamingLoads(best_s);
+  PetscCall(PetscFree2(ref, got));
+  PetscCall(PetscTime(&end));
+  PetscCall(PetscPrintf(comm, "stencilc autotune: SG-DIA product: %d threads, %s loads, %.2f us (default %.2f us, %.2fx); %d shapes in %.1f s\n", best_t,
+                        best_s ? "streaming" : "cached", best_us, default_us, default_us / best_us, tried, end - start));
+  PetscCall(PetscStrncpy(line.kernel, name, sizeof line.kernel));
+  snprintf(line.shape, sizeof line.shape, "%d %d", best_t, best_s);
+  line.cls        = StnVecSizeClass(nrows);
+  line.us         = best_us;
+  line.default_us = default_us;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!tune_path[0]) default_path(tune_path, sizeof tune_path);
+  if (rank == 0) PetscCall(save_lines(tune_path, key, &line, 1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnTuneSetUp(DM dm)
 {
   MPI_Comm  comm = PetscObjectComm((PetscObject)dm);
@@ -335,6 +480,8 @@ PetscErrorCode StnTuneSetUp(DM dm)
   }
   PetscCall(StnTuneLoad(comm, path, &loaded));
   PetscCall(PetscInfo(dm, "%" PetscInt_FMT " tuned kernel shapes from %s\n", loaded, path));
+  tune_requested = tune;
+  PetscCall(PetscStrncpy(tune_path, path, sizeof tune_path));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -344,6 +491,11 @@ PetscErrorCode StnTuneSetUp(DM dm)
 {
   (void)dm;
   return PETSC_SUCCESS;
+}
+
+PetscBool StnTuneRequested(void)
+{
+  return PETSC_FALSE;
 }
 
 PetscErrorCode StnTuneVectorKernels(MPI_Comm comm, PetscInt n, const char *path)

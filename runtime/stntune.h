@@ -31,5 +31,18 @@ PetscErrorCode StnTuneSetUp(DM dm);
 PetscErrorCode StnTuneVectorKernels(MPI_Comm comm, PetscInt n, const char *path);
 /* Applies the cache's shapes for this device; *count: how many (may be NULL). */
 PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count);
+/* Whether this program was asked to tune (-stn_autotune). */
+PetscBool StnTuneRequested(void);
+
+#if defined(PETSC_HAVE_CUDA)
+  #include "sgdia_cuda.h"
+/* The SG-DIA product: tunes its block size and the way it loads the matrix on this matrix's own
+   operands (y is overwritten), rejecting a variant whose product differs from the default's by
+   a single bit, and saves the winner under "sgdia_dofD_stenS" and the row count's size class.
+   sgdia.c calls it at the first product when StnTuneRequested(). */
+PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, const double *x, int ghosted, double *y);
+/* Applies the cached shape of box's product, if there is one. */
+PetscErrorCode StnTuneApplySGDIA(const StnBox *box);
+#endif
 
 #endif
