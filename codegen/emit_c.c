@@ -414,6 +414,37 @@ static void header(Program *P) {
   fputs(" */\n\n", out);
 }
 
+/* The source text of expression n, [*lo, *hi): the union of its nodes' locations, widened over
+   the parentheses the grammar dropped (so `1 / (nx * ny)` is all of it, not its operator). */
+static void expr_span(const Node *n, int *lo, int *hi) {
+  if (!n) return;
+  if (n->loc.off < *lo) *lo = n->loc.off;
+  if (n->loc.off + n->loc.len > *hi) *hi = n->loc.off + n->loc.len;
+  if (n->kind == N_UNARY || n->kind == N_BINARY || n->kind == N_IF) {
+    expr_span(n->op.a, lo, hi);
+    expr_span(n->op.b, lo, hi);
+    expr_span(n->op.c, lo, hi);
+  }
+  if (n->kind == N_CALL) {
+    for (const Node *a = n->call.args; a; a = a->next) expr_span(a, lo, hi);
+    *hi += 1; /* its closing parenthesis, balanced below */
+  }
+}
+
+static const char *param_default_text(const Program *P, const Node *v, int *len) {
+  const char *text = P->ir->src->text;
+  const int   size = (int)strlen(text);
+  int         lo = v->loc.off, hi = v->loc.off + v->loc.len, open = 0;
+  expr_span(v, &lo, &hi);
+  if (hi > size) hi = size;
+  for (int i = lo; i < hi; i++) open += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+  while (open > 0 && hi < size && (text[hi] == ')' || text[hi] == ' ')) open -= text[hi++] == ')';
+  while (open < 0 && lo > 0 && (text[lo - 1] == '(' || text[lo - 1] == ' ')) open += text[--lo] == '(';
+  while (hi > lo && text[hi - 1] == ' ') hi--;
+  *len = hi - lo;
+  return text + lo;
+}
+
 static void help_string(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
@@ -427,7 +458,9 @@ static void help_string(Program *P) {
   for (int i = 0; i < m->nparams; i++) {
     const Node *p = m->params[i];
     const Node *v = p->param.value;
-    int n = snprintf(line, sizeof line, "  -%s <%.*s>", P->E.param[i], v->loc.len, P->ir->src->text + v->loc.off);
+    int len;
+    const char *dflt = param_default_text(P, v, &len);
+    int n = snprintf(line, sizeof line, "  -%s <%.*s>", P->E.param[i], len, dflt);
     if (p->param.desc) n += snprintf(line + n, sizeof line - (size_t)(n < (int)sizeof line ? n : 0), ": %s", p->param.desc);
     if (p->param.lo && n < (int)sizeof line)
       snprintf(line + n, sizeof line - (size_t)n, ", in [%g, %g]", m->param_lo[i], m->param_hi[i]);
@@ -442,6 +475,9 @@ static void help_string(Program *P) {
                 "  -stn_output <file.vts>: write the solution for ParaView\n"
                 "  -stn_plot_solution <file.png>: draw the solution (colour maps; 3D: middle slices) with gnuplot\n"
                 "  -stn_plot_convergence <file.png>: draw the residual norm per Newton and Krylov iteration with gnuplot\n"
+                "  -stn_device <gpu>: with a CUDA PETSc, where the solve runs, gpu or cpu\n"
+                "  -stn_vec_kernels <stencilc>: on the GPU, whose vector kernels, stencilc or petsc\n"
+                "  -stn_autotune, -stn_tune_cache <file>: on the GPU, tune the kernels for this size (and where to keep it)\n"
                 "  -da_grid_x <n> (and _y, _z): grid points per direction\n");
   fputs(";\n\n", out);
 }

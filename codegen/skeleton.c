@@ -267,7 +267,13 @@ static void write_readme(FILE *out, const Skeleton *k) {
         "| `-stn_plot_solution FILE.png` | draw the solution with gnuplot: colour maps (3D: middle slices, 1D: curves) |\n"
         "| `-stn_plot_convergence FILE.png` | draw the residual norm at each Newton and Krylov iteration with gnuplot |\n"
         "| `-stn_device gpu\\|cpu` | with a CUDA PETSc: where the residual, the Jacobian and the solve run (the "
-        "GPU when there is one) |\n\n",
+        "GPU when there is one) |\n"
+        "| `-stn_vec_kernels stencilc\\|petsc` | on the GPU: whose kernels run the dot products, norms and vector "
+        "updates (stencilc's by default) |\n"
+        "| `-stn_autotune`, `-stn_tune_cache FILE` | on the GPU: tune the kernels' launch shapes for this problem "
+        "size and keep them in the cache (`~/.cache/stencilc/tuning.txt`) |\n"
+        "| `-ksp_type stngmres\\|gmres` | on the GPU: GMRES with its Hessenberg matrix on the device (the default) "
+        "or PETSc's |\n\n",
         out);
 
   int f = fence_length(src->text);

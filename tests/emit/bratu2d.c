@@ -28,7 +28,7 @@
 static char help[] = "Solves the equations of bratu2d.stn with PETSc's Newton-Krylov solver (SNES).\n"
   "Parameters (default in brackets):\n"
   "  -par <6.0>: Bratu parameter lambda, in [0, 6.81]\n"
-  "Program options:\n  -stn_mat_type <sgdia>: the Jacobian's storage, sgdia or aij\n  -stn_check_jacobian: compare the Jacobian entries the .stn gives with the derived ones\n  -stn_output <file.vts>: write the solution for ParaView\n  -stn_plot_solution <file.png>: draw the solution (colour maps; 3D: middle slices) with gnuplot\n  -stn_plot_convergence <file.png>: draw the residual norm per Newton and Krylov iteration with gnuplot\n  -da_grid_x <n> (and _y, _z): grid points per direction\n";
+  "Program options:\n  -stn_mat_type <sgdia>: the Jacobian's storage, sgdia or aij\n  -stn_check_jacobian: compare the Jacobian entries the .stn gives with the derived ones\n  -stn_output <file.vts>: write the solution for ParaView\n  -stn_plot_solution <file.png>: draw the solution (colour maps; 3D: middle slices) with gnuplot\n  -stn_plot_convergence <file.png>: draw the residual norm per Newton and Krylov iteration with gnuplot\n  -stn_device <gpu>: with a CUDA PETSc, where the solve runs, gpu or cpu\n  -stn_vec_kernels <stencilc>: on the GPU, whose vector kernels, stencilc or petsc\n  -stn_autotune, -stn_tune_cache <file>: on the GPU, tune the kernels for this size (and where to keep it)\n  -da_grid_x <n> (and _y, _z): grid points per direction\n";
 
 #include <math.h>
 #include <petscdmda.h>
