@@ -475,7 +475,7 @@ static void help_string(Program *P) {
                 "  -stn_output <file.vts>: write the solution for ParaView\n"
                 "  -stn_plot_solution <file.png>: draw the solution (colour maps; 3D: middle slices) with gnuplot\n"
                 "  -stn_plot_convergence <file.png>: draw the residual norm per Newton and Krylov iteration with gnuplot\n"
-                "  -stn_device <gpu>: with a CUDA PETSc, where the solve runs, gpu or cpu\n"
+                "  -stn_device <gpu|cpu>: with a CUDA PETSc, where the solve runs (the GPU when there is one)\n"
                 "  -stn_vec_kernels <stencilc>: on the GPU, whose vector kernels, stencilc or petsc\n"
                 "  -stn_autotune, -stn_tune_cache <file>: on the GPU, tune the kernels for this size (and where to keep it)\n"
                 "  -da_grid_x <n> (and _y, _z): grid points per direction\n");
