@@ -503,6 +503,7 @@ static void declarations(Program *P) {
   }
   fputs("  Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */\n", out);
   fputs("  PetscBool gpu;            /* residual and Jacobian on the GPU (-stn_device gpu) */\n", out);
+  fputs("  int       threads[2];     /* their kernels' threads per block (StnTuneLaunch; 0: not chosen yet) */\n", out);
   fputs("  PetscBool check_jacobian; /* -stn_check_jacobian */\n} AppCtx;\n\n", out);
 
   fputs("/* The Jacobian's block diagonals: the neighbours the equations couple (stencil\n"
@@ -618,14 +619,29 @@ static void gpu_functions(Program *P) {
   }
   for (int i = 0; i < m->nparams; i++) fprintf(out, "  ctx->%s = user->%s;\n", P->E.param[i], P->E.param[i]);
   fputs("}\n\n", out);
+  unsigned long hash = 2166136261u; /* FNV-1a of the .stn: a tuned shape belongs to these kernels */
+  for (const char *c = P->ir->src->text; *c; c++) hash = ((hash ^ (unsigned char)*c) * 16777619u) & 0xffffffffu;
+  fprintf(out, "/* The kernels as the tuner calls them (StnTuneLaunch: block sizes, -stn_autotune). */\n"
+               "#define KERNEL_NAME(what) \"%s-%08lx/\" what /* the .stn and a hash of its text */\n\n", P->o->stn_name, hash);
+  fputs("typedef struct {\n  const KernelCtx *ctx;\n  const Field     *x;\n  void            *out;\n} KernelArgs;\n\n"
+        "static int RunResidual(void *args, int threads)\n{\n  const KernelArgs *k = (const KernelArgs *)args;\n\n"
+        "  return FormFunctionCUDA(k->ctx, k->x, (Field *)k->out, threads);\n}\n\n"
+        "static int RunJacobian(void *args, int threads)\n{\n  const KernelArgs *k = (const KernelArgs *)args;\n\n"
+        "  return FormJacobianCUDA(k->ctx, k->x, (double *)k->out, threads);\n}\n\n", out);
   fputs("/* The residual on the GPU: ghost exchange between CUDA vectors, then one kernel. */\n"
         "static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)\n{\n"
         "  DMDALocalInfo      info;\n  KernelCtx          ctx;\n  Vec                Xloc;\n"
         "  const PetscScalar *x;\n  PetscScalar       *f;\n\n  PetscFunctionBeginUser;\n"
         GHOST_EXCHANGE "  SetKernelCtx(user, &info, &ctx);\n"
         "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(VecCUDAGetArrayWrite(F, &f));\n"
-        "  PetscCall(PetscLogGpuTimeBegin());\n"
-        "  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the residual kernel failed\");\n"
+        , out);
+  const char *points = m->dim == 1 ? "(long)info.xm" : m->dim == 2 ? "(long)info.xm * info.ym" : "(long)info.xm * info.ym * info.zm";
+  fprintf(out, "  if (!user->threads[0]) { /* the first time: the tuned block size, or tune it now */\n"
+               "    KernelArgs args = {&ctx, (const Field *)x, f};\n\n"
+               "    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME(\"residual\"), %s, f, %s * DOF, RunResidual, &args, &user->threads[0]));\n"
+               "  }\n", points, points);
+  fputs("  PetscCall(PetscLogGpuTimeBegin());\n"
+        "  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f, user->threads[0]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the residual kernel failed\");\n"
         "  PetscCall(PetscLogGpuTimeEnd());\n", out);
   fprintf(out, "  PetscCall(PetscLogGpuFlops(%d.0 * info.xm", emit_c_flops(&P->E, roots, n));
   if (m->dim > 1) fputs(" * info.ym", out);
@@ -637,9 +653,13 @@ static void gpu_functions(Program *P) {
         "  DMDALocalInfo      info;\n  KernelCtx          ctx;\n  Vec                Xloc;\n"
         "  const PetscScalar *x;\n  PetscScalar       *a;\n\n  PetscFunctionBeginUser;\n"
         GHOST_EXCHANGE "  SetKernelCtx(user, &info, &ctx);\n"
-        "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(MatSGDIAGetArrayDevice(user->J, &a));\n"
-        "  PetscCall(PetscLogGpuTimeBegin());\n"
-        "  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the Jacobian kernel failed\");\n"
+        "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(MatSGDIAGetArrayDevice(user->J, &a));\n", out);
+  fprintf(out, "  if (!user->threads[1]) {\n"
+               "    KernelArgs args = {&ctx, (const Field *)x, a};\n\n"
+               "    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME(\"jacobian\"), %s, a, %s * NSTENCIL * DOF * DOF, RunJacobian, &args, &user->threads[1]));\n"
+               "  }\n", points, points);
+  fputs("  PetscCall(PetscLogGpuTimeBegin());\n"
+        "  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a, user->threads[1]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the Jacobian kernel failed\");\n"
         "  PetscCall(PetscLogGpuTimeEnd());\n"
         "  PetscCall(MatSGDIARestoreArrayDevice(user->J, &a));\n  PetscCall(VecCUDARestoreArrayRead(Xloc, &x));\n"
         "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n"

@@ -57,8 +57,8 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("; /* ghosted box of the local vector x */\n} KernelCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
         "/* Each returns 0 or the CUDA error of its launch. */\n"
-        "int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f);\n"
-        "int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a);\n"
+        "int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f, int threads);\n"
+        "int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a, int threads);\n"
         "#ifdef __cplusplus\n}\n#endif\n\n", out);
   fprintf(out, "#endif\n");
   emit_program_free(P);
@@ -82,11 +82,12 @@ static void point_indices(const Program *P) {
 static void launcher(const Program *P, const char *name, const char *kernel, const char *out_type) {
   FILE *out = P->out;
   int dim = P->m->dim;
-  fprintf(out, "extern \"C\" int %s(const KernelCtx *ctx, const Field *x, %s)\n{\n", name, out_type);
+  fprintf(out, "/* threads per block: 0 for the default, 256. */\n"
+               "extern \"C\" int %s(const KernelCtx *ctx, const Field *x, %s, int threads)\n{\n", name, out_type);
   fputs("  const int n = ctx->xm", out);
   if (dim > 1) fputs(" * ctx->ym", out);
   if (dim > 2) fputs(" * ctx->zm", out);
-  fputs(", threads = 256;\n\n  if (n == 0) return 0;\n", out);
+  fputs(";\n\n  if (n == 0) return 0;\n  if (threads <= 0) threads = 256;\n", out);
   fprintf(out, "  %s<<<(n + threads - 1) / threads, threads>>>(*ctx, x, %s);\n", kernel,
           strstr(out_type, "Field") ? "f" : "a");
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);

@@ -458,6 +458,68 @@ PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, long npoints, double *out, long nout, StnLaunchFn run, void *args, int *threads)
+{
+  static const int choices[] = {64, 128, 256, 512, 1024};
+  char             shape[64], key[512];
+  PetscBool        found;
+  double          *ref, *got, best_us = 1e300, default_us = 0;
+  int              best = 256;
+  PetscLogDouble   t0, t1;
+  PetscMPIInt      rank;
+  Line             line;
+
+  PetscFunctionBegin;
+  *threads = 256;
+  PetscCall(lookup(kernel, npoints, shape, sizeof shape, &found));
+  if (found && sscanf(shape, "%d", threads) == 1 && *threads >= 32 && *threads <= 1024 && *threads % 32 == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  *threads = 256;
+  if (!tune_requested || npoints < 1 || nout < 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscMalloc2(nout, &ref, nout, &got));
+  CUDA_CALL(run(args, 256));
+  CUDA_CALL(StnCUDAMemcpyDtoH(ref, out, (size_t)nout * sizeof(double)));
+  for (int c = 0; c < 5; c++) {
+    int    reps = 1;
+    double us   = 1e300;
+    if (run(args, choices[c]) != 0) { /* too many registers for this block size */
+      PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads: cannot launch (%s)\n", kernel, choices[c], StnCUDALastError()));
+      continue;
+    }
+    CUDA_CALL(StnCUDAMemcpyDtoH(got, out, (size_t)nout * sizeof(double)));
+    PetscBool same = PETSC_TRUE;
+    for (long i = 0; i < nout && same; i++) same = got[i] == ref[i] || (got[i] != got[i] && ref[i] != ref[i]) ? PETSC_TRUE : PETSC_FALSE;
+    if (!same) {
+      PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads: rejected (its output differs from the default's)\n", kernel, choices[c]));
+      continue;
+    }
+    for (int trial = 0; trial < 4; trial++) {
+      PetscCall(PetscTime(&t0));
+      for (int r = 0; r < reps; r++) CUDA_CALL(run(args, choices[c]));
+      CUDA_CALL(StnCUDASynchronize());
+      PetscCall(PetscTime(&t1));
+      const double per = (t1 - t0) * 1e6 / reps;
+      if (trial == 0) reps = per > 2000 ? 1 : (int)(2000 / (per > 1 ? per : 1));
+      else if (per < us) us = per;
+    }
+    if (choices[c] == 256) default_us = us;
+    if (us < best_us) best_us = us, best = choices[c];
+    PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %4d threads: %9.2f us\n", kernel, choices[c], us));
+  }
+  CUDA_CALL(run(args, best)); /* leave the output as the caller expects it */
+  *threads = best;
+  PetscCall(PetscFree2(ref, got));
+  PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads, %.2f us (default %.2f us, %.2fx)\n", kernel, best, best_us, default_us, default_us / best_us));
+  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  PetscCall(PetscStrncpy(line.kernel, kernel, sizeof line.kernel));
+  snprintf(line.shape, sizeof line.shape, "%d", best);
+  line.cls        = StnVecSizeClass(npoints);
+  line.us         = best_us;
+  line.default_us = default_us;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) PetscCall(save_lines(tune_path, key, &line, 1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnTuneSetUp(DM dm)
 {
   MPI_Comm  comm = PetscObjectComm((PetscObject)dm);

@@ -43,6 +43,16 @@ PetscBool StnTuneRequested(void);
 PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, const double *x, int ghosted, double *y);
 /* Applies the cached shape of box's product, if there is one. */
 PetscErrorCode StnTuneApplySGDIA(const StnBox *box);
+
+/* A kernel as the tuner runs it: run(args, threads) launches it with that many threads per
+   block (0: its default) and returns 0 or a cudaError_t value. */
+typedef int (*StnLaunchFn)(void *args, int threads);
+/* The block size of a generated kernel (the residual, the Jacobian) over npoints grid points,
+   writing nout doubles at out (device memory): the cached one for kernel at this size class; or,
+   with -stn_autotune, the fastest of 64 to 1024 threads on these very operands, rejecting any
+   whose output differs from the default's by a bit (one thread per point: all give the same
+   bits), saved in the cache; or else the default, 256. *threads gets it. */
+PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, long npoints, double *out, long nout, StnLaunchFn run, void *args, int *threads);
 #endif
 
 #endif

@@ -49,6 +49,7 @@ typedef struct {
   PetscReal par; /* Bratu parameter lambda, bratu2d.stn:18 */
   Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
   PetscBool gpu;            /* residual and Jacobian on the GPU (-stn_device gpu) */
+  int       threads[2];     /* their kernels' threads per block (StnTuneLaunch; 0: not chosen yet) */
   PetscBool check_jacobian; /* -stn_check_jacobian */
 } AppCtx;
 
@@ -180,6 +181,29 @@ static void SetKernelCtx(const AppCtx *user, const DMDALocalInfo *info, KernelCt
   ctx->par = user->par;
 }
 
+/* The kernels as the tuner calls them (StnTuneLaunch: block sizes, -stn_autotune). */
+#define KERNEL_NAME(what) "bratu2d.stn-2c27533b/" what /* the .stn and a hash of its text */
+
+typedef struct {
+  const KernelCtx *ctx;
+  const Field     *x;
+  void            *out;
+} KernelArgs;
+
+static int RunResidual(void *args, int threads)
+{
+  const KernelArgs *k = (const KernelArgs *)args;
+
+  return FormFunctionCUDA(k->ctx, k->x, (Field *)k->out, threads);
+}
+
+static int RunJacobian(void *args, int threads)
+{
+  const KernelArgs *k = (const KernelArgs *)args;
+
+  return FormJacobianCUDA(k->ctx, k->x, (double *)k->out, threads);
+}
+
 /* The residual on the GPU: ghost exchange between CUDA vectors, then one kernel. */
 static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)
 {
@@ -197,8 +221,13 @@ static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)
   SetKernelCtx(user, &info, &ctx);
   PetscCall(VecCUDAGetArrayRead(Xloc, &x));
   PetscCall(VecCUDAGetArrayWrite(F, &f));
+  if (!user->threads[0]) { /* the first time: the tuned block size, or tune it now */
+    KernelArgs args = {&ctx, (const Field *)x, f};
+
+    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME("residual"), (long)info.xm * info.ym, f, (long)info.xm * info.ym * DOF, RunResidual, &args, &user->threads[0]));
+  }
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the residual kernel failed");
+  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f, user->threads[0]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the residual kernel failed");
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(23.0 * info.xm * info.ym));
   PetscCall(VecCUDARestoreArrayWrite(F, &f));
@@ -224,8 +253,13 @@ static PetscErrorCode FormJacobianGPU(AppCtx *user, Vec X)
   SetKernelCtx(user, &info, &ctx);
   PetscCall(VecCUDAGetArrayRead(Xloc, &x));
   PetscCall(MatSGDIAGetArrayDevice(user->J, &a));
+  if (!user->threads[1]) {
+    KernelArgs args = {&ctx, (const Field *)x, a};
+
+    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME("jacobian"), (long)info.xm * info.ym, a, (long)info.xm * info.ym * NSTENCIL * DOF * DOF, RunJacobian, &args, &user->threads[1]));
+  }
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian kernel failed");
+  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a, user->threads[1]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian kernel failed");
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(MatSGDIARestoreArrayDevice(user->J, &a));
   PetscCall(VecCUDARestoreArrayRead(Xloc, &x));
