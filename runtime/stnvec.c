@@ -276,45 +276,44 @@ static PetscErrorCode restore_out(Vec v, PetscBool read, PetscScalar **a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode axpy(Vec y, PetscScalar a, Vec x)
+/* y = kernel(y, a, x) for AXPY (y + a x) and AYPX (x + a y): both read x and y and write y. */
+static PetscErrorCode update_y(Vec y, PetscScalar a, Vec x, int k, int (*kernel)(double *, double, const double *, long))
 {
   const PetscScalar *xa;
   PetscScalar       *ya;
   PetscInt           n;
-  PetscBool          gpu;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(y, &n));
+  PetscCall(begin_op(k, y));
+  PetscCall(VecCUDAGetArrayRead(x, &xa));
+  PetscCall(VecCUDAGetArray(y, &ya));
+  CUDA_CALL(kernel(ya, a, xa, n));
+  PetscCall(VecCUDARestoreArray(y, &ya));
+  PetscCall(VecCUDARestoreArrayRead(x, &xa));
+  PetscCall(end_op(k, y, 2.0 * n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode axpy(Vec y, PetscScalar a, Vec x)
+{
+  PetscBool gpu;
 
   PetscFunctionBegin;
   PetscCall(on_gpu(&gpu, 1, x));
   PETSC_UNLESS(gpu, y, axpy(y, a, x));
-  PetscCall(VecGetLocalSize(y, &n));
-  PetscCall(begin_op(STN_K_AXPY, y));
-  PetscCall(VecCUDAGetArrayRead(x, &xa));
-  PetscCall(VecCUDAGetArray(y, &ya));
-  CUDA_CALL(StnVecAXPY(ya, a, xa, n));
-  PetscCall(VecCUDARestoreArray(y, &ya));
-  PetscCall(VecCUDARestoreArrayRead(x, &xa));
-  PetscCall(end_op(STN_K_AXPY, y, 2.0 * n));
+  PetscCall(update_y(y, a, x, STN_K_AXPY, StnVecAXPY));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode aypx(Vec y, PetscScalar a, Vec x)
 {
-  const PetscScalar *xa;
-  PetscScalar       *ya;
-  PetscInt           n;
-  PetscBool          gpu;
+  PetscBool gpu;
 
   PetscFunctionBegin;
   PetscCall(on_gpu(&gpu, 1, x));
   PETSC_UNLESS(gpu, y, aypx(y, a, x));
-  PetscCall(VecGetLocalSize(y, &n));
-  PetscCall(begin_op(STN_K_AYPX, y));
-  PetscCall(VecCUDAGetArrayRead(x, &xa));
-  PetscCall(VecCUDAGetArray(y, &ya));
-  CUDA_CALL(StnVecAYPX(ya, a, xa, n));
-  PetscCall(VecCUDARestoreArray(y, &ya));
-  PetscCall(VecCUDARestoreArrayRead(x, &xa));
-  PetscCall(end_op(STN_K_AYPX, y, 2.0 * n));
+  PetscCall(update_y(y, a, x, STN_K_AYPX, StnVecAYPX));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
