@@ -138,9 +138,11 @@ static int scratch_open(Scratch *s)
 static FILE *scratch_file(Scratch *s, const char *name, const char **path)
 {
   FILE *f;
+  char  full[sizeof s->files[0]]; /* built apart: gcc -O3 cannot tell s->dir from s->files (-Wrestrict) */
 
   if (s->nfiles == MAX_FILES) return NULL;
-  if (snprintf(s->files[s->nfiles], sizeof s->files[0], "%s/%s", s->dir, name) >= (int)sizeof s->files[0]) return NULL;
+  if (snprintf(full, sizeof full, "%s/%s", s->dir, name) >= (int)sizeof full) return NULL;
+  memcpy(s->files[s->nfiles], full, sizeof full);
   f = fopen(s->files[s->nfiles], "w");
   if (!f) return NULL;
   if (path) *path = s->files[s->nfiles];
