@@ -757,6 +757,42 @@ static void jacobian_helpers(Program *P) {
   fputs(", (double)derived);\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
+/* The grid spacing from the grid sizes, for the AppCtx at prefix ("user." or "user->"):
+   (hi - lo) / (n - 1), or / n in a periodic direction. */
+static void emit_spacing(const Program *P, const char *prefix) {
+  const Model *m = P->m;
+  for (int d = 0; d < m->dim; d++) {
+    const Axis *ax = &m->axes[d];
+    fprintf(P->out, "  %sh%s = (", prefix, axis_names[d]);
+    emit_c_number(P->out, ax->hi);
+    fputs(" - ", P->out);
+    emit_c_number(P->out, ax->lo);
+    if (ax->periodic) fprintf(P->out, ") / %sn%s;\n", prefix, axis_names[d]);
+    else fprintf(P->out, ") / (%sn%s - 1);\n", prefix, axis_names[d]);
+  }
+}
+
+/* The Jacobian on another grid of the same problem: a level of geometric multigrid
+   (-pc_type mg), whose KSP asks for its operator with the level's DM and the solution
+   restricted to it. Same parameters, the level's sizes and spacing, assembled into P. */
+static void form_jacobian_level(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  fprintf(out, "/* The Jacobian on a coarser grid of the same problem (a level of -pc_type mg): the\n"
+               "   parameters as given, the level's own sizes and spacing, assembled into P. */\n"
+               "static PetscErrorCode FormJacobianLevel(DM dm, Vec X, Mat J, Mat P, const AppCtx *fine)\n{\n"
+               "  AppCtx        level = *fine, *user = &level;\n  DMDALocalInfo info;\n  Vec           Xloc;\n"
+               "  const Field %sx;\n\n  PetscFunctionBeginUser;\n  user->da = dm;\n", array_stars(P));
+  fprintf(out, "  PetscCall(DMDAGetInfo(dm, NULL, &user->nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
+          m->dim > 1 ? "&user->ny" : "NULL", m->dim > 2 ? "&user->nz" : "NULL");
+  emit_spacing(P, "user->");
+  fputs(ghosts_in, out);
+  fputs("  PetscCall(FormJacobianLocal(&info, x, P, user));\n", out);
+  fputs(ghosts_out, out);
+  fputs("  if (J != P) {\n    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n  }\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
 static void form_jacobian(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
@@ -776,12 +812,16 @@ static void form_jacobian(Program *P) {
   fputs("  if (sgdia) PetscCall(MatSGDIARestoreArray(J, &a));\n"
         "  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n"
         "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+  form_jacobian_level(P);
 
   fputs("/* The Jacobian for SNES. It is computed into user->J (SG-DIA, or AIJ with -stn_mat_type\n"
         "   aij); when the preconditioner needs an assembled matrix, P is an AIJ copy. */\n"
         "static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)\n{\n"
-        "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
+        "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n  DM            dm;\n", out);
   fprintf(out, "  const Field %sx;\n\n  PetscFunctionBeginUser;\n", st);
+  fputs("  PetscCall(VecGetDM(X, &dm));\n"
+        "  if (dm && dm != user->da) { /* a coarser level of multigrid */\n"
+        "    PetscCall(FormJacobianLevel(dm, X, J, P, user));\n    PetscFunctionReturn(PETSC_SUCCESS);\n  }\n", out);
   fputs("#if defined(PETSC_HAVE_CUDA)\n  if (user->gpu) {\n    PetscBool sgdia;\n\n"
         "    PetscCall(MatIsSGDIA(user->J, &sgdia));\n"
         "    if (sgdia) { /* else AIJCUSPARSE, assembled on the host below: the baseline */\n"
@@ -862,17 +902,11 @@ static void main_function(Program *P) {
   fprintf(out, "  PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
           m->dim > 1 ? "&user.ny" : "NULL", m->dim > 2 ? "&user.nz" : "NULL");
   for (int d = 0; d < m->dim; d++) {
-    const Axis *ax = &m->axes[d];
     fprintf(out, "  PetscCheck(user.n%s >= %d, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n"
                  "             \"-da_grid_%s %%\" PetscInt_FMT \" is too small: %s needs at least %d points in %s (2 * stencil width + 1)\", user.n%s);\n",
             axis_names[d], 2 * m->width + 1, axis_names[d], P->o->stn_name, 2 * m->width + 1, axis_names[d], axis_names[d]);
-    fprintf(out, "  user.h%s = (", axis_names[d]);
-    emit_c_number(out, ax->hi);
-    fputs(" - ", out);
-    emit_c_number(out, ax->lo);
-    fprintf(out, ") / %s;\n", ax->periodic ? (d == 0 ? "user.nx" : d == 1 ? "user.ny" : "user.nz")
-                                           : (d == 0 ? "(user.nx - 1)" : d == 1 ? "(user.ny - 1)" : "(user.nz - 1)"));
   }
+  emit_spacing(P, "user.");
   fputs("  PetscCall(DMDASetUniformCoordinates(user.da", out);
   for (int d = 0; d < MAX_DIM; d++) {
     if (d < m->dim) {

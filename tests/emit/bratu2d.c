@@ -392,6 +392,35 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The Jacobian on a coarser grid of the same problem (a level of -pc_type mg): the
+   parameters as given, the level's own sizes and spacing, assembled into P. */
+static PetscErrorCode FormJacobianLevel(DM dm, Vec X, Mat J, Mat P, const AppCtx *fine)
+{
+  AppCtx        level = *fine, *user = &level;
+  DMDALocalInfo info;
+  Vec           Xloc;
+  const Field **x;
+
+  PetscFunctionBeginUser;
+  user->da = dm;
+  PetscCall(DMDAGetInfo(dm, NULL, &user->nx, &user->ny, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  user->hx = (1.0 - 0.0) / (user->nx - 1);
+  user->hy = (1.0 - 0.0) / (user->ny - 1);
+  PetscCall(DMDAGetLocalInfo(user->da, &info));
+  PetscCall(DMGetLocalVector(user->da, &Xloc));
+  PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMGlobalToLocalEnd(user->da, X, INSERT_VALUES, Xloc));
+  PetscCall(DMDAVecGetArrayRead(user->da, Xloc, &x));
+  PetscCall(FormJacobianLocal(&info, x, P, user));
+  PetscCall(DMDAVecRestoreArrayRead(user->da, Xloc, &x));
+  PetscCall(DMRestoreLocalVector(user->da, &Xloc));
+  if (J != P) {
+    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The Jacobian for SNES. It is computed into user->J (SG-DIA, or AIJ with -stn_mat_type
    aij); when the preconditioner needs an assembled matrix, P is an AIJ copy. */
 static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
@@ -399,9 +428,15 @@ static PetscErrorCode FormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
   AppCtx       *user = (AppCtx *)ctx;
   DMDALocalInfo info;
   Vec           Xloc;
+  DM            dm;
   const Field **x;
 
   PetscFunctionBeginUser;
+  PetscCall(VecGetDM(X, &dm));
+  if (dm && dm != user->da) { /* a coarser level of multigrid */
+    PetscCall(FormJacobianLevel(dm, X, J, P, user));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
 #if defined(PETSC_HAVE_CUDA)
   if (user->gpu) {
     PetscBool sgdia;
@@ -503,9 +538,9 @@ int main(int argc, char **argv)
   PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, &user.ny, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
   PetscCheck(user.nx >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
              "-da_grid_x %" PetscInt_FMT " is too small: bratu2d.stn needs at least 3 points in x (2 * stencil width + 1)", user.nx);
-  user.hx = (1.0 - 0.0) / (user.nx - 1);
   PetscCheck(user.ny >= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
              "-da_grid_y %" PetscInt_FMT " is too small: bratu2d.stn needs at least 3 points in y (2 * stencil width + 1)", user.ny);
+  user.hx = (1.0 - 0.0) / (user.nx - 1);
   user.hy = (1.0 - 0.0) / (user.ny - 1);
   PetscCall(DMDASetUniformCoordinates(user.da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0));
   PetscCall(SetParameters(&user));

@@ -276,5 +276,38 @@ if pair ex19 cavity "$prog_cavity"; then
   compare ex19 cavity "$prog_cavity" 2 "" -da_grid_x 24 -da_grid_y 16 -lidvelocity 100 -grashof 10000 -ksp_gmres_restart 100
 fi
 
+# Geometric multigrid (-pc_type mg): each level's KSP asks for its operator on the level's
+# DMDA, which ours assembles with the level's spacing (FormJacobianLevel). ex5 and ex14
+# rediscretise the same way, so with identical level operators the linear solves take
+# identical iteration counts, Newton step by Newton step: the sequences must be equal.
+# compare_mg TUTORIAL NAME PROG "TUTORIAL-ONLY OPTIONS" OPTIONS...
+compare_mg() {
+  tut=$1 name=$2 ours=$3 tutonly=$4
+  shift 4
+  mg="-pc_type mg -pc_mg_levels 3 -ksp_converged_reason -snes_rtol 1e-12 -ksp_rtol 1e-10"
+  [ "$self" = 1 ] && return 0
+  # shellcheck disable=SC2086
+  "$TUTDIR/$tut" "$@" $mg $tutonly >"$work/mg.$tut.log" 2>&1
+  trc=$?
+  # shellcheck disable=SC2086
+  "$ours" "$@" $mg >"$work/mg.$name.log" 2>&1
+  orc=$?
+  tseq=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$work/mg.$tut.log")
+  oseq=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$work/mg.$name.log")
+  line="petsc: multigrid: $tut vs $name $*: linear iterations per Newton step [ $tseq] vs [ $oseq]"
+  if [ $trc -eq 0 ] && [ $orc -eq 0 ] && [ -n "$tseq" ] && [ "$tseq" = "$oseq" ]; then
+    echo "$line: ok"
+    pass=$((pass + 1))
+  else
+    echo "$line: FAIL (exit $trc and $orc, or different sequences)"
+    tail -5 "$work/mg.$name.log"
+    fail=$((fail + 1))
+  fi
+}
+if [ "$self" = 0 ]; then
+  [ -x "$prog_bratu2d" ] && compare_mg ex5 bratu2d "$prog_bratu2d" "-mms 0" -da_grid_x 33 -da_grid_y 33
+  [ -x "$prog_sfi3d" ] && compare_mg ex14 sfi3d "$prog_sfi3d" "" -da_grid_x 17 -da_grid_y 17 -da_grid_z 17
+fi
+
 echo "petsc: $pass passed, $fail failed"
 [ $fail -eq 0 ]
