@@ -667,6 +667,56 @@ static void gpu_functions(Program *P) {
         "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n#endif\n\n", out);
 }
 
+/* The grid spacing from the grid sizes, for the AppCtx at prefix ("user." or "user->"):
+   (hi - lo) / (n - 1), or / n in a periodic direction. */
+static void emit_spacing(const Program *P, const char *prefix) {
+  const Model *m = P->m;
+  for (int d = 0; d < m->dim; d++) {
+    const Axis *ax = &m->axes[d];
+    fprintf(P->out, "  %sh%s = (", prefix, axis_names[d]);
+    emit_c_number(P->out, ax->hi);
+    fputs(" - ", P->out);
+    emit_c_number(P->out, ax->lo);
+    if (ax->periodic) fprintf(P->out, ") / %sn%s;\n", prefix, axis_names[d]);
+    else fprintf(P->out, ") / (%sn%s - 1);\n", prefix, axis_names[d]);
+  }
+}
+
+/* UseLevel: the AppCtx of another grid of the same problem, a level of geometric multigrid
+   (-pc_type mg), whose KSP asks for the level's residual and Jacobian with the level's DM
+   and the solution restricted to it: the parameters as given (the same PDE), the level's
+   sizes and spacing, on the host. */
+static void use_level(const Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  fputs("/* The grid of a coarser level of -pc_type mg: the same problem and parameters, the level's\n"
+        "   own sizes and spacing, computed on the host. */\n"
+        "static PetscErrorCode UseLevel(DM dm, const AppCtx *fine, AppCtx *level)\n{\n"
+        "  AppCtx *user = level;\n\n  PetscFunctionBeginUser;\n  *level     = *fine;\n  level->da  = dm;\n"
+        "  level->gpu = PETSC_FALSE;\n", out);
+  fprintf(out, "  PetscCall(DMDAGetInfo(dm, NULL, &user->nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
+          m->dim > 1 ? "&user->ny" : "NULL", m->dim > 2 ? "&user->nz" : "NULL");
+  emit_spacing(P, "user->");
+  fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+/* The Jacobian on another grid of the same problem: a level of geometric multigrid
+   (-pc_type mg), whose KSP asks for its operator with the level's DM and the solution
+   restricted to it. Same parameters, the level's sizes and spacing, assembled into P. */
+static void form_jacobian_level(Program *P) {
+  FILE *out = P->out;
+  fprintf(out, "/* The Jacobian on a coarser grid of the same problem (a level of -pc_type mg), assembled\n"
+               "   into P on the host. */\n"
+               "static PetscErrorCode FormJacobianLevel(DM dm, Vec X, Mat J, Mat P, const AppCtx *fine)\n{\n"
+               "  AppCtx        level, *user = &level;\n  DMDALocalInfo info;\n  Vec           Xloc;\n"
+               "  const Field %sx;\n\n  PetscFunctionBeginUser;\n  PetscCall(UseLevel(dm, fine, &level));\n", array_stars(P));
+  fputs(ghosts_in, out);
+  fputs("  PetscCall(FormJacobianLocal(&info, x, P, user));\n", out);
+  fputs(ghosts_out, out);
+  fputs("  if (J != P) {\n    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n  }\n"
+        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
 static void form_function(Program *P) {
   FILE *out = P->out;
   const char *st = array_stars(P);
@@ -686,10 +736,14 @@ static void form_function(Program *P) {
   fputs("));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 
   gpu_functions(P);
+  use_level(P);
   fputs("/* The residual for SNES: ghost exchange, then FormFunctionLocal. */\n"
         "static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)\n{\n"
-        "  AppCtx       *user = (AppCtx *)ctx;\n  DMDALocalInfo info;\n  Vec           Xloc;\n", out);
+        "  AppCtx       *user = (AppCtx *)ctx, level;\n  DMDALocalInfo info;\n  Vec           Xloc;\n  DM            dm;\n", out);
   fprintf(out, "  const Field %sx;\n  Field       %sf;\n\n  PetscFunctionBeginUser;\n", st, st);
+  fputs("  PetscCall(VecGetDM(X, &dm));\n"
+        "  if (dm && dm != user->da) { /* a coarser level of multigrid */\n"
+        "    PetscCall(UseLevel(dm, user, &level));\n    user = &level;\n  }\n", out);
   fputs("#if defined(PETSC_HAVE_CUDA)\n  if (user->gpu) {\n    PetscCall(FormFunctionGPU(user, X, F));\n"
         "    PetscFunctionReturn(PETSC_SUCCESS);\n  }\n#endif\n", out);
   fputs(ghosts_in, out);
@@ -755,42 +809,6 @@ static void jacobian_helpers(Program *P) {
   fputs(") but the derivative of the residual is %g\",\n             entry, (double)given, ", out);
   emit_index_args(P);
   fputs(", (double)derived);\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
-}
-
-/* The grid spacing from the grid sizes, for the AppCtx at prefix ("user." or "user->"):
-   (hi - lo) / (n - 1), or / n in a periodic direction. */
-static void emit_spacing(const Program *P, const char *prefix) {
-  const Model *m = P->m;
-  for (int d = 0; d < m->dim; d++) {
-    const Axis *ax = &m->axes[d];
-    fprintf(P->out, "  %sh%s = (", prefix, axis_names[d]);
-    emit_c_number(P->out, ax->hi);
-    fputs(" - ", P->out);
-    emit_c_number(P->out, ax->lo);
-    if (ax->periodic) fprintf(P->out, ") / %sn%s;\n", prefix, axis_names[d]);
-    else fprintf(P->out, ") / (%sn%s - 1);\n", prefix, axis_names[d]);
-  }
-}
-
-/* The Jacobian on another grid of the same problem: a level of geometric multigrid
-   (-pc_type mg), whose KSP asks for its operator with the level's DM and the solution
-   restricted to it. Same parameters, the level's sizes and spacing, assembled into P. */
-static void form_jacobian_level(Program *P) {
-  const Model *m = P->m;
-  FILE *out = P->out;
-  fprintf(out, "/* The Jacobian on a coarser grid of the same problem (a level of -pc_type mg): the\n"
-               "   parameters as given, the level's own sizes and spacing, assembled into P. */\n"
-               "static PetscErrorCode FormJacobianLevel(DM dm, Vec X, Mat J, Mat P, const AppCtx *fine)\n{\n"
-               "  AppCtx        level = *fine, *user = &level;\n  DMDALocalInfo info;\n  Vec           Xloc;\n"
-               "  const Field %sx;\n\n  PetscFunctionBeginUser;\n  user->da = dm;\n", array_stars(P));
-  fprintf(out, "  PetscCall(DMDAGetInfo(dm, NULL, &user->nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
-          m->dim > 1 ? "&user->ny" : "NULL", m->dim > 2 ? "&user->nz" : "NULL");
-  emit_spacing(P, "user->");
-  fputs(ghosts_in, out);
-  fputs("  PetscCall(FormJacobianLocal(&info, x, P, user));\n", out);
-  fputs(ghosts_out, out);
-  fputs("  if (J != P) {\n    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));\n    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));\n  }\n"
-        "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
 static void form_jacobian(Program *P) {

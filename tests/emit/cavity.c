@@ -322,16 +322,38 @@ static PetscErrorCode FormJacobianGPU(AppCtx *user, Vec X)
 }
 #endif
 
+/* The grid of a coarser level of -pc_type mg: the same problem and parameters, the level's
+   own sizes and spacing, computed on the host. */
+static PetscErrorCode UseLevel(DM dm, const AppCtx *fine, AppCtx *level)
+{
+  AppCtx *user = level;
+
+  PetscFunctionBeginUser;
+  *level     = *fine;
+  level->da  = dm;
+  level->gpu = PETSC_FALSE;
+  PetscCall(DMDAGetInfo(dm, NULL, &user->nx, &user->ny, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  user->hx = (1.0 - 0.0) / (user->nx - 1);
+  user->hy = (1.0 - 0.0) / (user->ny - 1);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The residual for SNES: ghost exchange, then FormFunctionLocal. */
 static PetscErrorCode FormFunction(SNES snes, Vec X, Vec F, void *ctx)
 {
-  AppCtx       *user = (AppCtx *)ctx;
+  AppCtx       *user = (AppCtx *)ctx, level;
   DMDALocalInfo info;
   Vec           Xloc;
+  DM            dm;
   const Field **x;
   Field       **f;
 
   PetscFunctionBeginUser;
+  PetscCall(VecGetDM(X, &dm));
+  if (dm && dm != user->da) { /* a coarser level of multigrid */
+    PetscCall(UseLevel(dm, user, &level));
+    user = &level;
+  }
 #if defined(PETSC_HAVE_CUDA)
   if (user->gpu) {
     PetscCall(FormFunctionGPU(user, X, F));
@@ -530,20 +552,17 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The Jacobian on a coarser grid of the same problem (a level of -pc_type mg): the
-   parameters as given, the level's own sizes and spacing, assembled into P. */
+/* The Jacobian on a coarser grid of the same problem (a level of -pc_type mg), assembled
+   into P on the host. */
 static PetscErrorCode FormJacobianLevel(DM dm, Vec X, Mat J, Mat P, const AppCtx *fine)
 {
-  AppCtx        level = *fine, *user = &level;
+  AppCtx        level, *user = &level;
   DMDALocalInfo info;
   Vec           Xloc;
   const Field **x;
 
   PetscFunctionBeginUser;
-  user->da = dm;
-  PetscCall(DMDAGetInfo(dm, NULL, &user->nx, &user->ny, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  user->hx = (1.0 - 0.0) / (user->nx - 1);
-  user->hy = (1.0 - 0.0) / (user->ny - 1);
+  PetscCall(UseLevel(dm, fine, &level));
   PetscCall(DMDAGetLocalInfo(user->da, &info));
   PetscCall(DMGetLocalVector(user->da, &Xloc));
   PetscCall(DMGlobalToLocalBegin(user->da, X, INSERT_VALUES, Xloc));
