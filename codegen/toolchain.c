@@ -197,8 +197,18 @@ static void free_env(char **env) {
   free(env);
 }
 
-static char *pkg_config(const char *query, char *const envp[], int *spawn_errno) {
-  char *argv[] = {"pkg-config", (char *)query, "PETSc", NULL};
+/* `pkg-config QUERY PETSc`. own: a PETSc of PETSC_DIR, read with --define-prefix, so that its
+   paths are those of the directory PETSc.pc is in (a copied or moved install), not the prefix
+   written into the file when it was installed. */
+static char *pkg_config(const char *query, const char *query2, bool own, char *const envp[], int *spawn_errno) {
+  char *argv[6];
+  int n = 0;
+  argv[n++] = "pkg-config";
+  if (own) argv[n++] = "--define-prefix";
+  argv[n++] = (char *)query;
+  if (query2) argv[n++] = (char *)query2;
+  argv[n++] = "PETSc";
+  argv[n] = NULL;
   return capture(argv, envp, spawn_errno);
 }
 
@@ -211,9 +221,8 @@ static bool same_dir(const char *a, const char *b) {
    and a shared libpetsc does not pass its LAPACK on to the program: take
    the BLAS/LAPACK words (and the -L before them) from PETSc.pc's private
    libraries. */
-static void add_lapack(Toolchain *t, char *const envp[], int *spawn_errno) {
-  char *argv[] = {"pkg-config", "--libs", "--static", "PETSc", NULL};
-  char *all = capture(argv, envp, spawn_errno);
+static void add_lapack(Toolchain *t, bool own, char *const envp[], int *spawn_errno) {
+  char *all = pkg_config("--libs", "--static", own, envp, spawn_errno);
   char **w = NULL;
   int n = 0;
   if (!all) return;
@@ -233,7 +242,7 @@ static void add_lapack(Toolchain *t, char *const envp[], int *spawn_errno) {
 /* A PETSc of one's own (PETSC_DIR) is not where the dynamic linker looks:
    the program records its lib directory (-Wl,-rpath), so it runs as built. */
 static void add_rpath(Toolchain *t, char *const envp[], int *spawn_errno) {
-  char *dir = pkg_config("--variable=libdir", envp, spawn_errno);
+  char *dir = pkg_config("--variable=libdir", NULL, true, envp, spawn_errno);
   char *d = dir ? first_word(dir) : NULL;
   if (d) {
     t->libs = xrealloc(t->libs, (size_t)(t->nlibs + 1) * sizeof *t->libs);
@@ -252,7 +261,7 @@ static void add_rpath(Toolchain *t, char *const envp[], int *spawn_errno) {
 static int from_pkg_config(Toolchain *t, const char *at, const char *pcdir, char *const envp[],
                            int *spawn_errno, char **found) {
   if (at) {
-    char *dir = pkg_config("--variable=pcfiledir", envp, spawn_errno);
+    char *dir = pkg_config("--variable=pcfiledir", NULL, false, envp, spawn_errno);
     if (!dir) return -1;
     size_t n = strlen(dir);
     while (n > 0 && is_blank(dir[n - 1])) dir[--n] = '\0';
@@ -262,16 +271,17 @@ static int from_pkg_config(Toolchain *t, const char *at, const char *pcdir, char
     }
     free(dir);
   }
-  char *cflags = pkg_config("--cflags", envp, spawn_errno);
+  const bool own = at != NULL;
+  char *cflags = pkg_config("--cflags", NULL, own, envp, spawn_errno);
   if (!cflags) return -1;
-  char *libs = pkg_config("--libs", envp, spawn_errno);
-  char *cc = libs ? pkg_config("--variable=ccompiler", envp, spawn_errno) : NULL;
-  char *version = cc ? pkg_config("--modversion", envp, spawn_errno) : NULL;
+  char *libs = pkg_config("--libs", NULL, own, envp, spawn_errno);
+  char *cc = libs ? pkg_config("--variable=ccompiler", NULL, own, envp, spawn_errno) : NULL;
+  char *version = cc ? pkg_config("--modversion", NULL, own, envp, spawn_errno) : NULL;
   int rc = -1;
   if (version) {
     add_words(&t->cflags, &t->ncflags, cflags);
     add_words(&t->libs, &t->nlibs, libs);
-    add_lapack(t, envp, spawn_errno);
+    add_lapack(t, own, envp, spawn_errno);
     if (at) add_rpath(t, envp, spawn_errno);
     /* Every PETSc.pc since 3.x names its compiler; an MPI build needs the
        MPI wrapper, so that is the guess when one does not. */

@@ -167,6 +167,23 @@ medium() {
 }
 TIGHT="-ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13"
 
+# A PETSc in another place than its PETSc.pc says (copied or moved: here a tree of links to
+# Debian's whose PETSc.pc names a prefix that does not exist): PETSC_DIR must be what is built
+# against, its headers and its library, not the prefix written in the file.
+moved=$OUT/moved-petsc
+real=$(pkg-config --variable=prefix PETSc)
+mkdir -p "$moved/lib/pkgconfig"
+ln -s "$real/include" "$moved/include"
+for f in "$real"/lib/libpetsc*; do ln -s "$f" "$moved/lib/"; done
+[ -d "$real/lib/petsc" ] && ln -s "$real/lib/petsc" "$moved/lib/petsc"
+sed 's|^prefix=.*|prefix=/nonexistent/moved-away|' "$real/lib/pkgconfig/PETSc.pc" >"$moved/lib/pkgconfig/PETSc.pc"
+if PETSC_DIR=$moved PETSC_ARCH= "$STENCILC" examples/bratu2d.stn -o "$OUT/moved-bratu2d" --emit-dir "$OUT/moved-src" >"$LOG/moved.build" 2>&1 &&
+   grep -q -- "-I$moved/include" "$OUT/moved-src/build.log" && run "$LOG/moved.run" "$OUT/moved-bratu2d" $(small bratu2d) && solved "$LOG/moved.run" $?; then
+  ok "build: a PETSc moved away from its PETSc.pc's prefix (PETSC_DIR=$moved) builds against PETSC_DIR and solves"
+else
+  bad "build: PETSC_DIR naming a moved PETSc"; tail -5 "$LOG/moved.build" "$OUT/moved-src/build.log" 2>/dev/null
+fi
+
 section_done build
 
 # ---- 1 Jacobians against PETSc's finite differences ------------------------
