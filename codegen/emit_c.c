@@ -667,6 +667,17 @@ static void gpu_functions(Program *P) {
         "  PetscFunctionReturn(PETSC_SUCCESS);\n}\n#endif\n\n", out);
 }
 
+/* The grid sizes of the DMDA da into the AppCtx at prefix ("user." or "user->"). */
+static void emit_grid_sizes(const Program *P, const char *da, const char *prefix) {
+  const int dim = P->m->dim;
+  fprintf(P->out, "  PetscCall(DMDAGetInfo(%s, NULL, &%snx, ", da, prefix);
+  if (dim > 1) fprintf(P->out, "&%sny, ", prefix);
+  else fputs("NULL, ", P->out);
+  if (dim > 2) fprintf(P->out, "&%snz, ", prefix);
+  else fputs("NULL, ", P->out);
+  fputs("NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n", P->out);
+}
+
 /* The grid spacing from the grid sizes, for the AppCtx at prefix ("user." or "user->"):
    (hi - lo) / (n - 1), or / n in a periodic direction. */
 static void emit_spacing(const Program *P, const char *prefix) {
@@ -687,15 +698,13 @@ static void emit_spacing(const Program *P, const char *prefix) {
    and the solution restricted to it: the parameters as given (the same PDE), the level's
    sizes and spacing, on the host. */
 static void use_level(const Program *P) {
-  const Model *m = P->m;
   FILE *out = P->out;
   fputs("/* The grid of a coarser level of -pc_type mg: the same problem and parameters, the level's\n"
         "   own sizes and spacing, computed on the host. */\n"
         "static PetscErrorCode UseLevel(DM dm, const AppCtx *fine, AppCtx *level)\n{\n"
         "  AppCtx *user = level;\n\n  PetscFunctionBeginUser;\n  *level     = *fine;\n  level->da  = dm;\n"
         "  level->gpu = PETSC_FALSE;\n", out);
-  fprintf(out, "  PetscCall(DMDAGetInfo(dm, NULL, &user->nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
-          m->dim > 1 ? "&user->ny" : "NULL", m->dim > 2 ? "&user->nz" : "NULL");
+  emit_grid_sizes(P, "dm", "user->");
   emit_spacing(P, "user->");
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
@@ -917,8 +926,7 @@ static void main_function(Program *P) {
         "#endif\n"
         "  if (user.gpu) PetscCall(StnDMSetGPUVectors(user.da)); /* vectors, ghost exchange and solver on the GPU */\n", out);
   for (int f = 0; f < m->nfields; f++) fprintf(out, "  PetscCall(DMDASetFieldName(user.da, %d, \"%s\"));\n", f, m->fields[f].name);
-  fprintf(out, "  PetscCall(DMDAGetInfo(user.da, NULL, &user.nx, %s, %s, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));\n",
-          m->dim > 1 ? "&user.ny" : "NULL", m->dim > 2 ? "&user.nz" : "NULL");
+  emit_grid_sizes(P, "user.da", "user.");
   for (int d = 0; d < m->dim; d++) {
     fprintf(out, "  PetscCheck(user.n%s >= %d, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n"
                  "             \"-da_grid_%s %%\" PetscInt_FMT \" is too small: %s needs at least %d points in %s (2 * stencil width + 1)\", user.n%s);\n",

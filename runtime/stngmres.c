@@ -26,10 +26,6 @@
   #include "stnvec.h"
   #include "stnvec_cuda.h"
 
-  #define CUDA_CALL(call) \
-    do { \
-      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
-    } while (0)
 
 typedef struct {
   PetscInt       max_k;            /* the restart */
@@ -72,7 +68,7 @@ static PetscErrorCode KSPSetUp_StnGMRES(KSP ksp)
   g->temp_matop = g->work[g->max_k + 2];
   PetscCall(PetscObjectTypeCompareAny((PetscObject)g->V[0], &cuda, VECSEQCUDA, VECMPICUDA, ""));
   PetscCheck(cuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_type stngmres needs CUDA vectors (-stn_device gpu); use -ksp_type gmres");
-  CUDA_CALL(StnGMRESCreate(&g->st, (int)g->max_k));
+  STN_CUDA_CALL(StnGMRESCreate(&g->st, (int)g->max_k));
   PetscCall(PetscMalloc4(g->max_k + 1, &g->Vd, (size_t)g->st.ld * (g->max_k + 1), &g->hh, g->max_k + 2, &g->grs, g->max_k + 1, &g->nrs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -84,7 +80,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
   PetscFunctionBegin;
   if (g->work) PetscCall(VecDestroyVecs(g->max_k + 3, &g->work));
   g->V = NULL;
-  CUDA_CALL(StnGMRESDestroy(&g->st));
+  STN_CUDA_CALL(StnGMRESDestroy(&g->st));
   PetscCall(PetscFree4(g->Vd, g->hh, g->grs, g->nrs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -106,7 +102,7 @@ static PetscErrorCode build_solution(KSP ksp, PetscInt it)
 
   PetscFunctionBegin;
   if (it < 0) PetscFunctionReturn(PETSC_SUCCESS); /* no steps: x is unchanged */
-  CUDA_CALL(StnGMRESGetHessenberg(&g->st, (int)it, g->hh, g->grs));
+  STN_CUDA_CALL(StnGMRESGetHessenberg(&g->st, (int)it, g->hh, g->grs));
   #define HH(a, b) g->hh[(b) * ld + (a)]
   for (PetscInt k = it; k >= 0; k--) { /* back substitution in the triangular HH */
     PetscScalar t = g->grs[k];
@@ -144,7 +140,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   g->rnorm0 = res;
-  CUDA_CALL(StnGMRESStart(&g->st, res));
+  STN_CUDA_CALL(StnGMRESStart(&g->st, res));
   ksp->rnorm = res;
   PetscCall(KSPLogResidualHistory(ksp, res));
   PetscCall(KSPMonitor(ksp, ksp->its, res));
@@ -172,25 +168,25 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     }
     if (g->profile) {
       PetscCall(PetscTime(&t[0]));
-      CUDA_CALL(StnCUDAMark(0));
+      STN_CUDA_CALL(StnCUDAMark(0));
     }
     PetscCall(KSP_PCApplyBAorAB(ksp, g->V[it], g->V[it + 1], g->temp_matop));
     if (g->profile) {
       PetscCall(PetscTime(&t[1]));
-      CUDA_CALL(StnCUDAMark(1));
+      STN_CUDA_CALL(StnCUDAMark(1));
     }
     PetscCall(VecCUDAGetArray(g->V[it + 1], &w)); /* wherever the operator left it: now on the device */
-    CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)it, g->haptol, w, g->Vd, n, &ticket));
+    STN_CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)it, g->haptol, w, g->Vd, n, &ticket));
     if (g->profile) PetscCall(PetscTime(&t[4]));
-    CUDA_CALL(StnGMRESStepWait(ticket, &rep));
+    STN_CUDA_CALL(StnGMRESStepWait(ticket, &rep));
     PetscCall(VecCUDARestoreArray(g->V[it + 1], &w));
     if (g->profile) {
       float ms[2];
-      CUDA_CALL(StnCUDAMark(2));
+      STN_CUDA_CALL(StnCUDAMark(2));
       PetscCall(PetscTime(&t[2]));
-      CUDA_CALL(StnVecWait());
-      CUDA_CALL(StnCUDAMarksElapsed(0, 1, &ms[0]));
-      CUDA_CALL(StnCUDAMarksElapsed(1, 2, &ms[1]));
+      STN_CUDA_CALL(StnVecWait());
+      STN_CUDA_CALL(StnCUDAMarksElapsed(0, 1, &ms[0]));
+      STN_CUDA_CALL(StnCUDAMarksElapsed(1, 2, &ms[1]));
       g->gpu[0] += ms[0];
       g->gpu[1] += ms[1];
       g->host[0] += t[1] - t[0];

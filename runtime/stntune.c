@@ -17,13 +17,10 @@
 
 #if defined(PETSC_HAVE_CUDA) && defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX)
   #include "sgdia_cuda.h"
+  #include "stnvec.h" /* STN_CUDA_CALL */
   #include "stnvec_cuda.h"
   #include "stnvec_ref.h"
 
-  #define CUDA_CALL(call) \
-    do { \
-      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
-    } while (0)
 
 enum { TUNE_NV = 16,  /* vectors for mdot and maxpy: GMRES(30)'s average */
        SAMPLES = 4096 /* entries of an update's result compared, spread over the vector */ };
@@ -93,7 +90,7 @@ static PetscErrorCode check_shape(Bench *b, int k, StnLaunch shape, const double
   PetscFunctionBegin;
   *ok  = PETSC_TRUE;
   *bad = -1;
-  CUDA_CALL(StnVecFillTest(b->v[0], b->n, 0)); /* the output starts as test vector 0 */
+  STN_CUDA_CALL(StnVecFillTest(b->v[0], b->n, 0)); /* the output starts as test vector 0 */
   if (run_once(b, k, shape, s, got) != 0) { /* e.g. a block too large for the kernel */
     *ok = PETSC_FALSE;
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -105,22 +102,25 @@ static PetscErrorCode check_shape(Bench *b, int k, StnLaunch shape, const double
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   const long stride = b->n > SAMPLES ? b->n / SAMPLES : 1, count = b->n < SAMPLES ? b->n : SAMPLES;
-  CUDA_CALL(StnVecGetStrided(b->sample, b->v[0], stride, count));
+  STN_CUDA_CALL(StnVecGetStrided(b->sample, b->v[0], stride, count));
   for (long m = 0; m < count; m++)
     if (b->sample[m] != StnVecRefUpdate(k, m * stride, nv_of(k), s)) {
       *ok  = PETSC_FALSE;
       *bad = m * stride;
       PetscFunctionReturn(PETSC_SUCCESS);
     }
-  CUDA_CALL(StnVecGetStrided(b->sample, b->v[0] + b->n - 1, 1, 1));
+  STN_CUDA_CALL(StnVecGetStrided(b->sample, b->v[0] + b->n - 1, 1, 1));
   if (b->sample[0] != StnVecRefUpdate(k, b->n - 1, nv_of(k), s)) *ok = PETSC_FALSE, *bad = b->n - 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Microseconds per call of kernel k with shape: the best of three batches of about 2 ms each. */
-static PetscErrorCode time_shape(Bench *b, int k, StnLaunch shape, const double *s, double *us)
+/* A kernel launch as the timer makes it: 0 or a cudaError_t value. */
+typedef int (*Call)(void *arg);
+
+/* Microseconds per call: the best of three batches of about 2 ms each, timed on the host
+   around the calls and the wait for the device (a first batch of one sizes the others). */
+static PetscErrorCode time_calls(Call call, void *arg, double *us)
 {
-  double         out[STN_VEC_MAX_MULTI];
   PetscLogDouble t0, t1;
   int            reps = 1;
 
@@ -128,14 +128,36 @@ static PetscErrorCode time_shape(Bench *b, int k, StnLaunch shape, const double 
   *us = 1e300;
   for (int trial = 0; trial < 4; trial++) {
     PetscCall(PetscTime(&t0));
-    for (int r = 0; r < reps; r++) CUDA_CALL(run_once(b, k, shape, s, out));
-    CUDA_CALL(StnVecWait());
+    for (int r = 0; r < reps; r++) STN_CUDA_CALL(call(arg));
+    STN_CUDA_CALL(StnVecWait());
     PetscCall(PetscTime(&t1));
     const double per = (t1 - t0) * 1e6 / reps;
-    if (trial == 0) reps = per > 2000 ? 1 : (int)(2000 / (per > 1 ? per : 1)); /* the first batch sizes the others */
+    if (trial == 0) reps = per > 2000 ? 1 : (int)(2000 / (per > 1 ? per : 1));
     else if (per < *us) *us = per;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether got equals ref bit for bit (NaN where ref has NaN). */
+static PetscBool same_results(const double *got, const double *ref, long n)
+{
+  for (long i = 0; i < n; i++)
+    if (got[i] != ref[i] && !(got[i] != got[i] && ref[i] != ref[i])) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+typedef struct ShapeRun {
+  Bench        *b;
+  int           k;
+  StnLaunch     shape;
+  const double *s;
+} ShapeRun;
+
+static int run_shape(void *arg)
+{
+  ShapeRun *r = (ShapeRun *)arg;
+  double    out[STN_VEC_MAX_MULTI];
+  return run_once(r->b, r->k, r->shape, r->s, out);
 }
 
 typedef struct Tried {
@@ -160,7 +182,10 @@ static PetscErrorCode try_shape(MPI_Comm comm, Bench *b, int k, StnLaunch shape,
   tune_scalars(k, s);
   sc = s;
   PetscCall(check_shape(b, k, shape, sc, &ok, &bad));
-  if (ok) PetscCall(time_shape(b, k, shape, sc, us));
+  if (ok) {
+    ShapeRun r = {b, k, shape, sc};
+    PetscCall(time_calls(run_shape, &r, us));
+  }
   else {
     *us = 1e300;
     if (bad < 0) PetscCall(PetscPrintf(comm, " [%dx%dx%d rejected: %s]", shape.threads, shape.ept, shape.bps, StnCUDALastError()));
@@ -284,27 +309,27 @@ PetscErrorCode StnTuneVectorKernels(MPI_Comm comm, PetscInt n, const char *path)
 
   PetscFunctionBegin;
   if (!path) default_path(defpath, sizeof defpath), path = defpath;
-  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  STN_CUDA_CALL(StnVecDeviceKey(key, sizeof key));
   PetscCall(PetscMemzero(&b, sizeof b));
   b.n      = n < 1 ? 1 : (long)n;
   b.want_k = -1;
   for (int j = 0; j < TUNE_NV + 3; j++) {
-    CUDA_CALL(StnCUDAMalloc((void **)&b.v[j], (size_t)b.n * sizeof(double)));
-    CUDA_CALL(StnVecFillTest(b.v[j], b.n, j));
+    STN_CUDA_CALL(StnCUDAMalloc((void **)&b.v[j], (size_t)b.n * sizeof(double)));
+    STN_CUDA_CALL(StnVecFillTest(b.v[j], b.n, j));
   }
   PetscCall(PetscPrintf(comm, "stencilc autotune: %s, n = %ld, %d kernels\n", key, b.n, (int)STN_K_COUNT));
   PetscCall(PetscTime(&t0));
   for (int k = 0; k < STN_K_COUNT; k++) {
     PetscCall(PetscPrintf(comm, "  [%2d/%d] %-13s", k + 1, (int)STN_K_COUNT, StnVecKernelNames[k]));
     PetscCall(tune_kernel(comm, &b, k, &w[nw], &evaluated));
-    CUDA_CALL(StnVecSetLaunch((StnVecKernel)k, StnVecSizeClass(b.n), w[nw].shape));
+    STN_CUDA_CALL(StnVecSetLaunch((StnVecKernel)k, StnVecSizeClass(b.n), w[nw].shape));
     PetscCall(PetscTime(&t));
     PetscCall(PetscPrintf(comm, " %4d threads x %d x %2d/SM: %9.2f us (default %9.2f us, %.2fx); %5.1f s, about %.0f s left\n",
                           w[nw].shape.threads, w[nw].shape.ept, w[nw].shape.bps, w[nw].us, w[nw].default_us, w[nw].default_us / w[nw].us,
                           t - t0, (t - t0) / (k + 1) * (STN_K_COUNT - k - 1)));
     nw++;
   }
-  for (int j = 0; j < TUNE_NV + 3; j++) CUDA_CALL(StnCUDAFree(b.v[j]));
+  for (int j = 0; j < TUNE_NV + 3; j++) STN_CUDA_CALL(StnCUDAFree(b.v[j]));
   PetscCall(PetscTime(&t));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) PetscCall(save(path, key, StnVecSizeClass(b.n), w, nw));
@@ -320,7 +345,7 @@ PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count)
   PetscFunctionBegin;
   if (count) *count = 0;
   if (!path) default_path(defpath, sizeof defpath), path = defpath;
-  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  STN_CUDA_CALL(StnVecDeviceKey(key, sizeof key));
   if (!(in = fopen(path, "r"))) PetscFunctionReturn(PETSC_SUCCESS); /* no cache yet: the defaults */
   while (fgets(line, sizeof line, in)) {
     char      lkey[512], kname[64];
@@ -353,7 +378,7 @@ static PetscErrorCode lookup(const char *kernel, long n, char *shape, size_t siz
   PetscFunctionBegin;
   *found = PETSC_FALSE;
   if (!tune_path[0]) default_path(tune_path, sizeof tune_path);
-  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  STN_CUDA_CALL(StnVecDeviceKey(key, sizeof key));
   if (!(in = fopen(tune_path, "r"))) PetscFunctionReturn(PETSC_SUCCESS);
   while (fgets(line, sizeof line, in)) {
     char lkey[512], kname[64], lshape[64];
@@ -378,6 +403,26 @@ static long sgdia_rows(const StnBox *box)
   return (long)box->xm * (box->dim > 1 ? box->ym : 1) * (box->dim > 2 ? box->zm : 1) * box->dof;
 }
 
+/* Saves the winner of one kernel (shape text as lookup() reads it) for length n on this device. */
+static PetscErrorCode record(MPI_Comm comm, const char *kernel, long n, const char *shape, double us, double default_us)
+{
+  char        key[512];
+  PetscMPIInt rank;
+  Line        line;
+
+  PetscFunctionBegin;
+  STN_CUDA_CALL(StnVecDeviceKey(key, sizeof key));
+  PetscCall(PetscStrncpy(line.kernel, kernel, sizeof line.kernel));
+  PetscCall(PetscStrncpy(line.shape, shape, sizeof line.shape));
+  line.cls        = StnVecSizeClass(n);
+  line.us         = us;
+  line.default_us = default_us;
+  if (!tune_path[0]) default_path(tune_path, sizeof tune_path);
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) PetscCall(save_lines(tune_path, key, &line, 1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnTuneApplySGDIA(const StnBox *box)
 {
   char      name[64], shape[64];
@@ -391,51 +436,51 @@ PetscErrorCode StnTuneApplySGDIA(const StnBox *box)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+typedef struct ProductRun {
+  const StnBox *box;
+  const double *A, *x;
+  int           ghosted;
+  double       *y;
+} ProductRun;
+
+static int run_product(void *arg)
+{
+  ProductRun *r = (ProductRun *)arg;
+  return StnSGDIAMultCUDA(r->box, r->A, r->x, r->ghosted, NULL, r->y, 0, NULL);
+}
+
 PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, const double *x, int ghosted, double *y)
 {
   static const int threads[] = {128, 256, 512, 1024};
   const long       nrows     = sgdia_rows(box);
+  ProductRun       run       = {box, A, x, ghosted, y};
   double          *ref, *got, best_us = 1e300, default_us = 0;
   int              best_t = 256, best_s = 0, tried = 0;
-  char             key[512], name[64];
-  PetscLogDouble   t0, t1, start, end;
-  PetscMPIInt      rank;
-  Line             line;
+  char             name[64], shape[64];
+  PetscLogDouble   start, end;
 
   PetscFunctionBegin;
   if (nrows < 1) PetscFunctionReturn(PETSC_SUCCESS);
   sgdia_kernel_name(box, name, sizeof name);
-  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
   PetscCall(PetscMalloc2(nrows, &ref, nrows, &got));
   PetscCall(PetscPrintf(comm, "stencilc autotune: the SG-DIA product (%s, %ld rows): 4 block sizes x 2 ways to load the matrix\n", name, nrows));
   PetscCall(PetscTime(&start));
   (void)StnSGDIASetBlockThreads(256);
   (void)StnSGDIASetStreamingLoads(0);
-  CUDA_CALL(StnSGDIAMultCUDA(box, A, x, ghosted, NULL, y, 0, NULL));
-  CUDA_CALL(StnCUDAMemcpyDtoH(ref, y, (size_t)nrows * sizeof(double))); /* the default's product, the reference */
+  STN_CUDA_CALL(run_product(&run));
+  STN_CUDA_CALL(StnCUDAMemcpyDtoH(ref, y, (size_t)nrows * sizeof(double))); /* the default's product, the reference */
   for (int s = 0; s < 2; s++)
     for (int t = 0; t < 4; t++) {
-      int    reps = 1;
-      double us   = 1e300;
+      double us;
       (void)StnSGDIASetBlockThreads(threads[t]);
       (void)StnSGDIASetStreamingLoads(s);
-      CUDA_CALL(StnSGDIAMultCUDA(box, A, x, ghosted, NULL, y, 0, NULL));
-      CUDA_CALL(StnCUDAMemcpyDtoH(got, y, (size_t)nrows * sizeof(double)));
-      PetscBool same = PETSC_TRUE;
-      for (long i = 0; i < nrows && same; i++) same = got[i] == ref[i] || (got[i] != got[i] && ref[i] != ref[i]) ? PETSC_TRUE : PETSC_FALSE;
-      if (!same) {
+      STN_CUDA_CALL(run_product(&run));
+      STN_CUDA_CALL(StnCUDAMemcpyDtoH(got, y, (size_t)nrows * sizeof(double)));
+      if (!same_results(got, ref, nrows)) {
         PetscCall(PetscPrintf(comm, "  %4d threads, %s loads: rejected (a product differs from the default's)\n", threads[t], s ? "streaming" : "cached"));
         continue;
       }
-      for (int trial = 0; trial < 4; trial++) { /* the first batch sizes the others; the best of three */
-        PetscCall(PetscTime(&t0));
-        for (int r = 0; r < reps; r++) CUDA_CALL(StnSGDIAMultCUDA(box, A, x, ghosted, NULL, y, 0, NULL));
-        CUDA_CALL(StnCUDASynchronize());
-        PetscCall(PetscTime(&t1));
-        const double per = (t1 - t0) * 1e6 / reps;
-        if (trial == 0) reps = per > 2000 ? 1 : (int)(2000 / (per > 1 ? per : 1));
-        else if (per < us) us = per;
-      }
+      PetscCall(time_calls(run_product, &run, &us));
       tried++;
       if (threads[t] == 256 && !s) default_us = us;
       PetscCall(PetscPrintf(comm, "  %4d threads, %s loads: %9.2f us\n", threads[t], s ? "streaming" : "cached", us));
@@ -447,27 +492,30 @@ PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, c
   PetscCall(PetscTime(&end));
   PetscCall(PetscPrintf(comm, "stencilc autotune: SG-DIA product: %d threads, %s loads, %.2f us (default %.2f us, %.2fx); %d shapes in %.1f s\n", best_t,
                         best_s ? "streaming" : "cached", best_us, default_us, default_us / best_us, tried, end - start));
-  PetscCall(PetscStrncpy(line.kernel, name, sizeof line.kernel));
-  snprintf(line.shape, sizeof line.shape, "%d %d", best_t, best_s);
-  line.cls        = StnVecSizeClass(nrows);
-  line.us         = best_us;
-  line.default_us = default_us;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!tune_path[0]) default_path(tune_path, sizeof tune_path);
-  if (rank == 0) PetscCall(save_lines(tune_path, key, &line, 1));
+  snprintf(shape, sizeof shape, "%d %d", best_t, best_s);
+  PetscCall(record(comm, name, nrows, shape, best_us, default_us));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct LaunchRun {
+  StnLaunchFn run;
+  void       *args;
+  int         threads;
+} LaunchRun;
+
+static int run_launch(void *arg)
+{
+  LaunchRun *r = (LaunchRun *)arg;
+  return r->run(r->args, r->threads);
 }
 
 PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, long npoints, double *out, long nout, StnLaunchFn run, void *args, int *threads)
 {
   static const int choices[] = {64, 128, 256, 512, 1024};
-  char             shape[64], key[512];
+  char             shape[64];
   PetscBool        found;
   double          *ref, *got, best_us = 1e300, default_us = 0;
   int              best = 256;
-  PetscLogDouble   t0, t1;
-  PetscMPIInt      rank;
-  Line             line;
 
   PetscFunctionBegin;
   *threads = 256;
@@ -476,47 +524,31 @@ PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, long npoints, do
   *threads = 256;
   if (!tune_requested || npoints < 1 || nout < 1) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscMalloc2(nout, &ref, nout, &got));
-  CUDA_CALL(run(args, 256));
-  CUDA_CALL(StnCUDAMemcpyDtoH(ref, out, (size_t)nout * sizeof(double)));
+  STN_CUDA_CALL(run(args, 256));
+  STN_CUDA_CALL(StnCUDAMemcpyDtoH(ref, out, (size_t)nout * sizeof(double)));
   for (int c = 0; c < 5; c++) {
-    int    reps = 1;
-    double us   = 1e300;
+    LaunchRun r = {run, args, choices[c]};
+    double    us;
     if (run(args, choices[c]) != 0) { /* too many registers for this block size */
       PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads: cannot launch (%s)\n", kernel, choices[c], StnCUDALastError()));
       continue;
     }
-    CUDA_CALL(StnCUDAMemcpyDtoH(got, out, (size_t)nout * sizeof(double)));
-    PetscBool same = PETSC_TRUE;
-    for (long i = 0; i < nout && same; i++) same = got[i] == ref[i] || (got[i] != got[i] && ref[i] != ref[i]) ? PETSC_TRUE : PETSC_FALSE;
-    if (!same) {
+    STN_CUDA_CALL(StnCUDAMemcpyDtoH(got, out, (size_t)nout * sizeof(double)));
+    if (!same_results(got, ref, nout)) {
       PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads: rejected (its output differs from the default's)\n", kernel, choices[c]));
       continue;
     }
-    for (int trial = 0; trial < 4; trial++) {
-      PetscCall(PetscTime(&t0));
-      for (int r = 0; r < reps; r++) CUDA_CALL(run(args, choices[c]));
-      CUDA_CALL(StnCUDASynchronize());
-      PetscCall(PetscTime(&t1));
-      const double per = (t1 - t0) * 1e6 / reps;
-      if (trial == 0) reps = per > 2000 ? 1 : (int)(2000 / (per > 1 ? per : 1));
-      else if (per < us) us = per;
-    }
+    PetscCall(time_calls(run_launch, &r, &us));
     if (choices[c] == 256) default_us = us;
     if (us < best_us) best_us = us, best = choices[c];
     PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %4d threads: %9.2f us\n", kernel, choices[c], us));
   }
-  CUDA_CALL(run(args, best)); /* leave the output as the caller expects it */
+  STN_CUDA_CALL(run(args, best)); /* leave the output as the caller expects it */
   *threads = best;
   PetscCall(PetscFree2(ref, got));
   PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads, %.2f us (default %.2f us, %.2fx)\n", kernel, best, best_us, default_us, default_us / best_us));
-  CUDA_CALL(StnVecDeviceKey(key, sizeof key));
-  PetscCall(PetscStrncpy(line.kernel, kernel, sizeof line.kernel));
-  snprintf(line.shape, sizeof line.shape, "%d", best);
-  line.cls        = StnVecSizeClass(npoints);
-  line.us         = best_us;
-  line.default_us = default_us;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) PetscCall(save_lines(tune_path, key, &line, 1));
+  snprintf(shape, sizeof shape, "%d", best);
+  PetscCall(record(comm, kernel, npoints, shape, best_us, default_us));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -45,10 +45,6 @@ static struct _VecOps petsc_ops[2];
 static PetscBool      have_petsc_ops[2];
 static PetscErrorCode (*petsc_bindtocpu[2])(Vec, PetscBool);
 
-  #define CUDA_CALL(call) \
-    do { \
-      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
-    } while (0)
 
 /* Whether all n vectors (Vec arguments) are CUDA vectors, whose device arrays the kernels take. */
 static PetscErrorCode on_gpu(PetscBool *gpu, int n, ...)
@@ -146,7 +142,7 @@ static PetscErrorCode dot_local(Vec x, Vec y, PetscScalar *z)
   PetscCall(begin_op(STN_K_DOT, x));
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(VecCUDAGetArrayRead(y, &ya));
-  CUDA_CALL(StnVecDot(xa, ya, n, z));
+  STN_CUDA_CALL(StnVecDot(xa, ya, n, z));
   PetscCall(VecCUDARestoreArrayRead(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
   PetscCall(end_op(STN_K_DOT, x, 2.0 * n));
@@ -180,7 +176,7 @@ static PetscErrorCode mdot_local(Vec x, PetscInt nv, const Vec y[], PetscScalar 
   for (PetscInt done = 0, m; done < nv; done += m) { /* passes of at most STN_VEC_MAX_MULTI */
     m = PetscMin(nv - done, STN_VEC_MAX_MULTI);
     for (PetscInt j = 0; j < m; j++) PetscCall(VecCUDAGetArrayRead(y[done + j], &ya[j]));
-    CUDA_CALL(StnVecMDot(xa, (int)m, ya, n, z + done));
+    STN_CUDA_CALL(StnVecMDot(xa, (int)m, ya, n, z + done));
     for (PetscInt j = 0; j < m; j++) PetscCall(VecCUDARestoreArrayRead(y[done + j], &ya[j]));
   }
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -211,7 +207,7 @@ static PetscErrorCode norm_local(Vec x, NormType type, PetscReal *r)
   PetscCall(VecGetLocalSize(x, &n));
   PetscCall(begin_op(STN_K_NORM, x));
   PetscCall(VecCUDAGetArrayRead(x, &xa));
-  CUDA_CALL(StnVecNorm(xa, n, kind, r));
+  STN_CUDA_CALL(StnVecNorm(xa, n, kind, r));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
   PetscCall(end_op(STN_K_NORM, x, kind == 3 ? 0.0 : kind == 2 ? 3.0 * n : 2.0 * n));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -249,7 +245,7 @@ static PetscErrorCode dotnorm2(Vec s, Vec t, PetscScalar *dp, PetscScalar *nm)
   PetscCall(begin_op(STN_K_DOTNORM2, s));
   PetscCall(VecCUDAGetArrayRead(s, &sa));
   PetscCall(VecCUDAGetArrayRead(t, &ta));
-  CUDA_CALL(StnVecDotNorm2(sa, ta, n, &r[0], &r[1]));
+  STN_CUDA_CALL(StnVecDotNorm2(sa, ta, n, &r[0], &r[1]));
   PetscCall(VecCUDARestoreArrayRead(t, &ta));
   PetscCall(VecCUDARestoreArrayRead(s, &sa));
   PetscCall(end_op(STN_K_DOTNORM2, s, 4.0 * n));
@@ -288,7 +284,7 @@ static PetscErrorCode update_y(Vec y, PetscScalar a, Vec x, int k, int (*kernel)
   PetscCall(begin_op(k, y));
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(VecCUDAGetArray(y, &ya));
-  CUDA_CALL(kernel(ya, a, xa, n));
+  STN_CUDA_CALL(kernel(ya, a, xa, n));
   PetscCall(VecCUDARestoreArray(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
   PetscCall(end_op(k, y, 2.0 * n));
@@ -332,7 +328,7 @@ static PetscErrorCode axpby(Vec y, PetscScalar a, PetscScalar b, Vec x)
   PetscCall(begin_op(STN_K_AXPBY, y));
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(get_out(y, read, &ya));
-  CUDA_CALL(StnVecAXPBY(ya, a, b, xa, n));
+  STN_CUDA_CALL(StnVecAXPBY(ya, a, b, xa, n));
   PetscCall(restore_out(y, read, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
   PetscCall(end_op(STN_K_AXPBY, y, 3.0 * n));
@@ -355,7 +351,7 @@ static PetscErrorCode axpbypcz(Vec z, PetscScalar a, PetscScalar b, PetscScalar 
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(VecCUDAGetArrayRead(y, &ya));
   PetscCall(get_out(z, read, &za));
-  CUDA_CALL(StnVecAXPBYPCZ(za, a, b, c, xa, ya, n));
+  STN_CUDA_CALL(StnVecAXPBYPCZ(za, a, b, c, xa, ya, n));
   PetscCall(restore_out(z, read, &za));
   PetscCall(VecCUDARestoreArrayRead(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -379,7 +375,7 @@ static PetscErrorCode waxpy(Vec w, PetscScalar a, Vec x, Vec y)
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(VecCUDAGetArrayRead(y, &ya));
   PetscCall(get_out(w, read, &wa));
-  CUDA_CALL(StnVecWAXPY(wa, a, xa, ya, n));
+  STN_CUDA_CALL(StnVecWAXPY(wa, a, xa, ya, n));
   PetscCall(restore_out(w, read, &wa));
   PetscCall(VecCUDARestoreArrayRead(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
@@ -411,7 +407,7 @@ static PetscErrorCode maxpby(Vec y, PetscInt nv, const PetscScalar *a, PetscScal
   for (PetscInt done = 0, m; done < nv || done == 0; done += m) { /* passes of at most STN_VEC_MAX_MULTI */
     m = PetscMin(nv - done, STN_VEC_MAX_MULTI);
     for (PetscInt j = 0; j < m; j++) PetscCall(VecCUDAGetArrayRead(x[done + j], &xa[j]));
-    CUDA_CALL(StnVecMAXPBY(ya, (int)m, a + done, done == 0 ? b : 1.0, xa, n));
+    STN_CUDA_CALL(StnVecMAXPBY(ya, (int)m, a + done, done == 0 ? b : 1.0, xa, n));
     for (PetscInt j = 0; j < m; j++) PetscCall(VecCUDARestoreArrayRead(x[done + j], &xa[j]));
     if (m == 0) break;
   }
@@ -441,7 +437,7 @@ static PetscErrorCode scale(Vec x, PetscScalar a)
   PetscCall(VecGetLocalSize(x, &n));
   PetscCall(begin_op(STN_K_SCALE, x));
   PetscCall(get_out(x, a != 0.0 ? PETSC_TRUE : PETSC_FALSE, &xa));
-  CUDA_CALL(StnVecScale(xa, a, n));
+  STN_CUDA_CALL(StnVecScale(xa, a, n));
   PetscCall(restore_out(x, a != 0.0 ? PETSC_TRUE : PETSC_FALSE, &xa));
   PetscCall(end_op(STN_K_SCALE, x, 1.0 * n));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -456,7 +452,7 @@ static PetscErrorCode set(Vec x, PetscScalar a)
   PetscCall(VecGetLocalSize(x, &n));
   PetscCall(begin_op(STN_K_SET, x));
   PetscCall(VecCUDAGetArrayWrite(x, &xa));
-  CUDA_CALL(StnVecSet(xa, a, n));
+  STN_CUDA_CALL(StnVecSet(xa, a, n));
   PetscCall(VecCUDARestoreArrayWrite(x, &xa));
   PetscCall(end_op(STN_K_SET, x, 0.0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -478,7 +474,7 @@ static PetscErrorCode copy(Vec x, Vec y)
   PetscCall(begin_op(EV_COPY, y));
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(VecCUDAGetArrayWrite(y, &ya));
-  CUDA_CALL(StnVecCopy(ya, xa, n));
+  STN_CUDA_CALL(StnVecCopy(ya, xa, n));
   PetscCall(VecCUDARestoreArrayWrite(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));
   PetscCall(end_op(EV_COPY, y, 0.0));
@@ -501,7 +497,7 @@ static PetscErrorCode pointwisemult(Vec w, Vec x, Vec y)
   PetscCall(VecCUDAGetArrayRead(x, &xa));
   PetscCall(VecCUDAGetArrayRead(y, &ya));
   PetscCall(get_out(w, read, &wa));
-  CUDA_CALL(StnVecPointwiseMult(wa, xa, ya, n));
+  STN_CUDA_CALL(StnVecPointwiseMult(wa, xa, ya, n));
   PetscCall(restore_out(w, read, &wa));
   PetscCall(VecCUDARestoreArrayRead(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(x, &xa));

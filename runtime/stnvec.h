@@ -22,6 +22,16 @@
 
 #define VECSTNCUDA "stncuda"
 
+#if defined(PETSC_HAVE_CUDA)
+  #include "sgdia_cuda.h" /* StnCUDALastError */
+/* For the runtime's C files that call the plain-C CUDA API (sgdia_cuda.h, stnvec_cuda.h):
+   a non-zero return becomes a PETSc error carrying the CUDA message. */
+  #define STN_CUDA_CALL(call) \
+    do { \
+      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
+    } while (0)
+#endif
+
 /* Registers VECSTNCUDA and the log events; safe to call more than once. */
 PetscErrorCode StnVecRegister(void);
 /* Replaces the operations of v, a CUDA vector, with stencilc's. */
