@@ -84,7 +84,7 @@ common="-da_grid_x $n -da_grid_y $n -snes_rtol 1e-8 -ksp_gmres_restart 30 -pc_ty
 "$B/cavity" $common $TUNE -stn_device gpu -ksp_type gmres >"$LOG/ours-gpu-gmres.$n.gputime.log" 2>&1
 # shellcheck disable=SC2086
 "$B/ex19" $common -ksp_type gmres -dm_vec_type cuda -dm_mat_type aijcusparse >"$LOG/ex19.$n.gputime.log" 2>&1
-ev="SNESSolve|SNESFunctionEval|SNESJacobianEval|KSPSolve|KSPGMRESOrthog|MatMult|VecMDot|VecNorm|VecMAXPY|VecAXPY|VecScale|PCApply|MatFDColorApply"
+ev="SNESSolve|SNESFunctionEval|SNESJacobianEval|KSPSolve|KSPGMRESOrthog|MatMult|MatMultJacobi|VecMDot|VecNorm|VecMAXPY|VecAXPY|VecScale|PCApply|MatFDColorApply"
 echo
 echo "Per-event, $n^2, Jacobi, ours on the GPU (KSPSTNGMRES; -log_view_gpu_time):"
 grep -E "^($ev|StnVec[A-Za-z]*) " "$LOG/ours-gpu.$n.gputime.log"

@@ -431,10 +431,11 @@ PetscErrorCode MatIsSGDIA(Mat mat, PetscBool *flg)
 
 /* y = z + A x; z may be NULL (y = A x) or y itself. */
 #if defined(PETSC_HAVE_CUDA)
-/* y = A x or y = z + A x on the GPU: ghosts through DMGlobalToLocal on CUDA vectors when they
-   are needed (MPI or a periodic direction), else the global array itself. Roofline as the CPU
-   kernel: 8*(nsten*dof + 2) bytes and 2*nsten*dof flops per row. */
-static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y)
+/* y = A x, y = z + A x (add 1) or y = z .* (A x) (add 2) on the GPU: ghosts through
+   DMGlobalToLocal on CUDA vectors when they are needed (MPI or a periodic direction), else the
+   global array itself. Roofline as the CPU kernel: 8*(nsten*dof + 2) bytes and 2*nsten*dof
+   flops per row. */
+static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y, int add)
 {
   const PetscScalar *xd, *zd = NULL;
   PetscScalar       *yd;
@@ -462,7 +463,7 @@ static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y)
     PetscCall(StnTuneSGDIA(PetscObjectComm((PetscObject)A->da), &A->box, A->dvalues, xd, A->scatter ? 1 : 0, yd));
   }
   PetscCall(PetscLogGpuTimeBegin());
-  rc = StnSGDIAMultCUDA(&A->box, A->dvalues, xd, A->scatter ? 1 : 0, zd, yd, z ? 1 : 0, NULL);
+  rc = StnSGDIAMultCUDA(&A->box, A->dvalues, xd, A->scatter ? 1 : 0, zd, yd, add, NULL);
   PetscCall(PetscLogGpuTimeEnd());
   PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA product on the GPU: %s", StnCUDALastError());
   if (z == y) PetscCall(VecCUDARestoreArray(y, &yd));
@@ -472,7 +473,27 @@ static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y)
   }
   PetscCall(VecCUDARestoreArrayRead(xin, &xd));
   if (xl) PetscCall(DMRestoreLocalVector(A->da, &xl));
-  PetscCall(PetscLogGpuFlops(2.0 * A->nnz));
+  PetscCall(PetscLogGpuFlops(2.0 * A->nnz + (add == 2 ? A->nrows : 0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatSGDIAMultScaledDevice(Mat mat, Vec d, Vec x, Vec y, PetscBool *done)
+{
+  static PetscLogEvent event;
+  PetscErrorCode (*query)(Mat, void *) = NULL;
+  SGDIA *A;
+
+  PetscFunctionBeginUser;
+  *done = PETSC_FALSE;
+  PetscCall(PetscObjectQueryFunction((PetscObject)mat, sgdia_query, &query));
+  if (!query) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall((*query)(mat, &A));
+  if (!A->device) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!event) PetscCall(PetscLogEventRegister("MatMultJacobi", MAT_CLASSID, &event));
+  PetscCall(PetscLogEventBegin(event, mat, x, y, 0));
+  PetscCall(SGDIAApplyDevice(A, x, d, y, 2));
+  PetscCall(PetscLogEventEnd(event, mat, x, y, 0));
+  *done = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
@@ -487,7 +508,7 @@ static PetscErrorCode SGDIAApply(Mat mat, Vec x, Vec z, Vec y)
   PetscCall(MatShellGetContext(mat, &A));
 #if defined(PETSC_HAVE_CUDA)
   if (A->device) {
-    PetscCall(SGDIAApplyDevice(A, x, z, y));
+    PetscCall(SGDIAApplyDevice(A, x, z, y, z ? 1 : 0));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif

@@ -44,6 +44,10 @@ PetscErrorCode MatSGDIACopyToAIJ(Mat A, Mat B);
    MatAssemblyBegin/End, as for the host array. */
 PetscErrorCode MatSGDIAGetArrayDevice(Mat A, PetscScalar **values);
 PetscErrorCode MatSGDIARestoreArrayDevice(Mat A, PetscScalar **values);
+/* y = d .* (A x) in one kernel on the GPU: MatMult(A, x, t) then VecPointwiseMult(y, t, d) (a
+   Jacobi preconditioner's PCApply) bit for bit, without t. *done: whether it ran; PETSC_FALSE
+   (and nothing done) when A is not an SG-DIA matrix on the device. Logged as MatMultJacobi. */
+PetscErrorCode MatSGDIAMultScaledDevice(Mat A, Vec d, Vec x, Vec y, PetscBool *done);
 #endif
 
 #endif

@@ -269,7 +269,14 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
   return acc;
 }
 
-/* y = A x (add 0) or y = w + A x (add 1; w may be y): one thread per row. */
+/* What row t of y gets from v = (A x)[t]: v (add 0), w[t] + v (add 1; w may be y) or w[t] * v
+   (add 2: a diagonal scaling after the product, Jacobi's, as VecPointwiseMult would do it). */
+__device__ __forceinline__ double output(int add, const double *w, int t, double v)
+{
+  return add == 1 ? w[t] + v : add == 2 ? w[t] * v : v;
+}
+
+/* y = A x, y = w + A x or y = w .* (A x) (output): one thread per row. */
 template <int DOF, int NSTEN, bool STREAM>
 __global__ void __launch_bounds__(kMaxBlock) sgdia_mult(const Geometry g, const double *__restrict__ A, const double *__restrict__ x, const double *w, double *y, int add)
 {
@@ -282,16 +289,16 @@ __global__ void __launch_bounds__(kMaxBlock) sgdia_mult(const Geometry g, const 
   if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k))) {
     if (!active) return;
     const double v = row_product<DOF, NSTEN, STREAM, false>(g, A, x, t, i, j, k);
-    y[t]           = add ? w[t] + v : v;
+    y[t]           = output(add, w, t, v);
   } else if (__all_sync(0xffffffffu, !active || (g.skip[0] && in_fast_yz(g, j, k)))) {
     /* A warp at an x face of the domain (most edge warps on a large grid): test x only. */
     if (!active) return;
     const double v = row_product<DOF, NSTEN, STREAM, false, true>(g, A, x, t, i, j, k);
-    y[t]           = add ? w[t] + v : v;
+    y[t]           = output(add, w, t, v);
   } else {
     if (!active) return;
     const double v = row_product<DOF, NSTEN, STREAM, true>(g, A, x, t, i, j, k);
-    y[t]           = add ? w[t] + v : v;
+    y[t]           = output(add, w, t, v);
   }
 }
 

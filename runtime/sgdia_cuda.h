@@ -37,7 +37,8 @@ typedef struct StnBox {
   int off[3 * STN_MAX_STEN];        /* di, dj, dk of block diagonal s at off[3*s + 0..2] */
 } StnBox;
 
-/* y = A x (add = 0) or y = w + A x (add = 1, w may be y itself; not read when add = 0).
+/* y = A x (add = 0), y = w + A x (add = 1, w may be y itself; not read when add = 0) or
+   y = w .* (A x) (add = 2: a diagonal scaling, as a Jacobi preconditioner applies it after MatMult).
    x is either
    - ghosted = 1: the local (ghosted) array, laid out in the ghosted box, its ghosts up to date
      (DMGlobalToLocal); neighbours in periodic directions are read from its wrapped ghosts; or
@@ -48,7 +49,7 @@ typedef struct StnBox {
    Neighbours outside a non-periodic edge of the domain are skipped: neither their matrix entry
    nor x is read. The box is checked against these rules (cudaErrorInvalidValue if it breaks
    one). x must not be y. stream: a cudaStream_t, or NULL for the default stream.
-   Roofline: 8*(nsten*dof + 2) bytes per row (+8 with add), 2*nsten*dof flops per row. */
+   Roofline: 8*(nsten*dof + 2) bytes per row (+8 with add), 2*nsten*dof flops per row (+1). */
 int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double *x, int ghosted, const double *w, double *y, int add, void *stream);
 
 /* Tuning knob for benchmarks: how the kernel loads the matrix entries. 0 (the default): through

@@ -10,11 +10,25 @@
 ** coefficients to the host (VecMDot), sends them back (VecMAXPY), brings
 ** the new norm to the host (VecNormalize) and updates the Hessenberg
 ** matrix there: two host round trips and four launches per iteration.
-** Here one step (StnGMRESStep, stnvec_cuda.cu) is three kernels in a row,
+** Here one step (StnGMRESStep, stnvec_cuda.cu) is one cooperative kernel
+** (-ksp_stngmres_fused, the default: MDot, MAXPY, norm, scaling and the
+** rotations meeting at two grid-wide barriers) or three kernels in a row,
 ** with the coefficients, the norm and the Givens rotations staying in
 ** device memory, and one wait, for the residual estimate the convergence
 ** test needs. The host reads the Hessenberg matrix once per cycle, to
 ** build the solution.
+**
+** Look-ahead (-ksp_stngmres_lookahead N, 2 by default): step it + 1 (its
+** operator application, MatMult and PCApply on V[it + 1], then its
+** Gram-Schmidt kernel) depends on the data of step it only, not on the
+** host's convergence test of step it. So the host queues up to N steps
+** beyond the one whose residual it waits for, and the GPU never idles while
+** the host wakes, tests, monitors and launches. When a test ends the cycle
+** at step it, the steps queued after it have only written what the
+** solution does not read: V[j + 1], column j of HH, cc[j], ss[j] and
+** grs[j], grs[j + 1] for j > it (build_solution reads columns 0..it and
+** grs[0..it]), and their own reports (one per step). The arithmetic is the
+** same for every N.
 */
 #include "stngmres.h"
 
@@ -22,6 +36,7 @@
   #include <petsc/private/kspimpl.h>
   #include <petscdevice_cuda.h>
 
+  #include "sgdia.h"
   #include "sgdia_cuda.h"
   #include "stnvec.h"
   #include "stnvec_cuda.h"
@@ -36,6 +51,10 @@ typedef struct {
   StnGMRESState  st;               /* HH, the rotations, GRS: device memory */
   PetscScalar   *hh, *grs, *nrs;   /* host copies, to build the solution */
   PetscBool      profile;          /* -ksp_stngmres_profile: where an iteration's time goes */
+  PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for */
+  PetscBool      fused;            /* -ksp_stngmres_fused: one cooperative kernel per step, not three */
+  PetscBool      fuse_jacobi;      /* -ksp_stngmres_fuse_jacobi: MatMult and a Jacobi PCApply in one kernel */
+  Vec            jacobi;           /* then: the Jacobi scaling, PCApply(ones), for this solve; else NULL */
   PetscLogDouble host[4];          /* seconds: operator calls, step launches, wait, the rest */
   double         gpu[2];           /* milliseconds on the GPU: operator, step */
   PetscInt       steps;
@@ -69,6 +88,7 @@ static PetscErrorCode KSPSetUp_StnGMRES(KSP ksp)
   PetscCall(PetscObjectTypeCompareAny((PetscObject)g->V[0], &cuda, VECSEQCUDA, VECMPICUDA, ""));
   PetscCheck(cuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_type stngmres needs CUDA vectors (-stn_device gpu); use -ksp_type gmres");
   STN_CUDA_CALL(StnGMRESCreate(&g->st, (int)g->max_k));
+  g->st.fused = g->fused;
   PetscCall(PetscMalloc4(g->max_k + 1, &g->Vd, (size_t)g->st.ld * (g->max_k + 1), &g->hh, g->max_k + 2, &g->grs, g->max_k + 1, &g->nrs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -79,6 +99,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
 
   PetscFunctionBegin;
   if (g->work) PetscCall(VecDestroyVecs(g->max_k + 3, &g->work));
+  PetscCall(VecDestroy(&g->jacobi));
   g->V = NULL;
   STN_CUDA_CALL(StnGMRESDestroy(&g->st));
   PetscCall(PetscFree4(g->Vd, g->hh, g->grs, g->nrs));
@@ -121,6 +142,49 @@ static PetscErrorCode build_solution(KSP ksp, PetscInt it)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Before a solve: whether this solve's operator applications can be one kernel each. With left
+   Jacobi preconditioning, B A v is d .* (A v), where d is the preconditioner's scaling: PCApply
+   on a vector of ones gives it exactly (x * 1 = x), whatever the Jacobi options (-pc_jacobi_type,
+   -pc_jacobi_abs, ...). The SG-DIA product then applies it as it writes each row
+   (MatSGDIAMultScaledDevice), saving the pointwise product's kernel and a pass over two vectors;
+   the result is the same bits. */
+static PetscErrorCode jacobi_setup(KSP ksp)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  PetscBool     jac, sgdia, dscale;
+  Mat           A;
+
+  PetscFunctionBegin;
+  if (g->jacobi) PetscCall(VecDestroy(&g->jacobi));
+  if (!g->fuse_jacobi || ksp->pc_side != PC_LEFT || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jac));
+  PetscCall(PCGetOperators(ksp->pc, &A, NULL));
+  PetscCall(MatIsSGDIA(A, &sgdia));
+  PetscCall(PCGetDiagonalScale(ksp->pc, &dscale));
+  if (!jac || !sgdia || dscale) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(VecDuplicate(g->temp, &g->jacobi));
+  PetscCall(VecSet(g->temp, 1.0));
+  PetscCall(PCApply(ksp->pc, g->temp, g->jacobi));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = B A x (left preconditioning) or A B x (right): KSP_PCApplyBAorAB, in one kernel when
+   jacobi_setup allowed it. */
+static PetscErrorCode apply_operator(KSP ksp, Vec x, Vec y)
+{
+  KSP_StnGMRES *g    = (KSP_StnGMRES *)ksp->data;
+  PetscBool     done = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (g->jacobi) {
+    Mat A;
+    PetscCall(PCGetOperators(ksp->pc, &A, NULL));
+    PetscCall(MatSGDIAMultScaledDevice(A, g->jacobi, x, y, &done));
+  }
+  if (!done) PetscCall(KSP_PCApplyBAorAB(ksp, x, y, g->temp_matop));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* One restart cycle from V[0] = the (preconditioned) residual: KSPGMRESCycle. */
 static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
 {
@@ -128,6 +192,8 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
   PetscReal      res;
   PetscInt       it = 0, n;
   StnGMRESReport rep;
+  PetscInt       queued = 0; /* steps of this cycle launched so far, each after its operator application */
+  unsigned       ticket[STN_VEC_MAX_MULTI];
 
   PetscFunctionBegin;
   *itcount = 0;
@@ -159,27 +225,30 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     PetscCall(VecCUDARestoreArray(g->V[i], &a));
   }
   while (!ksp->reason && it < g->max_k && ksp->its < ksp->max_it) {
-    PetscScalar   *w;
-    PetscLogDouble t[5] = {0, 0, 0, 0, 0};
-    unsigned       ticket;
+    const PetscInt ahead = g->profile ? 0 : g->lookahead;
+    const PetscInt last  = PetscMin(PetscMin(g->max_k - 1, it + ahead), it + (ksp->max_it - ksp->its) - 1);
+    PetscLogDouble t[5]  = {0, 0, 0, 0, 0};
     if (it) {
       PetscCall(KSPLogResidualHistory(ksp, res));
       PetscCall(KSPMonitor(ksp, ksp->its, res));
     }
-    if (g->profile) {
-      PetscCall(PetscTime(&t[0]));
-      STN_CUDA_CALL(StnCUDAMark(0));
+    for (; queued <= last; queued++) { /* step it, and the next ones up to the look-ahead */
+      PetscScalar *w;
+      if (g->profile) {
+        PetscCall(PetscTime(&t[0]));
+        STN_CUDA_CALL(StnCUDAMark(0));
+      }
+      PetscCall(apply_operator(ksp, g->V[queued], g->V[queued + 1]));
+      if (g->profile) {
+        PetscCall(PetscTime(&t[1]));
+        STN_CUDA_CALL(StnCUDAMark(1));
+      }
+      PetscCall(VecCUDAGetArray(g->V[queued + 1], &w)); /* wherever the operator left it: now on the device */
+      STN_CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)queued, g->haptol, w, g->Vd, n, &ticket[queued]));
+      PetscCall(VecCUDARestoreArray(g->V[queued + 1], &w));
+      if (g->profile) PetscCall(PetscTime(&t[4]));
     }
-    PetscCall(KSP_PCApplyBAorAB(ksp, g->V[it], g->V[it + 1], g->temp_matop));
-    if (g->profile) {
-      PetscCall(PetscTime(&t[1]));
-      STN_CUDA_CALL(StnCUDAMark(1));
-    }
-    PetscCall(VecCUDAGetArray(g->V[it + 1], &w)); /* wherever the operator left it: now on the device */
-    STN_CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)it, g->haptol, w, g->Vd, n, &ticket));
-    if (g->profile) PetscCall(PetscTime(&t[4]));
-    STN_CUDA_CALL(StnGMRESStepWait(ticket, &rep));
-    PetscCall(VecCUDARestoreArray(g->V[it + 1], &w));
+    STN_CUDA_CALL(StnGMRESStepWait((int)it, ticket[it], &rep));
     if (g->profile) {
       float ms[2];
       STN_CUDA_CALL(StnCUDAMark(2));
@@ -237,6 +306,7 @@ static PetscErrorCode KSPSolve_StnGMRES(KSP ksp)
   PetscFunctionBegin;
   ksp->its   = 0;
   ksp->rnorm = -1.0; /* marks the first cycle, for its breakdown test */
+  PetscCall(jacobi_setup(ksp));
   while (!ksp->reason || (ksp->rnorm == -1 && ksp->reason == KSP_DIVERGED_PC_FAILED)) {
     PetscCall(KSPInitialResidual(ksp, ksp->vec_sol, g->temp, g->temp_matop, g->V[0], ksp->vec_rhs));
     PetscCall(cycle(&its, ksp));
@@ -266,7 +336,12 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
     g->max_k = restart;
   }
   PetscCall(PetscOptionsReal("-ksp_gmres_haptol", "Tolerance for exact convergence (happy ending)", NULL, g->haptol, &g->haptol, NULL));
-  PetscCall(PetscOptionsBool("-ksp_stngmres_profile", "Print where an iteration's time goes (host phases, GPU time)", NULL, g->profile, &g->profile, NULL));
+  PetscCall(PetscOptionsBool("-ksp_stngmres_profile", "Print where an iteration's time goes (host phases, GPU time; turns the look-ahead off)", NULL, g->profile, &g->profile, NULL));
+  PetscCall(PetscOptionsBool("-ksp_stngmres_fused", "One cooperative kernel per step (else three: MDot, MAXPY with norm and rotations, scaling)", NULL, g->fused, &g->fused, NULL));
+  g->st.fused = g->fused;
+  PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "With an SG-DIA matrix and left Jacobi preconditioning, MatMult and PCApply in one kernel", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
+  PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for", NULL, g->lookahead, &g->lookahead, NULL));
+  PetscCheck(g->lookahead >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more", g->lookahead);
   PetscCall(PetscOptionsReal("-ksp_gmres_breakdown_tolerance", "Divergence breakdown tolerance during GMRES restart", NULL, g->breakdowntol, &g->breakdowntol, NULL));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -279,7 +354,7 @@ static PetscErrorCode KSPView_StnGMRES(KSP ksp, PetscViewer viewer)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
-  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc)\n", g->max_k));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, Jacobi %s the SG-DIA product\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "fused into" : "apart from"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -292,6 +367,9 @@ static PetscErrorCode KSPCreate_StnGMRES(KSP ksp)
   g->max_k        = 30;
   g->haptol       = 1.0e-30;
   g->breakdowntol = 0.1;
+  g->lookahead    = 2;
+  g->fused        = PETSC_TRUE;
+  g->fuse_jacobi  = PETSC_TRUE;
   ksp->data       = g;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 4));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 3));

@@ -93,6 +93,10 @@ typedef struct StnGMRESState {
   double *grs;     /* the rotated right-hand side (max_k + 2) */
   double *tt;      /* the norm of the newest basis vector before its scaling */
   int     ld, max_k; /* ld = max(max_k + 2, STN_VEC_MAX_MULTI) */
+  int     fused;     /* 1 (StnGMRESCreate's default): one cooperative kernel per step where the
+                        device allows it and n <= 2^20 (beyond, the three kernels are faster);
+                        0: three kernels (MDot, MAXPY-norm-rotations, scaling) */
+  int     threads, bps;  /* the fused kernel's block size and blocks per SM (0: defaults) */
 } StnGMRESState;
 /* What the host needs after one step: the residual norm estimate |GRS(it + 1)|, the norm tt of
    the new vector, whether that was a happy breakdown, and whether the rotation was undefined
@@ -119,9 +123,11 @@ int StnGMRESStart(StnGMRESState *st, double beta);
    (one kernel; the update runs in its last block), then w = w / tt (one kernel), exactly the
    operations of PETSc's KSPGMRESCycle with classical Gram-Schmidt. Waits for the report. */
 int StnGMRESStep(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, StnGMRESReport *r);
-/* The same in two halves: the launches (*ticket: what to wait for), then the wait. */
+/* The same in two halves: the launches (*ticket: what to wait for), then the wait for step it's
+   report. Later steps (and anything else) may be launched before the wait: each step of a cycle
+   has its own report. */
 int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, unsigned *ticket);
-int StnGMRESStepWait(unsigned ticket, StnGMRESReport *r);
+int StnGMRESStepWait(int it, unsigned ticket, StnGMRESReport *r);
 /* Copies HH's columns 0..it (ld doubles each) and GRS(0..it) to the host. */
 int StnGMRESGetHessenberg(const StnGMRESState *st, int it, double *hh, double *grs);
 

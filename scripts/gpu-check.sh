@@ -67,6 +67,26 @@ echo "$cases" | while IFS=: read -r name grid params; do
     echo "FAIL: gpu: same answers: $line"; echo "x" >>"$B/failed"; tail -20 "$OUTDIR/$name.gpu.log"
   fi
   : "$vrc"
+  # The same with KSPSTNGMRES, the GPU's default Krylov method (fused step, look-ahead, Jacobi
+  # in the SG-DIA product): against the CPU run, and its linear iterations against PETSc's
+  # GMRES on the GPU (equal in exact arithmetic; the sums run in other orders).
+  # shellcheck disable=SC2086
+  "$B/$name" $grid $params $(echo "$solver" | sed 's/-ksp_type gmres//') -stn_device gpu -snes_monitor -ksp_converged_reason \
+    -snes_view_solution "binary:$B/$name.stngmres.bin" -ksp_view >"$OUTDIR/$name.stngmres.log" 2>&1
+  src=$?
+  its_st=$(grep -c "SNES Function norm" "$OUTDIR/$name.stngmres.log")
+  kits_st=$(awk '/Linear solve converged/ {s += $NF} END {print s + 0}' "$OUTDIR/$name.stngmres.log")
+  # shellcheck disable=SC2086
+  "$B/$name" $grid $params $solver -stn_device gpu -ksp_converged_reason >"$OUTDIR/$name.gmres-its.log" 2>&1
+  kits_gm=$(awk '/Linear solve converged/ {s += $NF} END {print s + 0}' "$OUTDIR/$name.gmres-its.log")
+  rel=$("$B/vecdiff" "$B/$name.stngmres.bin" "$B/$name.cpu.bin" --rel 1e-10 2>&1 | tail -1)
+  line="$name: stngmres rc $src, Newton $((its_cpu - 1)) (cpu) vs $((its_st - 1)), solution $rel; linear iterations $kits_st (PETSc's GMRES on the GPU: $kits_gm)"
+  if [ $src = 0 ] && grep -q "type: stngmres" "$OUTDIR/$name.stngmres.log" && [ "$its_cpu" = "$its_st" ] &&
+     "$B/vecdiff" "$B/$name.stngmres.bin" "$B/$name.cpu.bin" --rel 1e-10 >/dev/null 2>&1; then
+    echo "gpu: same answers with stngmres: $line: ok"
+  else
+    echo "FAIL: gpu: same answers with stngmres: $line"; echo "x" >>"$B/failed"; tail -20 "$OUTDIR/$name.stngmres.log"
+  fi
   # Residency, in the Solve stage of a run without output options (-snes_view_solution
   # copies the solution to the host for writing, on purpose): in -log_view's event table the last five columns are CpuToGpu count and
   # Mbytes, GpuToCpu count and Mbytes, GPU %. Scalars cross (dot products to the host, MAXPY

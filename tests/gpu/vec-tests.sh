@@ -40,8 +40,14 @@ if ! $CC $CFLAGS -o "$B/vec_ops" tests/gpu/vec_ops.c $RUNTIME_OBJS $LIBS >"$OUTD
   tail -30 "$OUTDIR/build.log"
   exit 1
 fi
+# shellcheck disable=SC2086 # flag lists
+if ! $CC $CFLAGS -o "$B/gmres_step" tests/gpu/gmres_step.c $RUNTIME_OBJS $LIBS >>"$OUTDIR/build.log" 2>&1; then
+  bad "vec: building tests/gpu/gmres_step.c (log: $OUTDIR/build.log)"
+  tail -30 "$OUTDIR/build.log"
+  exit 1
+fi
 if [ -s "$OUTDIR/build.log" ]; then echo "note: gpu: vec: compiler warnings in $OUTDIR/build.log"; fi
-ok "vec: vec_ops built"
+ok "vec: vec_ops and gmres_step built"
 [ $build_only = 1 ] && exit 0
 
 # Every check, full sizes (0, 1, 31, 1000, 1000003).
@@ -62,7 +68,14 @@ else
   grep "^  detail:" "$OUTDIR/vec_ops.log" | head -40
 fi
 
-# Clean kernels: the same program on small sizes under compute-sanitizer.
+# The GMRES step, fused and in three kernels (tests/gpu/gmres_step.c).
+"$B/gmres_step" >"$OUTDIR/gmres_step.log" 2>&1
+rc=$?
+grep -E "^(gpu: vec:|FAIL: gpu: vec:)" "$OUTDIR/gmres_step.log"
+if [ $rc -eq 0 ]; then ok "vec: gmres_step, all checks"
+else bad "vec: gmres_step (exit $rc; log: $OUTDIR/gmres_step.log)"; tail -5 "$OUTDIR/gmres_step.log"; fi
+
+# Clean kernels: the same programs on small sizes under compute-sanitizer.
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck synccheck initcheck; do
     args="-sizes 0,1,31,1000 -nvs 1,5,33 -shape_sizes 31,1000 -few_shapes"
@@ -73,6 +86,13 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
     else
       bad "vec: compute-sanitizer $tool: vec_ops (exit $src; log: $OUTDIR/vec_ops.$tool.log)"
       grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/vec_ops.$tool.log" | head -10
+    fi
+    compute-sanitizer --tool $tool --error-exitcode 99 "$B/gmres_step" -small >"$OUTDIR/gmres_step.$tool.log" 2>&1
+    src=$?
+    if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: gmres_step"
+    else
+      bad "vec: compute-sanitizer $tool: gmres_step (exit $src; log: $OUTDIR/gmres_step.$tool.log)"
+      grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/gmres_step.$tool.log" | head -10
     fi
   done
 else
