@@ -1191,7 +1191,7 @@ static PetscErrorCode SGDIASetUpDevice(SGDIA *A)
   A->box.mx = (int)M, A->box.my = (int)N, A->box.mz = (int)P;
   for (int d = 0; d < 3; d++) A->box.periodic[d] = d < A->dim && bt[d] == DM_BOUNDARY_PERIODIC;
   for (PetscInt e = 0; e < 3 * A->nsten; e++) A->box.off[e] = (int)A->offsets[e];
-  PetscCall(StnTuneApplySGDIA(&A->box)); /* the tuned block size, if the cache has one */
+  PetscCall(StnTuneApplySGDIA(&A->box)); /* the load policy, and the tuned block size if the cache has one */
   PetscCheck(StnCUDAMalloc((void **)&A->dvalues, bytes) == 0, PETSC_COMM_SELF, PETSC_ERR_MEM, "SG-DIA on the GPU: %s", StnCUDALastError());
   PetscCheck(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
   A->device = PETSC_TRUE;

@@ -432,6 +432,28 @@ extern "C" int StnCUDASynchronize(void)
   return check(cudaDeviceSynchronize(), "StnCUDASynchronize: cudaDeviceSynchronize");
 }
 
+extern "C" long StnCUDAL2Bytes(void)
+{
+  int dev, bytes = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return bytes;
+}
+
+extern "C" int StnCUDAEvictL2(void)
+{
+  static void  *buf;
+  static size_t size;
+  int           err;
+  if (!buf) {
+    size = 2 * (size_t)(StnCUDAL2Bytes() > 0 ? StnCUDAL2Bytes() : 64L << 20);
+    if ((err = check(cudaMalloc(&buf, size), "StnCUDAEvictL2: cudaMalloc"))) return err;
+  }
+  return check(cudaMemsetAsync(buf, 0, size, 0), "StnCUDAEvictL2: cudaMemsetAsync");
+}
+
 extern "C" int StnCUDADevicePresent(void)
 {
   int n = 0;

@@ -75,6 +75,11 @@ int StnCUDAFree(void *p);
 int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
 int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
 int StnCUDASynchronize(void);
+/* The current device's L2 cache in bytes (0 when it cannot be asked). */
+long StnCUDAL2Bytes(void);
+/* Queues a write over a buffer twice the L2's size (kept for the next call), which evicts
+   whatever a kernel left in L2: for timing a kernel as a solve runs it, after other data. */
+int StnCUDAEvictL2(void);
 /* 1 when a CUDA device can be used, 0 otherwise (no driver, no device, or it fails to start). */
 int StnCUDADevicePresent(void);
 /* The last error one of these functions returned, in words ("no error" if none yet). */

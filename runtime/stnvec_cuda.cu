@@ -622,7 +622,7 @@ namespace cg = cooperative_groups;
 constexpr int  kStepThreads = 256; /* the default block; StnGMRESState.threads may ask for others */
 constexpr long kFusedMaxN   = 1L << 20; /* the largest n the fused step is used for */
 template <int NV>
-constexpr int step_max_threads() { return NV > 16 ? 512 : 1024; } /* more vectors: up to 98 registers */
+constexpr int step_max_threads() { return NV > 8 ? 512 : 1024; } /* more vectors: up to 102 registers */
 
 struct StepArgs {
   double            *w;
@@ -653,7 +653,7 @@ template <int NV>
 __global__ void __launch_bounds__(step_max_threads<NV>()) gmres_step_kernel(const StepArgs a)
 {
   constexpr int     NP = NV <= 1 ? 1 : NV <= 2 ? 2 : NV <= 4 ? 4 : NV <= 8 ? 8 : NV <= 16 ? 16 : 32; /* the partials' stride */
-  constexpr int     E  = NV <= 2 ? 4 : NV <= 8 ? 2 : 1; /* elements per thread per pass: loads in flight */
+  constexpr int     E  = NV <= 4 ? 4 : 2; /* elements per thread per pass: loads in flight */
   __shared__ double warp_part[32][NP], warp_one[32][1];
   __shared__ double h[NV], col[STN_VEC_MAX_MULTI + 2], cs[STN_VEC_MAX_MULTI], sn[STN_VEC_MAX_MULTI], tt_shared;
   cg::grid_group    grid = cg::this_grid();
@@ -686,15 +686,22 @@ __global__ void __launch_bounds__(step_max_threads<NV>()) gmres_step_kernel(cons
   __syncthreads();
   /* 3. w = w - sum h_k V[k] (the unused slots: 0 times w) and this block's part of ||w||^2. */
   for (long base = first; base < a.n; base += stride * E) {
+    double s[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) { /* all E elements' loads first: a store to w could alias them */
+      const long i = base + e * stride;
+      if (i < a.n) {
+        s[e] = a.w[i];
+#pragma unroll
+        for (int k = 0; k < NV; k++) s[e] = fma(-h[k], a.V[k][i], s[e]);
+      }
+    }
 #pragma unroll
     for (int e = 0; e < E; e++) {
       const long i = base + e * stride;
       if (i < a.n) {
-        double s = a.w[i];
-#pragma unroll
-        for (int k = 0; k < NV; k++) s = fma(-h[k], a.V[k][i], s);
-        a.w[i] = s;
-        sq     = fma(s, s, sq);
+        a.w[i] = s[e];
+        sq     = fma(s[e], s[e], sq);
       }
     }
   }
@@ -894,15 +901,14 @@ int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, cons
   /* The fused kernel wins where its second pass over V finds it in L2 and its saved launches
      count: 1.5x at n = 2^18, 0.89x at 2^21 on an H200 (tests/gpu/gmres_step.c -bench). */
   if (st->fused && scratch.cooperative && n <= kFusedMaxN) {
-    switch ((it + 4) / 4) { /* the instance for nv = it + 1 vectors: 1, 2, 4, then steps of 4 */
+    switch ((it + 4) / 4) { /* the instance for nv = it + 1 vectors: 1, 2, 4, 8, 12, 16, 20, 24, 32 */
     case 1: return it < 1 ? gmres_step_fused<1>(st, it, haptol, w, V, n, ticket) : it < 2 ? gmres_step_fused<2>(st, it, haptol, w, V, n, ticket) : gmres_step_fused<4>(st, it, haptol, w, V, n, ticket);
     case 2: return gmres_step_fused<8>(st, it, haptol, w, V, n, ticket);
     case 3: return gmres_step_fused<12>(st, it, haptol, w, V, n, ticket);
     case 4: return gmres_step_fused<16>(st, it, haptol, w, V, n, ticket);
     case 5: return gmres_step_fused<20>(st, it, haptol, w, V, n, ticket);
     case 6: return gmres_step_fused<24>(st, it, haptol, w, V, n, ticket);
-    case 7: return gmres_step_fused<28>(st, it, haptol, w, V, n, ticket);
-    default: return gmres_step_fused<32>(st, it, haptol, w, V, n, ticket);
+    default: return gmres_step_fused<32>(st, it, haptol, w, V, n, ticket); /* 25 to 32: a 28-vector instance ran slower than this one (55 vs 69 us at nv = 25, n = 2^18) */
     }
   }
   if (it < 1) return gmres_step<1>(st, it, haptol, w, V, n, ticket);
