@@ -47,6 +47,8 @@ typedef struct {
   PetscReal      haptol, breakdowntol, rnorm0;
   Vec           *work;             /* V[0..max_k], then the two temporaries */
   Vec           *V, temp, temp_matop;
+  Vec            sol_temp;         /* KSPBuildSolution's result when the caller gives no vector */
+  PetscInt       it;               /* the last step done in this cycle (-1: none), for KSPBuildSolution */
   const double **Vd;               /* the device arrays of V */
   StnGMRESState  st;               /* HH, the rotations, GRS: device memory */
   PetscScalar   *hh, *grs, *nrs;   /* host copies, to build the solution */
@@ -100,6 +102,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
   PetscFunctionBegin;
   if (g->work) PetscCall(VecDestroyVecs(g->max_k + 3, &g->work));
   PetscCall(VecDestroy(&g->jacobi));
+  PetscCall(VecDestroy(&g->sol_temp));
   g->V = NULL;
   STN_CUDA_CALL(StnGMRESDestroy(&g->st));
   PetscCall(PetscFree4(g->Vd, g->hh, g->grs, g->nrs));
@@ -115,14 +118,19 @@ static PetscErrorCode KSPDestroy_StnGMRES(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* x = x + the correction of the last it + 1 steps (PETSc's KSPGMRESBuildSoln). */
-static PetscErrorCode build_solution(KSP ksp, PetscInt it)
+/* vdest = vs + the correction of the first it + 1 steps of the cycle (PETSc's KSPGMRESBuildSoln;
+   vdest may be vs). Also in the middle of a cycle, with steps after it still queued: they write
+   only columns of HH and entries of GRS past it. */
+static PetscErrorCode build_solution(KSP ksp, PetscInt it, Vec vs, Vec vdest)
 {
   KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
   const int     ld = g->st.ld;
 
   PetscFunctionBegin;
-  if (it < 0) PetscFunctionReturn(PETSC_SUCCESS); /* no steps: x is unchanged */
+  if (it < 0) { /* no steps: the solution is unchanged */
+    PetscCall(VecCopy(vs, vdest)); /* nothing when vdest is vs */
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   STN_CUDA_CALL(StnGMRESGetHessenberg(&g->st, (int)it, g->hh, g->grs));
   #define HH(a, b) g->hh[(b) * ld + (a)]
   for (PetscInt k = it; k >= 0; k--) { /* back substitution in the triangular HH */
@@ -138,7 +146,24 @@ static PetscErrorCode build_solution(KSP ksp, PetscInt it)
   #undef HH
   PetscCall(VecMAXPBY(g->temp, it + 1, g->nrs, 0.0, g->V));
   PetscCall(KSPUnwindPreconditioner(ksp, g->temp, g->temp_matop));
-  PetscCall(VecAXPY(ksp->vec_sol, 1.0, g->temp));
+  if (vdest != vs) PetscCall(VecCopy(vs, vdest));
+  PetscCall(VecAXPY(vdest, 1.0, g->temp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solution so far, for monitors and convergence tests that ask in the middle of a cycle
+   (-ksp_monitor_true_residual): KSPBuildSolution_GMRES. */
+static PetscErrorCode KSPBuildSolution_StnGMRES(KSP ksp, Vec ptr, Vec *result)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+
+  PetscFunctionBegin;
+  if (!ptr) {
+    if (!g->sol_temp) PetscCall(VecDuplicate(ksp->vec_sol, &g->sol_temp));
+    ptr = g->sol_temp;
+  }
+  PetscCall(build_solution(ksp, g->it, ksp->vec_sol, ptr));
+  if (result) *result = ptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -206,6 +231,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   g->rnorm0 = res;
+  g->it      = -1;
   STN_CUDA_CALL(StnGMRESStart(&g->st, res));
   ksp->rnorm = res;
   PetscCall(KSPLogResidualHistory(ksp, res));
@@ -270,6 +296,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
       ksp->reason = KSP_DIVERGED_NULL;
     } else res = rep.res;
     it++;
+    g->it = it - 1; /* before the test and the monitor, which may build the solution */
     ksp->its++;
     ksp->rnorm = res;
     if (ksp->reason) break;
@@ -288,7 +315,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     }
   }
   *itcount = it;
-  PetscCall(build_solution(ksp, it - 1));
+  PetscCall(build_solution(ksp, it - 1, ksp->vec_sol, ksp->vec_sol));
   if (ksp->reason == KSP_CONVERGED_ITERATING && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
   if (it && ksp->reason) {
     PetscCall(KSPLogResidualHistory(ksp, res));
@@ -378,6 +405,7 @@ static PetscErrorCode KSPCreate_StnGMRES(KSP ksp)
   ksp->ops->reset          = KSPReset_StnGMRES;
   ksp->ops->destroy        = KSPDestroy_StnGMRES;
   ksp->ops->view           = KSPView_StnGMRES;
+  ksp->ops->buildsolution  = KSPBuildSolution_StnGMRES;
   ksp->ops->setfromoptions = KSPSetFromOptions_StnGMRES;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

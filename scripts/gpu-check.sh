@@ -87,6 +87,24 @@ echo "$cases" | while IFS=: read -r name grid params; do
   else
     echo "FAIL: gpu: same answers with stngmres: $line"; echo "x" >>"$B/failed"; tail -20 "$OUTDIR/$name.stngmres.log"
   fi
+  # Monitors that build the solution in the middle of a cycle (KSPBuildSolution): the true
+  # residual norms of stngmres's first 40 iterations against PETSc's GMRES's on the GPU.
+  small="-da_grid_x 17 -da_grid_y 17"
+  [ "$name" = sfi3d ] && small="-da_grid_x 9 -da_grid_y 9 -da_grid_z 9"
+  for ksp in stngmres gmres; do
+    # shellcheck disable=SC2086
+    "$B/$name" $small $params -stn_device gpu -ksp_type $ksp -pc_type jacobi -snes_max_it 1 -ksp_max_it 40 -ksp_monitor_true_residual \
+      >"$OUTDIR/$name.true-$ksp.log" 2>&1
+    awk '/true resid norm/ {for (i = 1; i <= NF; i++) if ($i == "true") print $(i + 3)}' "$OUTDIR/$name.true-$ksp.log" >"$B/$name.true-$ksp"
+  done
+  worst=$(paste "$B/$name.true-stngmres" "$B/$name.true-gmres" | awk '{d = $1 - $2; d = d < 0 ? -d : d; r = d / ($2 > 0 ? $2 : 1); if (r > w) w = r} END {printf "%.1e", w + 0}')
+  nst=$(wc -l <"$B/$name.true-stngmres")
+  ngm=$(wc -l <"$B/$name.true-gmres")
+  if [ "$nst" -gt 1 ] && [ "$nst" = "$ngm" ] && awk -v w="$worst" 'BEGIN {exit !(w <= 1e-6)}'; then
+    echo "gpu: stngmres -ksp_monitor_true_residual: $name: $nst norms, largest relative difference to PETSc's GMRES $worst: ok"
+  else
+    echo "FAIL: gpu: stngmres -ksp_monitor_true_residual: $name: $nst against $ngm norms, largest relative difference $worst"; echo "x" >>"$B/failed"
+  fi
   # Residency, in the Solve stage of a run without output options (-snes_view_solution
   # copies the solution to the host for writing, on purpose): in -log_view's event table the last five columns are CpuToGpu count and
   # Mbytes, GpuToCpu count and Mbytes, GPU %. Scalars cross (dot products to the host, MAXPY
