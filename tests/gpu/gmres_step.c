@@ -16,9 +16,11 @@
 **
 ** -small: n = 1, 31, 1000 only (for the sanitizers). With -bench it then times full cycles at
 ** n = 262144 (a 2 MB vector: 256^2 x 4 or 64^3) and 1048576 (the largest n the fused form is
-** used for; runtime/stnvec_cuda.cu says why), per step from launch to the end of its kernels (the host waiting for each step), and
-** over whole cycles queued without waits (as KSPSTNGMRES runs them, ahead of the host), both
-** forms, and prints a table: the evidence for the fused kernel (docs/performance.md).
+** used for; runtime/stnvec_cuda.cu says why), per step from launch to the end of its kernels
+** (the host waiting for each step), and over whole cycles queued without waits (as KSPSTNGMRES
+** runs them, ahead of the host), both forms, and prints a table: the evidence for the fused
+** kernel (docs/performance.md). -sweep times the fused form's block shapes; -profile runs one
+** queued cycle and nothing else, for ncu.
 */
 #include <math.h>
 #include <stdio.h>
