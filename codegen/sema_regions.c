@@ -213,6 +213,33 @@ static void region_text(Sema *s, const Rule *r, int which, char *buf, int size) 
   snprintf(buf, (size_t)size, "%.*s", at.len < 60 ? at.len : 60, s->d->src->text + at.off);
 }
 
+/* The hint for two regions a and b tied at class c (named `name`): a precedence that breaks the
+   tie, in the language's syntax. A region's rank is that of its best-ranked face, so ordering a
+   face only a has before a face only b has breaks it, unless a face both share is ranked already
+   (it then ranks both). Precedence lists faces, so the hint names faces, never "left & bottom";
+   and as the declaration may be given once, an existing one is to be changed, not repeated. The
+   class's own rule is always an answer. */
+static void tie_hint(Sema *s, const Region *a, const Region *b, int c, const char *name) {
+  const Model   *m = s->m;
+  const unsigned only_a = a->faces & ~b->faces, only_b = b->faces & ~a->faces, shared = a->faces & b->faces;
+  char           own[64];
+  bool           declared = false, shared_ranked = false;
+
+  sema_class_name(m, c, own, sizeof own);
+  for (int f = 0; f < FACE_COUNT; f++) {
+    declared = declared || m->face_rank[f] != NO_RANK;
+    shared_ranked = shared_ranked || ((shared & (1u << f)) && m->face_rank[f] != NO_RANK);
+  }
+  if (a->word != -1 || b->word != -1 || !only_a || !only_b || shared_ranked)
+    diag_hint(s->d, "give %s a rule of its own, e.g. '%s: ...;'", name, own);
+  else if (!declared)
+    diag_hint(s->d, "say which one wins with a precedence declaration, e.g. 'precedence %s > %s;', or give %s a "
+                    "rule of its own ('%s: ...;')", face_names[__builtin_ctz(only_a)], face_names[__builtin_ctz(only_b)], name, own);
+  else
+    diag_hint(s->d, "say which one wins in the precedence declaration: put '%s' in a group before '%s'; or give %s a "
+                    "rule of its own ('%s: ...;')", face_names[__builtin_ctz(only_a)], face_names[__builtin_ctz(only_b)], name, own);
+}
+
 /* Picks the rule of each class for one block; reports overlaps, gaps and rules that never apply. */
 static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **winner) {
   const Model *m = s->m;
@@ -255,8 +282,7 @@ static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **w
       diag_error(s->d, rules[tie].regions[tie_which].at,
                  "at %s both the rule for '%s' and the rule for '%s' (line %d) apply", name, b, a,
                  line_of(s, rules[best].regions[best_which].at));
-      diag_hint(s->d, "say which one wins with a precedence declaration, e.g. 'precedence %s > %s;', or give %s a "
-                      "rule of its own", a, b, name);
+      tie_hint(s, &rules[best].regions[best_which], &rules[tie].regions[tie_which], c, name);
       reported_tie = true;
     }
     winner[c] = rules[best].node;
