@@ -213,6 +213,8 @@ static void fields(Sema *s, Node *decl) {
   int n = ast_count(decl->list.items);
   if (n > MAX_FIELDS) {
     diag_error(s->d, decl->loc, "%d fields declared; stencilc supports at most %d", n, MAX_FIELDS);
+    diag_hint(s->d, "declare at most %d: more unknowns per grid point are not supported", MAX_FIELDS);
+    s->too_many_fields = true;
     n = MAX_FIELDS;
   }
   m->fields = arena_alloc(s->a, sizeof *m->fields * (size_t)(n ? n : 1));
@@ -556,6 +558,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
     diag_file_error(d, "the program declares no fields");
     diag_hint(d, "add one, e.g. fields u;");
   }
+  if (s.too_many_fields) goto done; /* the blocks of the fields past the limit would each fail */
   for (Node *x = program->list.items; x; x = x->next) {
     const char *name = x->kind == N_PARAM ? x->param.name : x->kind == N_LET ? x->let.name
                      : x->kind == N_DEF ? x->def.name : NULL;
@@ -583,6 +586,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
     stencil_use(&s, st);
     warn_unused(&s);
   }
+done:
   scope_free(&s.global);
   scope_free(&s.funcs);
   scope_free(&s.later);

@@ -55,6 +55,7 @@ typedef struct Sema {
   bool    *param_used;
   bool    *def_used;
   bool     have_grid; /* a valid grid and stencil were declared: offsets can be checked */
+  bool     too_many_fields; /* more than MAX_FIELDS: the rest is not analysed (every block would fail) */
 } Sema;
 
 /* Where an expression stands decides what it may use. */

@@ -240,6 +240,22 @@ static void tie_hint(Sema *s, const Region *a, const Region *b, int c, const cha
                     "rule of its own ('%s: ...;')", face_names[__builtin_ctz(only_a)], face_names[__builtin_ctz(only_b)], name, own);
 }
 
+/* Whether some point of the grid is in one of r's regions (a rule that fits no point at all never
+   applies for that reason, not because other rules fit better). */
+static bool rule_has_points(const Model *m, const Rule *r) {
+  for (int c = 0; c < m->nclasses; c++) {
+    int rank, which;
+    if (sema_class_exists(m, c) && rule_fit(m, r, class_faces(m, c), &rank, &which) >= 0) return true;
+  }
+  return false;
+}
+
+static bool all_periodic(const Model *m) {
+  for (int d = 0; d < m->dim; d++)
+    if (!m->axes[d].periodic) return false;
+  return m->dim > 0;
+}
+
 /* Picks the rule of each class for one block; reports overlaps, gaps and rules that never apply. */
 static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **winner) {
   const Model *m = s->m;
@@ -298,8 +314,14 @@ static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **w
     diag_hint(s->d, "add a rule for %s, or one for 'boundary' or 'all'", nmissing == 1 ? missing : "them");
   }
   for (int i = 0; i < nrules; i++)
-    if (!rules[i].used && !reported_tie)
-      diag_warning(s->d, rules[i].regions[0].at, "this rule never applies: other rules fit all of its points better");
+    if (!rules[i].used && !reported_tie) {
+      if (rule_has_points(m, &rules[i]))
+        diag_warning(s->d, rules[i].regions[0].at, "this rule never applies: other rules fit all of its points better");
+      else if (all_periodic(m))
+        diag_warning(s->d, rules[i].regions[0].at, "this rule never applies: the grid is periodic in every direction, so it has no boundary points");
+      else
+        diag_warning(s->d, rules[i].regions[0].at, "this rule never applies: no point of the grid is in its region");
+    }
 }
 
 static bool inside(const Model *m, int c, const int *off, int *bad_axis) {

@@ -78,6 +78,13 @@ printf 'grid { x: 5 points in [0, 1]; }\nfields u;\nstencil star width 2;\nparam
 expect 0 "warning: parameter 'unused' is never used" -- --check "$T/warn.stn"
 expect 0 "warning: the equations read only a star stencil of width 1" -- --check "$T/warn.stn"
 
+# A rule that never applies says why: other rules fit its points better, or (a boundary rule on
+# a grid periodic in every direction) it has no points at all.
+printf 'grid { x: 8 points in [0, 1] periodic; y: 8 points in [0, 1] periodic; }\nfields u;\nstencil star width 1;\nresidual u { boundary: u; interior: 4*u - u[-1,0] - u[1,0] - u[0,-1] - u[0,1] - 1; }\n' >"$T/periodic.stn"
+expect 0 "warning: this rule never applies: the grid is periodic in every direction, so it has no boundary points" -- --check "$T/periodic.stn"
+printf 'grid { x: 5 points in [0, 1]; }\nfields u;\nstencil star width 1;\nresidual u { boundary: u; left: u - 1; right: u - 2; interior: 2*u - u[-1] - u[1]; }\n' >"$T/shadow.stn"
+expect 0 "warning: this rule never applies: other rules fit all of its points better" -- --check "$T/shadow.stn"
+
 # Too many errors: the run stops counting at 50 and says so.
 { printf 'grid { x: 5 points in [0, 1]; }\nfields u;\nstencil star width 1;\nresidual u { all: u'; i=0; while [ $i -lt 80 ]; do printf ' + nope%d' $i; i=$((i + 1)); done; printf '; }\n'; } >"$T/many.stn"
 expect 1 "too many errors (50), stopping here" -- --check "$T/many.stn"
