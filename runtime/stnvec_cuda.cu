@@ -662,8 +662,8 @@ __global__ void __launch_bounds__(step_max_threads<NV>()) gmres_step_kernel(cons
   double           *norm_partials = a.partials + (long)gridDim.x * NP;
   double            acc[NP], sq = 0.0;
 
-  /* 1. The coefficients: slots from nv on point at w (a.V, set up by gmres_step_fused) and are
-     dropped below: no branch per slot, so that all loads of an element are in flight at once. */
+  /* 1. The coefficients: slots from nv on point at V[0] (a.V, set up by gmres_step_fused) and
+     are dropped below: no branch per slot, so that all loads of an element are in flight at once. */
 #pragma unroll
   for (int k = 0; k < NP; k++) acc[k] = 0.0;
   for (long base = first; base < a.n; base += stride * E) {
@@ -684,7 +684,8 @@ __global__ void __launch_bounds__(step_max_threads<NV>()) gmres_step_kernel(cons
     if (threadIdx.x < NV) h[threadIdx.x] = threadIdx.x < nv ? t : 0.0;
   }
   __syncthreads();
-  /* 3. w = w - sum h_k V[k] (the unused slots: 0 times w) and this block's part of ||w||^2. */
+  /* 3. w = w - sum h_k V[k] (the unused slots: 0 times V[0], as in the three-kernel step; not 0
+     times w, which would turn an infinite entry of w into NaN) and this block's part of ||w||^2. */
   for (long base = first; base < a.n; base += stride * E) {
     double s[E];
 #pragma unroll
@@ -751,14 +752,14 @@ int gmres_step_fused(StnGMRESState *st, int it, double haptol, double *w, const 
   int &per_sm = fit[threads / 32];
   if (!per_sm && (rc = check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gmres_step_kernel<NV>, threads, 0), "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))) return rc;
   int bps = st->bps > 0 && st->bps < per_sm ? st->bps : per_sm;
-  if (bps > kMaxBps) bps = kMaxBps; /* what the partials' scratch holds */
+  if (bps > kMaxBps - 1) bps = kMaxBps - 1; /* the scratch holds kMaxBps * sms * 32 partials; this uses blocks * (NP + 1) */
   long blocks = (long)bps * scratch.sms;
   if (blocks > (n + threads - 1) / threads) blocks = (n + threads - 1) / threads;
   a.w  = w;
   a.n  = n;
   a.nv = it + 1;
   a.it = it;
-  for (int k = 0; k < STN_VEC_MAX_MULTI; k++) a.V[k] = k <= it ? V[k] : w; /* unused slots: w, from cache */
+  for (int k = 0; k < STN_VEC_MAX_MULTI; k++) a.V[k] = k <= it ? V[k] : V[0]; /* unused slots: V[0], from cache (finite: 0 times it is 0) */
   a.haptol   = haptol;
   a.st       = *st;
   a.report   = scratch.dev_report + it;
