@@ -36,12 +36,15 @@ PetscBool StnTuneRequested(void);
 
 #if defined(PETSC_HAVE_CUDA)
   #include "sgdia_cuda.h"
-/* The SG-DIA product: tunes its block size and the way it loads the matrix on this matrix's own
-   operands (y is overwritten), rejecting a variant whose product differs from the default's by
-   a single bit, and saves the winner under "sgdia_dofD_stenS" and the row count's size class.
-   sgdia.c calls it at the first product when StnTuneRequested(). */
+/* The SG-DIA product: tunes its block size on this matrix's own operands (y is overwritten),
+   with L2 evicted before each timed product, as in a solve, rejecting a block size whose
+   product differs from the default's by a single bit; the way it loads the matrix is not timed
+   but follows the matrix's size (streaming above half the L2; stntune.c says why). Saves the
+   winner under "sgdia_dofD_stenS" and the row count's size class. sgdia.c calls it at the first
+   product when StnTuneRequested(). */
 PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, const double *x, int ghosted, double *y);
-/* Applies the cached shape of box's product, if there is one. */
+/* Sets the load policy by the same size rule, then applies the cached shape of box's product,
+   if there is one. */
 PetscErrorCode StnTuneApplySGDIA(const StnBox *box);
 
 /* A kernel as the tuner runs it: run(args, threads) launches it with that many threads per
