@@ -480,14 +480,14 @@ static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y, int add)
 PetscErrorCode MatSGDIAMultScaledDevice(Mat mat, Vec d, Vec x, Vec y, PetscBool *done)
 {
   static PetscLogEvent event;
-  PetscErrorCode (*query)(Mat, void *) = NULL;
-  SGDIA *A;
+  PetscBool            is;
+  SGDIA               *A;
 
   PetscFunctionBeginUser;
   *done = PETSC_FALSE;
-  PetscCall(PetscObjectQueryFunction((PetscObject)mat, sgdia_query, &query));
-  if (!query) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall((*query)(mat, &A));
+  PetscCall(MatIsSGDIA(mat, &is));
+  if (!is) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIAGetContext(mat, &A));
   if (!A->device) PetscFunctionReturn(PETSC_SUCCESS);
   if (!event) PetscCall(PetscLogEventRegister("MatMultJacobi", MAT_CLASSID, &event));
   PetscCall(PetscLogEventBegin(event, mat, x, y, 0));
