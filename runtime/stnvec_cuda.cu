@@ -909,7 +909,7 @@ int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, cons
     case 4: return gmres_step_fused<16>(st, it, haptol, w, V, n, ticket);
     case 5: return gmres_step_fused<20>(st, it, haptol, w, V, n, ticket);
     case 6: return gmres_step_fused<24>(st, it, haptol, w, V, n, ticket);
-    default: return gmres_step_fused<32>(st, it, haptol, w, V, n, ticket); /* 25 to 32: a 28-vector instance ran slower than this one (55 vs 69 us at nv = 25, n = 2^18) */
+    default: return gmres_step_fused<32>(st, it, haptol, w, V, n, ticket); /* 25 to 32: a 28-vector instance was slower than this one (68.7 vs 46.4 us at nv = 25, n = 2^18; docs/performance.md) */
     }
   }
   if (it < 1) return gmres_step<1>(st, it, haptol, w, V, n, ticket);
