@@ -503,7 +503,7 @@ static void declarations(Program *P) {
   }
   fputs("  Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */\n", out);
   fputs("  PetscBool gpu;            /* residual and Jacobian on the GPU (-stn_device gpu) */\n", out);
-  fputs("  int       threads[2];     /* their kernels' threads per block (StnTuneLaunch; 0: not chosen yet) */\n", out);
+  fputs("  StnKernelShape shape[2];  /* their kernels' launch shapes (StnTuneLaunch; bx 0: not chosen yet) */\n", out);
   fputs("  PetscBool check_jacobian; /* -stn_check_jacobian */\n} AppCtx;\n\n", out);
 
   fputs("/* The Jacobian's block diagonals: the neighbours the equations couple (stencil\n"
@@ -621,13 +621,13 @@ static void gpu_functions(Program *P) {
   fputs("}\n\n", out);
   unsigned long hash = 2166136261u; /* FNV-1a of the .stn: a tuned shape belongs to these kernels */
   for (const char *c = P->ir->src->text; *c; c++) hash = ((hash ^ (unsigned char)*c) * 16777619u) & 0xffffffffu;
-  fprintf(out, "/* The kernels as the tuner calls them (StnTuneLaunch: block sizes, -stn_autotune). */\n"
+  fprintf(out, "/* The kernels as the tuner calls them (StnTuneLaunch: launch shapes, -stn_autotune). */\n"
                "#define KERNEL_NAME(what) \"%s-%08lx/\" what /* the .stn and a hash of its text */\n\n", P->o->stn_name, hash);
   fputs("typedef struct {\n  const KernelCtx *ctx;\n  const Field     *x;\n  void            *out;\n} KernelArgs;\n\n"
-        "static int RunResidual(void *args, int threads)\n{\n  const KernelArgs *k = (const KernelArgs *)args;\n\n"
-        "  return FormFunctionCUDA(k->ctx, k->x, (Field *)k->out, threads);\n}\n\n"
-        "static int RunJacobian(void *args, int threads)\n{\n  const KernelArgs *k = (const KernelArgs *)args;\n\n"
-        "  return FormJacobianCUDA(k->ctx, k->x, (double *)k->out, threads);\n}\n\n", out);
+        "static int RunResidual(void *args, const StnKernelShape *s)\n{\n  const KernelArgs *k = (const KernelArgs *)args;\n\n"
+        "  return FormFunctionCUDA(k->ctx, k->x, (Field *)k->out, s->bx, s->by, s->sweep);\n}\n\n"
+        "static int RunJacobian(void *args, const StnKernelShape *s)\n{\n  const KernelArgs *k = (const KernelArgs *)args;\n\n"
+        "  return FormJacobianCUDA(k->ctx, k->x, (double *)k->out, s->bx, s->by, s->sweep);\n}\n\n", out);
   fputs("/* The residual on the GPU: ghost exchange between CUDA vectors, then one kernel. */\n"
         "static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)\n{\n"
         "  DMDALocalInfo      info;\n  KernelCtx          ctx;\n  Vec                Xloc;\n"
@@ -636,12 +636,13 @@ static void gpu_functions(Program *P) {
         "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(VecCUDAGetArrayWrite(F, &f));\n"
         , out);
   const char *points = m->dim == 1 ? "(long)info.xm" : m->dim == 2 ? "(long)info.xm * info.ym" : "(long)info.xm * info.ym * info.zm";
-  fprintf(out, "  if (!user->threads[0]) { /* the first time: the tuned block size, or tune it now */\n"
+  const char *extents = m->dim == 1 ? "info.xm, 1, 1" : m->dim == 2 ? "info.xm, info.ym, 1" : "info.xm, info.ym, info.zm";
+  fprintf(out, "  if (!user->shape[0].bx) { /* the first time: the tuned shape, or tune it now */\n"
                "    KernelArgs args = {&ctx, (const Field *)x, f};\n\n"
-               "    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME(\"residual\"), %s, f, %s * DOF, RunResidual, &args, &user->threads[0]));\n"
-               "  }\n", points, points);
+               "    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME(\"residual\"), %d, %s, f, %s * DOF, RunResidual, &args, &user->shape[0]));\n"
+               "  }\n", m->dim, extents, points);
   fputs("  PetscCall(PetscLogGpuTimeBegin());\n"
-        "  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f, user->threads[0]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the residual kernel failed\");\n"
+        "  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f, user->shape[0].bx, user->shape[0].by, user->shape[0].sweep) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the residual kernel failed\");\n"
         "  PetscCall(PetscLogGpuTimeEnd());\n", out);
   fprintf(out, "  PetscCall(PetscLogGpuFlops(%d.0 * info.xm", emit_c_flops(&P->E, roots, n));
   if (m->dim > 1) fputs(" * info.ym", out);
@@ -654,12 +655,12 @@ static void gpu_functions(Program *P) {
         "  const PetscScalar *x;\n  PetscScalar       *a;\n\n  PetscFunctionBeginUser;\n"
         GHOST_EXCHANGE "  SetKernelCtx(user, &info, &ctx);\n"
         "  PetscCall(VecCUDAGetArrayRead(Xloc, &x));\n  PetscCall(MatSGDIAGetArrayDevice(user->J, &a));\n", out);
-  fprintf(out, "  if (!user->threads[1]) {\n"
+  fprintf(out, "  if (!user->shape[1].bx) {\n"
                "    KernelArgs args = {&ctx, (const Field *)x, a};\n\n"
-               "    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME(\"jacobian\"), %s, a, %s * NSTENCIL * DOF * DOF, RunJacobian, &args, &user->threads[1]));\n"
-               "  }\n", points, points);
+               "    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME(\"jacobian\"), %d, %s, a, %s * NSTENCIL * DOF * DOF, RunJacobian, &args, &user->shape[1]));\n"
+               "  }\n", m->dim, extents, points);
   fputs("  PetscCall(PetscLogGpuTimeBegin());\n"
-        "  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a, user->threads[1]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the Jacobian kernel failed\");\n"
+        "  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a, user->shape[1].bx, user->shape[1].by, user->shape[1].sweep) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, \"the Jacobian kernel failed\");\n"
         "  PetscCall(PetscLogGpuTimeEnd());\n"
         "  PetscCall(MatSGDIARestoreArrayDevice(user->J, &a));\n  PetscCall(VecCUDARestoreArrayRead(Xloc, &x));\n"
         "  PetscCall(DMRestoreLocalVector(user->da, &Xloc));\n"

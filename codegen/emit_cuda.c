@@ -3,7 +3,9 @@
 ** NAME.c and NAME.cu: the Field struct, the KernelCtx that carries the
 ** grid, the boxes and the parameters to the kernels by value, and the
 ** launchers. NAME.cu holds one kernel for the residual and one for the
-** Jacobian, one thread per owned grid point, with the same switch over
+** Jacobian, in tiles of threads over x and y, each thread sweeping one or
+** more points along the slowest direction (the tuner picks the shape:
+** StnTuneLaunch), with the same switch over
 ** kinds of points and the same expression text as the C version (field
 ** reads go through IX(), the index in the ghosted local array), so the two
 ** diff cleanly. The Jacobian kernel writes its block row straight into
@@ -57,39 +59,67 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("; /* ghosted box of the local vector x */\n} KernelCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
         "/* Each returns 0 or the CUDA error of its launch. */\n"
-        "int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f, int threads);\n"
-        "int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a, int threads);\n"
+        "int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f, int bx, int by, int sweep);\n"
+        "int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a, int bx, int by, int sweep);\n"
         "#ifdef __cplusplus\n}\n#endif\n\n", out);
   fprintf(out, "#endif\n");
   emit_program_free(P);
 }
 
-/* i, j, k of the thread's owned point p (x fastest). */
-static void point_indices(const Program *P) {
+/* The thread's owned points and the loop that sweeps them. Blocks of
+   blockDim.x x blockDim.y threads tile the owned box in x and y; in 2D and 3D
+   each thread then takes `sweep` consecutive points along the slowest
+   direction (y in 2D, z in 3D), so that a block walks a slab whose
+   neighbours it has just read (the launcher's shape, StnTuneLaunch). p is the
+   owned point's number, x fastest, as in the vectors. Opens the loop's brace
+   in 2D and 3D; point_loop_end closes it. */
+static void point_loop_begin(const Program *P) {
   FILE *out = P->out;
   int dim = P->m->dim;
-  fputs("  const int n = ctx.xm", out);
-  if (dim > 1) fputs(" * ctx.ym", out);
-  if (dim > 2) fputs(" * ctx.zm", out);
-  fputs(";\n  const int p = blockIdx.x * blockDim.x + threadIdx.x; /* the owned point, x fastest */\n\n"
-        "  if (p >= n) return;\n", out);
-  fputs("  const int i = ctx.xs + p % ctx.xm;\n", out);
-  if (dim == 2) fputs("  const int j = ctx.ys + p / ctx.xm;\n", out);
-  if (dim == 3)
-    fputs("  const int j = ctx.ys + (p / ctx.xm) % ctx.ym;\n  const int k = ctx.zs + p / (ctx.xm * ctx.ym);\n", out);
+  fputs("  const int i = ctx.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);\n", out);
+  if (dim == 1) {
+    fputs("  (void)sweep; /* 1D: one point per thread */\n\n  if (i >= ctx.xs + ctx.xm) return;\n  const int p = i - ctx.xs; /* the owned point */\n", out);
+    return;
+  }
+  if (dim == 2) fputs("  const int j0 = ctx.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;\n", out);
+  else
+    fputs("  const int j = ctx.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y);\n"
+          "  const int k0 = ctx.zs + (int)blockIdx.z * sweep;\n", out);
+  fputs("\n  if (i >= ctx.xs + ctx.xm", out);
+  if (dim == 3) fputs(" || j >= ctx.ys + ctx.ym", out);
+  fputs(") return;\n", out);
+  if (dim == 2)
+    fputs("  for (int j = j0; j < j0 + sweep && j < ctx.ys + ctx.ym; j++) {\n"
+          "    const int p = (j - ctx.ys) * ctx.xm + (i - ctx.xs); /* the owned point, x fastest */\n", out);
+  else
+    fputs("  for (int k = k0; k < k0 + sweep && k < ctx.zs + ctx.zm; k++) {\n"
+          "    const int p = ((k - ctx.zs) * ctx.ym + (j - ctx.ys)) * ctx.xm + (i - ctx.xs); /* the owned point, x fastest */\n", out);
+}
+
+/* The indentation of the loop's body. */
+static const char *point_indent(const Program *P) { return P->m->dim == 1 ? "  " : "    "; }
+
+static void point_loop_end(const Program *P) {
+  if (P->m->dim > 1) fputs("  }\n", P->out);
 }
 
 static void launcher(const Program *P, const char *name, const char *kernel, const char *out_type) {
   FILE *out = P->out;
   int dim = P->m->dim;
-  fprintf(out, "/* threads per block: 0 for the default, 256. */\n"
-               "extern \"C\" int %s(const KernelCtx *ctx, const Field *x, %s, int threads)\n{\n", name, out_type);
-  fputs("  const int n = ctx->xm", out);
-  if (dim > 1) fputs(" * ctx->ym", out);
-  if (dim > 2) fputs(" * ctx->zm", out);
-  fputs(";\n\n  if (n == 0) return 0;\n  if (threads <= 0) threads = 256;\n", out);
-  fprintf(out, "  %s<<<(n + threads - 1) / threads, threads>>>(*ctx, x, %s);\n", kernel,
-          strstr(out_type, "Field") ? "f" : "a");
+  fprintf(out, "/* Blocks of bx x by threads, each sweeping `sweep` points along the slowest\n"
+               "   direction (by and sweep are 1 in 1D); 0s for the default, 256 x 1 x 1. */\n"
+               "extern \"C\" int %s(const KernelCtx *ctx, const Field *x, %s, int bx, int by, int sweep)\n{\n", name, out_type);
+  fputs("  if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;\n", out);
+  if (dim == 1) fputs("  by = sweep = 1;\n", out);
+  fputs("  if (ctx->xm == 0", out);
+  if (dim > 1) fputs(" || ctx->ym == 0", out);
+  if (dim > 2) fputs(" || ctx->zm == 0", out);
+  fputs(") return 0;\n", out);
+  fputs("  const dim3 block(bx, by);\n", out);
+  if (dim == 1) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx);\n", out);
+  if (dim == 2) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by * sweep - 1) / (by * sweep));\n", out);
+  if (dim == 3) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by - 1) / by, (ctx->zm + sweep - 1) / sweep);\n", out);
+  fprintf(out, "  %s<<<grid, block>>>(*ctx, x, %s, sweep);\n", kernel, strstr(out_type, "Field") ? "f" : "a");
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);
 }
 
@@ -101,7 +131,8 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   P->E.grid = "ctx.";
   P->E.params = "ctx.";
   fprintf(out, "/*\n * %s.cu: generated from %s by stencilc %s: the residual and the Jacobian\n"
-               " * on the GPU, one thread per grid point. The expressions are those of the C\n"
+               " * on the GPU: thread blocks tile the grid in x and y, each thread sweeping one or\n"
+               " * more points along the slowest direction. The expressions are those of the C\n"
                " * version; x[IX(i - 1, j)] there is x[j][i - 1] in the C.\n */\n",
           o->program, o->stn_name, STENCILC_VERSION);
   fprintf(out, "#include <math.h>\n\n#include \"%s\"\n\n", o->h_name);
@@ -133,11 +164,12 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   /* The residual. */
   fputs("/* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from\n"
         "   cache) and 8 written; compute is a few dozen flops per point. */\n"
-        "__global__ static void FormFunctionKernel(const KernelCtx ctx, const Field *__restrict__ x, Field *__restrict__ f)\n{\n", out);
-  point_indices(P);
+        "__global__ static void FormFunctionKernel(const KernelCtx ctx, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)\n{\n", out);
   emit_c_function_begin(&P->E);
   emit_uniform_temps(P, emit_residual_roots);
-  emit_point_switch(P, W_RESIDUAL, emit_residual_roots, emit_residual_body, "  ");
+  point_loop_begin(P);
+  emit_point_switch(P, W_RESIDUAL, emit_residual_roots, emit_residual_body, point_indent(P));
+  point_loop_end(P);
   fputs("}\n\n", out);
   launcher(P, "FormFunctionCUDA", "FormFunctionKernel", "Field *f");
 
@@ -145,15 +177,21 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("/* The block row of every owned point, straight into SG-DIA storage a: column\n"
         "   s*DOF + c, of height n*DOF, row p*DOF + r. Writes NSTENCIL*DOF*DOF doubles per\n"
         "   point, coalesced across threads. */\n"
-        "__global__ static void FormJacobianKernel(const KernelCtx ctx, const Field *__restrict__ x, double *__restrict__ a)\n{\n", out);
-  point_indices(P);
-  fputs("  double v[NSTENCIL][DOF][DOF] = {};\n\n", out);
+        "__global__ static void FormJacobianKernel(const KernelCtx ctx, const Field *__restrict__ x, double *__restrict__ a, const int sweep)\n{\n", out);
+  fputs("  const long n = (long)ctx.xm", out);
+  if (m->dim > 1) fputs(" * ctx.ym", out);
+  if (m->dim > 2) fputs(" * ctx.zm", out);
+  fputs("; /* owned points: the height of a block column is n*DOF */\n", out);
   emit_c_function_begin(&P->E);
   emit_uniform_temps(P, emit_jacobian_roots);
-  emit_point_switch(P, W_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, "  ");
-  fputs("#pragma unroll\n  for (int s = 0; s < NSTENCIL; s++)\n#pragma unroll\n    for (int c = 0; c < DOF; c++)\n"
-        "#pragma unroll\n      for (int r = 0; r < DOF; r++) a[((long)(s * DOF + c) * n + p) * DOF + r] = v[s][r][c];\n}\n\n",
-        out);
+  point_loop_begin(P);
+  const char *in = point_indent(P);
+  fprintf(out, "%sdouble v[NSTENCIL][DOF][DOF] = {};\n\n", in);
+  emit_point_switch(P, W_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, in);
+  fprintf(out, "#pragma unroll\n%sfor (int s = 0; s < NSTENCIL; s++)\n#pragma unroll\n%s  for (int c = 0; c < DOF; c++)\n"
+          "#pragma unroll\n%s    for (int r = 0; r < DOF; r++) a[((long)(s * DOF + c) * n + p) * DOF + r] = v[s][r][c];\n", in, in, in);
+  point_loop_end(P);
+  fputs("}\n\n", out);
   launcher(P, "FormJacobianCUDA", "FormJacobianKernel", "double *a");
   emit_program_free(P);
 }

@@ -14,7 +14,7 @@
 #include "sgdia_cuda.h" /* StnCUDADevicePresent */
 #include "stnvec.h"      /* StnDMSetGPUVectors: the GPU vectors and their kernels */
 #include "stngmres.h"    /* StnKSPSetDefault: GMRES with its scalars on the GPU */
-#include "stntune.h"     /* StnTuneLaunch: the generated kernels' block sizes */
+#include "stntune.h"     /* StnTuneLaunch: the generated kernels' launch shapes */
 
 /* Prints how the solve ended: the Newton iterations and the final
    residual norm, or, when it failed, why, in words, with what to try. */

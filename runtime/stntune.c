@@ -529,57 +529,113 @@ PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, c
 }
 
 typedef struct LaunchRun {
-  StnLaunchFn run;
-  void       *args;
-  int         threads;
+  StnLaunchFn    run;
+  void          *args;
+  StnKernelShape shape;
 } LaunchRun;
 
 static int run_launch(void *arg)
 {
   LaunchRun *r = (LaunchRun *)arg;
-  return r->run(r->args, r->threads);
+  return r->run(r->args, &r->shape);
 }
 
-PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, long npoints, double *out, long nout, StnLaunchFn run, void *args, int *threads)
+void StnKernelShapeDefault(int dim, int xm, StnKernelShape *shape)
 {
-  static const int choices[] = {64, 128, 256, 512, 1024};
-  char             shape[64];
-  PetscBool        found;
-  double          *ref, *got, best_us = 1e300, default_us = 0;
-  int              best = 256;
+  int bx = (xm + 31) / 32 * 32;
+  if (bx > 256 || dim == 1) bx = 256;
+  if (bx < 32) bx = 32;
+  shape->bx    = bx;
+  shape->by    = dim > 1 ? 256 / bx : 1;
+  shape->sweep = 1;
+}
+
+/* The shapes the tuner tries for a kernel over an xm x ym x zm box: in 1D, 64 to 1024 threads;
+   in 2D and 3D, tiles of bx = 32..256 by by = 1..8 threads (64 to 1024 in all, bx no wider than
+   the box's rows rounded up to a warp), each sweeping 1, 2, 4 or 8 points along the slowest
+   direction (no more than it has). The default first. Returns how many, at most max. */
+static int launch_candidates(int dim, const int m[3], StnKernelShape *c, int max)
+{
+  static const int flat[] = {64, 128, 256, 512, 1024}, bxs[] = {32, 64, 128, 256}, bys[] = {1, 2, 4, 8}, sweeps[] = {1, 2, 4, 8};
+  const int        slow = dim == 3 ? m[2] : m[1], row = (m[0] + 31) / 32 * 32;
+  int              n    = 0;
+
+  StnKernelShapeDefault(dim, m[0], &c[n++]);
+  if (dim == 1) {
+    for (int t = 0; t < 5 && n < max; t++)
+      if (flat[t] != c[0].bx) c[n++] = (StnKernelShape){flat[t], 1, 1};
+    return n;
+  }
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++)
+      for (int s = 0; s < 4 && n < max; s++) {
+        const StnKernelShape t = {bxs[a], bys[b], sweeps[s]};
+        if (t.bx * t.by < 64 || (t.bx > row && t.bx > 32) || (t.sweep > 1 && t.sweep > slow)) continue;
+        if (t.bx == c[0].bx && t.by == c[0].by && t.sweep == c[0].sweep) continue;
+        c[n++] = t;
+      }
+  return n;
+}
+
+PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, int dim, int xm, int ym, int zm, double *out, long nout, StnLaunchFn run, void *args, StnKernelShape *shape)
+{
+  const int      m[3]    = {xm, ym, zm};
+  const long     npoints = (long)xm * ym * zm;
+  StnKernelShape cand[80], best;
+  char           text[64];
+  PetscBool      found;
+  double        *ref, *got, best_us = 1e300, default_us = 0;
+  int            ncand, tried = 0;
+  PetscLogDouble start, end;
 
   PetscFunctionBegin;
-  *threads = 256;
-  PetscCall(lookup(kernel, npoints, shape, sizeof shape, &found));
-  if (found && sscanf(shape, "%d", threads) == 1 && *threads >= 32 && *threads <= 1024 && *threads % 32 == 0) PetscFunctionReturn(PETSC_SUCCESS);
-  *threads = 256;
+  StnKernelShapeDefault(dim, xm, shape);
+  PetscCall(lookup(kernel, npoints, text, sizeof text, &found));
+  if (found) { /* "bx by sweep"; a cache of earlier versions holds "threads" alone: a flat block */
+    StnKernelShape s = {0, 1, 1};
+    const int      got_n = sscanf(text, "%d %d %d", &s.bx, &s.by, &s.sweep);
+    if (dim == 1) s.by = s.sweep = 1;
+    if ((got_n == 1 || got_n == 3) && s.bx >= 32 && s.bx % 32 == 0 && s.by >= 1 && s.bx * s.by <= 1024 && s.sweep >= 1 && s.sweep <= 64) {
+      if (got_n == 1 && dim > 1) StnKernelShapeDefault(dim, xm, &s); /* a flat block size: no tile to take from it */
+      *shape = s;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
   if (!tune_requested || npoints < 1 || nout < 1) PetscFunctionReturn(PETSC_SUCCESS);
+  ncand = launch_candidates(dim, m, cand, (int)(sizeof cand / sizeof cand[0]));
+  best  = cand[0];
   PetscCall(PetscMalloc2(nout, &ref, nout, &got));
-  STN_CUDA_CALL(run(args, 256));
+  PetscCall(PetscTime(&start));
+  STN_CUDA_CALL(run(args, &cand[0]));
   STN_CUDA_CALL(StnCUDAMemcpyDtoH(ref, out, (size_t)nout * sizeof(double)));
-  for (int c = 0; c < 5; c++) {
-    LaunchRun r = {run, args, choices[c]};
+  PetscCall(PetscPrintf(comm, "stencilc autotune: %s (%ld points): %d launch shapes (threads bx x by, points swept per thread)\n", kernel, npoints, ncand));
+  for (int c = 0; c < ncand; c++) {
+    LaunchRun r = {run, args, cand[c]};
     double    us;
-    if (run(args, choices[c]) != 0) { /* too many registers for this block size */
-      PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads: cannot launch (%s)\n", kernel, choices[c], StnCUDALastError()));
+    PetscCall(PetscPrintf(comm, "  [%2d/%d] %4d x %d, sweep %d: ", c + 1, ncand, cand[c].bx, cand[c].by, cand[c].sweep));
+    if (run(args, &cand[c]) != 0) { /* too many registers for this block size */
+      PetscCall(PetscPrintf(comm, "cannot launch (%s)\n", StnCUDALastError()));
       continue;
     }
     STN_CUDA_CALL(StnCUDAMemcpyDtoH(got, out, (size_t)nout * sizeof(double)));
     if (!same_results(got, ref, nout)) {
-      PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads: rejected (its output differs from the default's)\n", kernel, choices[c]));
+      PetscCall(PetscPrintf(comm, "rejected (its output differs from the default's)\n"));
       continue;
     }
     PetscCall(time_calls(run_launch, &r, &us));
-    if (choices[c] == 256) default_us = us;
-    if (us < best_us) best_us = us, best = choices[c];
-    PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %4d threads: %9.2f us\n", kernel, choices[c], us));
+    tried++;
+    if (c == 0) default_us = us;
+    if (us < best_us) best_us = us, best = cand[c];
+    PetscCall(PetscPrintf(comm, "%9.2f us\n", us));
   }
-  STN_CUDA_CALL(run(args, best)); /* leave the output as the caller expects it */
-  *threads = best;
+  STN_CUDA_CALL(run(args, &best)); /* leave the output as the caller expects it */
+  *shape = best;
   PetscCall(PetscFree2(ref, got));
-  PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d threads, %.2f us (default %.2f us, %.2fx)\n", kernel, best, best_us, default_us, default_us / best_us));
-  snprintf(shape, sizeof shape, "%d", best);
-  PetscCall(record(comm, kernel, npoints, shape, best_us, default_us));
+  PetscCall(PetscTime(&end));
+  PetscCall(PetscPrintf(comm, "stencilc autotune: %s: %d x %d, sweep %d: %.2f us (default %d x %d, sweep 1: %.2f us, %.2fx); %d shapes in %.1f s\n", kernel, best.bx, best.by,
+                        best.sweep, best_us, cand[0].bx, cand[0].by, default_us, default_us / best_us, tried, end - start));
+  snprintf(text, sizeof text, "%d %d %d", best.bx, best.by, best.sweep);
+  PetscCall(record(comm, kernel, npoints, text, best_us, default_us));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -34,6 +34,13 @@ PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count);
 /* Whether this program was asked to tune (-stn_autotune). */
 PetscBool StnTuneRequested(void);
 
+/* How a generated stencil kernel (the residual, the Jacobian) covers the owned box: thread
+   blocks of bx x by threads tile it in x and y, and in 2D and 3D each thread sweeps `sweep`
+   consecutive points along the slowest direction (y in 2D, z in 3D). In 1D by and sweep are 1. */
+typedef struct {
+  int bx, by, sweep;
+} StnKernelShape;
+
 #if defined(PETSC_HAVE_CUDA)
   #include "sgdia_cuda.h"
 /* The SG-DIA product: tunes its block size on this matrix's own operands (y is overwritten),
@@ -47,15 +54,21 @@ PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, c
    if there is one. */
 PetscErrorCode StnTuneApplySGDIA(const StnBox *box);
 
-/* A kernel as the tuner runs it: run(args, threads) launches it with that many threads per
-   block (0: its default) and returns 0 or a cudaError_t value. */
-typedef int (*StnLaunchFn)(void *args, int threads);
-/* The block size of a generated kernel (the residual, the Jacobian) over npoints grid points,
-   writing nout doubles at out (device memory): the cached one for kernel at this size class; or,
-   with -stn_autotune, the fastest of 64 to 1024 threads on these very operands, rejecting any
-   whose output differs from the default's by a bit (one thread per point: all give the same
-   bits), saved in the cache; or else the default, 256. *threads gets it. */
-PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, long npoints, double *out, long nout, StnLaunchFn run, void *args, int *threads);
+/* The default: 256 threads, as a tile bx x by with bx the box's rows rounded up to a warp (at
+   most 256; 256 x 1 in 1D), sweep 1: one thread per point. */
+void StnKernelShapeDefault(int dim, int xm, StnKernelShape *shape);
+
+/* A kernel as the tuner runs it: run(args, shape) launches it with that shape and returns 0 or a
+   cudaError_t value. */
+typedef int (*StnLaunchFn)(void *args, const StnKernelShape *shape);
+/* The launch shape of a generated kernel over the owned box xm x ym x zm (1s for the missing
+   directions), writing nout doubles at out (device memory): the cached one for kernel at this
+   size class (of xm*ym*zm points); or, with -stn_autotune, the fastest of the default and a
+   pruned sweep of tiles and sweeps (launch_candidates in stntune.c) on these very operands,
+   rejecting any whose output differs from the default's by a bit (every point is computed by
+   the same code whatever the shape, so all give the same bits), saved in the cache; or else the
+   default. *shape gets it. */
+PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, int dim, int xm, int ym, int zm, double *out, long nout, StnLaunchFn run, void *args, StnKernelShape *shape);
 #endif
 
 #endif

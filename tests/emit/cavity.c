@@ -76,7 +76,7 @@ typedef struct {
   PetscReal grashof; /* Grashof number, cavity.stn:25 */
   Mat       J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
   PetscBool gpu;            /* residual and Jacobian on the GPU (-stn_device gpu) */
-  int       threads[2];     /* their kernels' threads per block (StnTuneLaunch; 0: not chosen yet) */
+  StnKernelShape shape[2];  /* their kernels' launch shapes (StnTuneLaunch; bx 0: not chosen yet) */
   PetscBool check_jacobian; /* -stn_check_jacobian */
 } AppCtx;
 
@@ -233,7 +233,7 @@ static void SetKernelCtx(const AppCtx *user, const DMDALocalInfo *info, KernelCt
   ctx->grashof = user->grashof;
 }
 
-/* The kernels as the tuner calls them (StnTuneLaunch: block sizes, -stn_autotune). */
+/* The kernels as the tuner calls them (StnTuneLaunch: launch shapes, -stn_autotune). */
 #define KERNEL_NAME(what) "cavity.stn-1cbb9bfe/" what /* the .stn and a hash of its text */
 
 typedef struct {
@@ -242,18 +242,18 @@ typedef struct {
   void            *out;
 } KernelArgs;
 
-static int RunResidual(void *args, int threads)
+static int RunResidual(void *args, const StnKernelShape *s)
 {
   const KernelArgs *k = (const KernelArgs *)args;
 
-  return FormFunctionCUDA(k->ctx, k->x, (Field *)k->out, threads);
+  return FormFunctionCUDA(k->ctx, k->x, (Field *)k->out, s->bx, s->by, s->sweep);
 }
 
-static int RunJacobian(void *args, int threads)
+static int RunJacobian(void *args, const StnKernelShape *s)
 {
   const KernelArgs *k = (const KernelArgs *)args;
 
-  return FormJacobianCUDA(k->ctx, k->x, (double *)k->out, threads);
+  return FormJacobianCUDA(k->ctx, k->x, (double *)k->out, s->bx, s->by, s->sweep);
 }
 
 /* The residual on the GPU: ghost exchange between CUDA vectors, then one kernel. */
@@ -273,13 +273,13 @@ static PetscErrorCode FormFunctionGPU(AppCtx *user, Vec X, Vec F)
   SetKernelCtx(user, &info, &ctx);
   PetscCall(VecCUDAGetArrayRead(Xloc, &x));
   PetscCall(VecCUDAGetArrayWrite(F, &f));
-  if (!user->threads[0]) { /* the first time: the tuned block size, or tune it now */
+  if (!user->shape[0].bx) { /* the first time: the tuned shape, or tune it now */
     KernelArgs args = {&ctx, (const Field *)x, f};
 
-    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME("residual"), (long)info.xm * info.ym, f, (long)info.xm * info.ym * DOF, RunResidual, &args, &user->threads[0]));
+    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME("residual"), 2, info.xm, info.ym, 1, f, (long)info.xm * info.ym * DOF, RunResidual, &args, &user->shape[0]));
   }
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f, user->threads[0]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the residual kernel failed");
+  PetscCheck(FormFunctionCUDA(&ctx, (const Field *)x, (Field *)f, user->shape[0].bx, user->shape[0].by, user->shape[0].sweep) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the residual kernel failed");
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(83.0 * info.xm * info.ym));
   PetscCall(VecCUDARestoreArrayWrite(F, &f));
@@ -305,13 +305,13 @@ static PetscErrorCode FormJacobianGPU(AppCtx *user, Vec X)
   SetKernelCtx(user, &info, &ctx);
   PetscCall(VecCUDAGetArrayRead(Xloc, &x));
   PetscCall(MatSGDIAGetArrayDevice(user->J, &a));
-  if (!user->threads[1]) {
+  if (!user->shape[1].bx) {
     KernelArgs args = {&ctx, (const Field *)x, a};
 
-    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME("jacobian"), (long)info.xm * info.ym, a, (long)info.xm * info.ym * NSTENCIL * DOF * DOF, RunJacobian, &args, &user->threads[1]));
+    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, KERNEL_NAME("jacobian"), 2, info.xm, info.ym, 1, a, (long)info.xm * info.ym * NSTENCIL * DOF * DOF, RunJacobian, &args, &user->shape[1]));
   }
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a, user->threads[1]) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian kernel failed");
+  PetscCheck(FormJacobianCUDA(&ctx, (const Field *)x, a, user->shape[1].bx, user->shape[1].by, user->shape[1].sweep) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian kernel failed");
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(MatSGDIARestoreArrayDevice(user->J, &a));
   PetscCall(VecCUDARestoreArrayRead(Xloc, &x));
