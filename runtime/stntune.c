@@ -613,7 +613,9 @@ PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, int dim, int xm,
     LaunchRun r = {run, args, cand[c]};
     double    us;
     PetscCall(PetscPrintf(comm, "  [%2d/%d] %4d x %d, sweep %d: ", c + 1, ncand, cand[c].bx, cand[c].by, cand[c].sweep));
-    if (run(args, &cand[c]) != 0) { /* too many registers for this block size */
+    const int rc = run(args, &cand[c]);
+    if (rc != 0) { /* too many registers for this block size */
+      (void)StnCUDARecordError(rc, "the launch");
       PetscCall(PetscPrintf(comm, "cannot launch (%s)\n", StnCUDALastError()));
       continue;
     }
