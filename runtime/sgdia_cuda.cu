@@ -32,7 +32,6 @@
    E.g. 7-point star, dof 1: 72 bytes and 14 flops per row (0.19 flop/byte): memory-bound by far;
    27-point box, dof 1: 232 bytes; 7-point star, dof 4: 240 bytes and 56 flops per row. */
 #include "sgdia_cuda.h"
-#include "stnlaunch_cuda.h"
 
 #include <cuda_runtime.h>
 
@@ -286,8 +285,6 @@ __global__ void __launch_bounds__(kMaxBlock) sgdia_mult(const Geometry g, const 
   int        i = 0, j = 0, k = 0;
 
   if (active) row_point<DOF>(g, t, &i, &j, &k);
-  wait_for_previous_kernel(); /* launched early (stnlaunch_cuda.h): the kernel before ours is done */
-  let_next_kernel_start();
   /* The vote needs every lane of the warp, so the rows past the end vote too (as fast). */
   if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k))) {
     if (!active) return;
@@ -310,8 +307,8 @@ int block_threads = 256; /* StnSGDIASetBlockThreads */
 template <int DOF, int NSTEN>
 void launch_fixed(bool streaming, unsigned blocks, cudaStream_t st, const Geometry &g, const double *A, const double *x, const double *w, double *y, int add)
 {
-  if (streaming) (void)launch_early(sgdia_mult<DOF, NSTEN, true>, blocks, block_threads, st, false, g, A, x, w, y, add);
-  else (void)launch_early(sgdia_mult<DOF, NSTEN, false>, blocks, block_threads, st, false, g, A, x, w, y, add);
+  if (streaming) sgdia_mult<DOF, NSTEN, true><<<blocks, block_threads, 0, st>>>(g, A, x, w, y, add);
+  else sgdia_mult<DOF, NSTEN, false><<<blocks, block_threads, 0, st>>>(g, A, x, w, y, add);
 }
 
 /* The instantiations: nsten 5, 7, 9 (2D star w1 and w2, 2D box, 3D star), 13 (3D star w2),
@@ -377,15 +374,6 @@ extern "C" int StnSGDIASetBlockThreads(int threads)
   const int old = block_threads;
   if (threads < 32 || threads > kMaxBlock || threads % 32) return -1;
   block_threads = threads;
-  return old;
-}
-
-bool stn_launch::early = true; /* StnCUDASetEarlyLaunch */
-
-extern "C" int StnCUDASetEarlyLaunch(int early)
-{
-  const int old     = stn_launch::early;
-  stn_launch::early = early != 0;
   return old;
 }
 

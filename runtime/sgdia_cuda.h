@@ -56,10 +56,6 @@ int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double *x, int gh
    the read-only data cache (__ldg); 1: as streaming data (__ldcs, evict-first in L1 and L2, which
    leaves the caches to x). Returns the previous setting. Not thread-safe: set it once. */
 int StnSGDIASetStreamingLoads(int streaming);
-/* Whether the product and the GMRES step kernels are launched early (1, the default): with
-   programmatic dependent launch (sm_90 and later), so that the GPU prepares a kernel's launch
-   while the one before it runs (stnlaunch_cuda.h). 0: the usual way. Returns the old setting. */
-int StnCUDASetEarlyLaunch(int early);
 /* Tuning knob: threads per block of the product (a multiple of 32, 32 to 1024; 256 by default).
    Returns the previous setting, or -1 (and changes nothing) for an invalid one. Every setting
    gives the same y: each row is summed by one thread in the same order. */

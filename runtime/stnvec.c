@@ -637,14 +637,11 @@ PetscErrorCode StnDMSetGPUVectors(DM dm)
 #if defined(PETSC_HAVE_CUDA)
   const char *kernels[] = {"stencilc", "petsc"};
   PetscInt    which     = 0;
-  PetscBool   early     = PETSC_TRUE;
 
   PetscFunctionBegin;
   PetscOptionsBegin(PetscObjectComm((PetscObject)dm), NULL, "stencilc GPU vectors", "");
   PetscCall(PetscOptionsEList("-stn_vec_kernels", "Whose kernels run the Krylov vector operations", NULL, kernels, 2, kernels[0], &which, NULL));
-  PetscCall(PetscOptionsBool("-stn_early_launch", "Launch the SG-DIA product and the GMRES step while the kernel before them runs (programmatic dependent launch, sm_90)", NULL, early, &early, NULL));
   PetscOptionsEnd();
-  (void)StnCUDASetEarlyLaunch(early);
   #if defined(STN_VEC_KERNELS)
   if (which == 0) {
     PetscCall(StnVecRegister());

@@ -28,7 +28,6 @@
 #include "stnvec_cuda.h"
 
 #include "sgdia_cuda.h" /* StnCUDARecordError */
-#include "stnlaunch_cuda.h"
 #include "stnvec_ref.h"  /* STN_VEC_TEST_VALUE */
 
 #include <cooperative_groups.h>
@@ -663,9 +662,6 @@ __global__ void __launch_bounds__(step_max_threads<NV>()) gmres_step_kernel(cons
   double           *norm_partials = a.partials + (long)gridDim.x * NP;
   double            acc[NP], sq = 0.0;
 
-  wait_for_previous_kernel(); /* launched early (stnlaunch_cuda.h): the operator's w is written */
-  let_next_kernel_start();
-
   /* 1. The coefficients: slots from nv on point at V[0] (a.V, set up by gmres_step_fused) and
      are dropped below: no branch per slot, so that all loads of an element are in flight at once. */
 #pragma unroll
@@ -770,14 +766,6 @@ int gmres_step_fused(StnGMRESState *st, int it, double haptol, double *w, const 
   a.partials = scratch.partials;
   a.done     = scratch.dev_done;
   a.seq = *seq = ++scratch.seq;
-  static bool early_refused; /* the launch refused early + cooperative once: launch it the usual way */
-  if (!early_refused && stn_launch::early) {
-    const cudaError_t err = launch_early(gmres_step_kernel<NV>, dim3((unsigned)blocks), dim3((unsigned)threads), 0, true, a);
-    if (err == cudaSuccess) return 0;
-    if (err != cudaErrorInvalidValue && err != cudaErrorNotSupported) return check(err, "the GMRES step kernel");
-    (void)cudaGetLastError();
-    early_refused = true;
-  }
   void *args[] = {&a};
   return check(cudaLaunchCooperativeKernel((const void *)gmres_step_kernel<NV>, dim3((unsigned)blocks), dim3((unsigned)threads), args, 0, 0), "the GMRES step kernel");
 }
