@@ -115,6 +115,8 @@ static void launcher(const Program *P, const char *name, const char *kernel, con
   if (dim > 1) fputs(" || ctx->ym == 0", out);
   if (dim > 2) fputs(" || ctx->zm == 0", out);
   fputs(") return 0;\n", out);
+  if (dim == 2) fputs("  while ((ctx->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */\n", out);
+  if (dim == 3) fputs("  while ((ctx->zm + sweep - 1) / sweep > 65535) sweep *= 2; /* the grid's z limit; the points are the same */\n", out);
   fputs("  const dim3 block(bx, by);\n", out);
   if (dim == 1) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx);\n", out);
   if (dim == 2) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by * sweep - 1) / (by * sweep));\n", out);
