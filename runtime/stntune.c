@@ -594,9 +594,9 @@ PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, int dim, int xm,
   if (found) { /* "bx by sweep"; a cache of earlier versions holds "threads" alone: a flat block */
     StnKernelShape s = {0, 1, 1};
     const int      got_n = sscanf(text, "%d %d %d", &s.bx, &s.by, &s.sweep);
+    if (got_n == 1 && dim > 1) PetscFunctionReturn(PETSC_SUCCESS); /* a flat block size has no tile to take: the default */
     if (dim == 1) s.by = s.sweep = 1;
     if ((got_n == 1 || got_n == 3) && s.bx >= 32 && s.bx % 32 == 0 && s.by >= 1 && s.bx * s.by <= 1024 && s.sweep >= 1 && s.sweep <= 64) {
-      if (got_n == 1 && dim > 1) StnKernelShapeDefault(dim, xm, &s); /* a flat block size: no tile to take from it */
       *shape = s;
       PetscFunctionReturn(PETSC_SUCCESS);
     }
