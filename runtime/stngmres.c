@@ -56,7 +56,8 @@ typedef struct {
   PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for */
   PetscBool      fused;            /* -ksp_stngmres_fused: one cooperative kernel per step, not three */
   PetscBool      fuse_jacobi;      /* -ksp_stngmres_fuse_jacobi: MatMult and a Jacobi PCApply in one kernel */
-  Vec            jacobi;           /* then: the Jacobi scaling, PCApply(ones), for this solve; else NULL */
+  Vec            jacobi;           /* the Jacobi scaling, PCApply(ones): kept from solve to solve */
+  PetscBool      jacobi_on;        /* whether this solve's operator is one kernel, with g->jacobi */
   PetscLogDouble host[4];          /* seconds: operator calls, step launches, wait, the rest */
   double         gpu[2];           /* milliseconds on the GPU: operator, step */
   PetscInt       steps;
@@ -102,6 +103,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
   PetscFunctionBegin;
   if (g->work) PetscCall(VecDestroyVecs(g->max_k + 3, &g->work));
   PetscCall(VecDestroy(&g->jacobi));
+  g->jacobi_on = PETSC_FALSE;
   PetscCall(VecDestroy(&g->sol_temp));
   g->V = NULL;
   STN_CUDA_CALL(StnGMRESDestroy(&g->st));
@@ -180,16 +182,17 @@ static PetscErrorCode jacobi_setup(KSP ksp)
   Mat           A;
 
   PetscFunctionBegin;
-  if (g->jacobi) PetscCall(VecDestroy(&g->jacobi));
+  g->jacobi_on = PETSC_FALSE;
   if (!g->fuse_jacobi || ksp->pc_side != PC_LEFT || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jac));
   PetscCall(PCGetOperators(ksp->pc, &A, NULL));
   PetscCall(MatIsSGDIA(A, &sgdia));
   PetscCall(PCGetDiagonalScale(ksp->pc, &dscale));
   if (!jac || !sgdia || dscale) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(VecDuplicate(g->temp, &g->jacobi));
+  if (!g->jacobi) PetscCall(VecDuplicate(g->temp, &g->jacobi)); /* once: an allocation may wait for the device */
   PetscCall(VecSet(g->temp, 1.0));
   PetscCall(PCApply(ksp->pc, g->temp, g->jacobi));
+  g->jacobi_on = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -201,7 +204,7 @@ static PetscErrorCode apply_operator(KSP ksp, Vec x, Vec y)
   PetscBool     done = PETSC_FALSE;
 
   PetscFunctionBegin;
-  if (g->jacobi) {
+  if (g->jacobi_on) {
     Mat A;
     PetscCall(PCGetOperators(ksp->pc, &A, NULL));
     PetscCall(MatSGDIAMultScaledDevice(A, g->jacobi, x, y, &done));

@@ -35,9 +35,9 @@
   #include "stnvec_cuda.h"
 
 static PetscBool     registered;
-static PetscLogEvent events[STN_K_COUNT + 1]; /* the kernels, and copy */
-static PetscInt      calls[STN_K_COUNT + 1];
-enum { EV_COPY = STN_K_COUNT };
+static PetscLogEvent events[STN_K_COUNT + 2]; /* the kernels, copy and reciprocal */
+static PetscInt      calls[STN_K_COUNT + 2];
+enum { EV_COPY = STN_K_COUNT, EV_RECIPROCAL };
 
 /* PETSc's own operations of seqcuda [0] and mpicuda [1] vectors, as they were before ours replaced
    them: the fallback for operands that are not CUDA vectors, and the bindtocpu they came with. */
@@ -481,6 +481,23 @@ static PetscErrorCode copy(Vec x, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Jacobi's set-up inverts the diagonal with it: PETSc's version is a Thrust kernel, whose first
+   launch (CUDA loads kernels lazily) costs milliseconds inside the first solve. */
+static PetscErrorCode reciprocal(Vec x)
+{
+  PetscScalar *xa;
+  PetscInt     n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(x, &n));
+  PetscCall(begin_op(EV_RECIPROCAL, x));
+  PetscCall(VecCUDAGetArray(x, &xa));
+  STN_CUDA_CALL(StnVecReciprocal(xa, n));
+  PetscCall(VecCUDARestoreArray(x, &xa));
+  PetscCall(end_op(EV_RECIPROCAL, x, 1.0 * n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode pointwisemult(Vec w, Vec x, Vec y)
 {
   const PetscScalar *xa, *ya;
@@ -546,6 +563,7 @@ PetscErrorCode StnVecUseKernels(Vec v)
   v->ops->set           = set;
   v->ops->copy          = copy;
   v->ops->pointwisemult = pointwisemult;
+  v->ops->reciprocal    = reciprocal;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -582,9 +600,9 @@ static PetscErrorCode unregister(void)
 
 PetscErrorCode StnVecRegister(void)
 {
-  static const char *names[STN_K_COUNT + 1] = {"StnVecDot", "StnVecMDot", "StnVecNorm", "StnVecDotNorm2", "StnVecAXPY",
+  static const char *names[STN_K_COUNT + 2] = {"StnVecDot", "StnVecMDot", "StnVecNorm", "StnVecDotNorm2", "StnVecAXPY",
                                                "StnVecAYPX", "StnVecAXPBY", "StnVecAXPBYPCZ", "StnVecWAXPY", "StnVecMAXPY",
-                                               "StnVecScale", "StnVecSet", "StnVecPointwiseMult", "StnVecCopy"};
+                                               "StnVecScale", "StnVecSet", "StnVecPointwiseMult", "StnVecCopy", "StnVecReciprocal"};
   PetscClassId       classid;
 
   PetscFunctionBegin;
@@ -593,7 +611,7 @@ PetscErrorCode StnVecRegister(void)
   PetscCall(PetscRegisterFinalize(unregister));
   PetscCall(VecRegister(VECSTNCUDA, VecCreate_StnCUDA));
   PetscCall(PetscClassIdRegister("stencilc vector kernels", &classid));
-  for (int k = 0; k <= STN_K_COUNT; k++) PetscCall(PetscLogEventRegister(names[k], classid, &events[k]));
+  for (int k = 0; k <= EV_RECIPROCAL; k++) PetscCall(PetscLogEventRegister(names[k], classid, &events[k]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -601,7 +619,8 @@ PetscInt StnVecCalls(const char *op)
 {
   for (int k = 0; k < STN_K_COUNT; k++)
     if (strcmp(op, StnVecKernelNames[k]) == 0) return calls[k];
-  return strcmp(op, "copy") == 0 ? calls[EV_COPY] : -1;
+  if (strcmp(op, "copy") == 0) return calls[EV_COPY];
+  return strcmp(op, "reciprocal") == 0 ? calls[EV_RECIPROCAL] : -1;
 }
 
 /* Lets PETSc programs load the type as a plug-in: -dll_append /path/libstnvec.so -vec_type stncuda

@@ -327,6 +327,20 @@ struct ScaleOp {
   double *x; double a;
   __device__ void operator()(long i) const { x[i] = a * x[i]; }
 };
+struct ReciprocalOp { /* x = 1/x, zeros kept (PETSc's VecReciprocal) */
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *x;
+  __device__ void operator()(long i) const
+  {
+    const double v = x[i];
+    x[i]           = v == 0.0 ? v : 1.0 / v;
+  }
+};
+struct CopyOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *y; const double *x;
+  __device__ void operator()(long i) const { y[i] = x[i]; }
+};
 struct SetOp {
   static constexpr int max_threads = 1024, max_ept = 4;
   double *x; double a;
@@ -1013,15 +1027,28 @@ int StnVecScale(double *x, double a, long n)
   return run_tuned(STN_K_SCALE, n, 1, x, nullptr, nullptr, nullptr, &a, nullptr);
 }
 
+int StnVecReciprocal(double *x, long n)
+{
+  if (n <= 0) return 0;
+  return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ReciprocalOp{x}); /* Scale's traffic, so its shape */
+}
+
 int StnVecSet(double *x, double a, long n)
 {
   if (a == 0.0 && n > 0) return check(cudaMemsetAsync(x, 0, (size_t)n * sizeof(double)), "StnVecSet: cudaMemsetAsync");
   return run_tuned(STN_K_SET, n, 1, x, nullptr, nullptr, nullptr, &a, nullptr);
 }
 
+/* A copy engine's cudaMemcpyAsync has a fixed cost a few microseconds above a kernel's launch:
+   at n = 1e6 it took 7.6 us where cuBLAS's dcopy kernel took 4.6 (docs/gpu-runs/vec_gpu.md),
+   and from 1e7 on it is as fast as a kernel or faster. So a kernel (with Scale's launch shape:
+   the same traffic) below 2^22 entries, the copy engine from there on. */
+constexpr long kCopyKernelMaxN = 1L << 22;
+
 int StnVecCopy(double *y, const double *x, long n)
 {
   if (n <= 0 || x == y) return 0;
+  if (n < kCopyKernelMaxN) return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, CopyOp{y, x});
   return check(cudaMemcpyAsync(y, x, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice), "StnVecCopy: cudaMemcpyAsync");
 }
 

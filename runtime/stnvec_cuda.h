@@ -65,6 +65,7 @@ int StnVecWAXPY(double *w, double a, const double *x, const double *y, long n); 
 /* y = b y + sum_j a[j] x[j]; b = 1 is MAXPY. a is read on the host. */
 int StnVecMAXPBY(double *y, int nv, const double a[], double b, const double *const x[], long n);
 int StnVecScale(double *x, double a, long n);
+int StnVecReciprocal(double *x, long n); /* x = 1/x where x is not 0 (VecReciprocal); Scale's launch shape */
 int StnVecSet(double *x, double a, long n);
 int StnVecCopy(double *y, const double *x, long n);
 int StnVecPointwiseMult(double *w, const double *x, const double *y, long n); /* w = x .* y */

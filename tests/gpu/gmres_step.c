@@ -254,7 +254,7 @@ static void sweep(long n)
   }
   printf("\nfused step, n = %ld, queued us per step (mean of 30 steps; step 0; step 16; step 29) by threads x blocks per SM:\n", n);
   for (int t = 128; t <= 1024; t *= 2)
-    for (int b = 1; b <= 8; b *= 2) {
+    for (int b = 0; b <= 8; b = b ? 2 * b : 1) { /* 0: as many as fit */
       double us[MAXK];
       a.st.threads = t, a.st.bps = b;
       time_cycles(&a, n, 6, us);
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
     bench(262144);
     bench(1048576); /* the largest n the fused step is used for; beyond, both run three kernels */
   }
-  if (argc > 1 && !strcmp(argv[1], "-sweep")) sweep(262144);
+  if (argc > 1 && !strcmp(argv[1], "-sweep")) sweep(262144), sweep(1048576);
   if (argc > 1 && !strcmp(argv[1], "-profile")) { /* one queued cycle at 2 MB, for a profiler */
     Form a;
     form_create(&a, 1, 262144);

@@ -600,6 +600,18 @@ static PetscErrorCode test_axpy_family(Set *S, int st)
     PetscCall(updated("VecAXPY with x == y (VecScale)", "scale", c, g[0], h[0], sc));
     PetscCall(PetscFree(sc));
   }
+  /* VecReciprocal x = 1/x (Jacobi's set-up), zeros kept: IEEE division, so the same bits */
+  for (int p = 0; p < 2; p++) {
+    const char *name = p ? "VecReciprocal of zeros" : "VecReciprocal";
+    if (p) PetscCall(fill_const(g[0], h[0], 0.0, st));
+    else PetscCall(fill(g[0], h[0], 72, st));
+    c = StnVecCalls("reciprocal");
+    PetscCall(VecReciprocal(g[0]));
+    PetscCall(VecReciprocal(h[0]));
+    expect_calls(name, "reciprocal", c, PETSC_TRUE);
+    expect_on_device(name, g[0]);
+    PetscCall(compare_vec(name, g[0], h[0], NULL, 0.0));
+  }
   /* VecAXPBYPCZ z = a x + b y + c z */
   for (int p = 0; p < 3; p++) {
     const PetscScalar al = p == 1 ? 1.5 : 0.75, be = p == 1 ? 2.0 : -1.25, ga = p == 0 ? 0.5 : p == 1 ? 1.0 : 0.0;
