@@ -55,9 +55,9 @@ typedef struct {
   PetscBool      profile;          /* -ksp_stngmres_profile: where an iteration's time goes */
   PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for */
   PetscBool      fused;            /* -ksp_stngmres_fused: one cooperative kernel per step, not three */
-  PetscBool      fuse_jacobi;      /* -ksp_stngmres_fuse_jacobi: MatMult and a Jacobi PCApply in one kernel */
+  PetscBool      fuse_jacobi;      /* -ksp_stngmres_fuse_jacobi: the operator in one kernel where it can be (operator_setup) */
   Vec            jacobi;           /* the Jacobi scaling, PCApply(ones): kept from solve to solve */
-  PetscBool      jacobi_on;        /* whether this solve's operator is one kernel, with g->jacobi */
+  enum { OP_PETSC, OP_JACOBI, OP_MATMULT } op; /* how this solve applies its operator (operator_setup) */
   PetscLogDouble host[4];          /* seconds: operator calls, step launches, wait, the rest */
   double         gpu[2];           /* milliseconds on the GPU: operator, step */
   PetscInt       steps;
@@ -103,7 +103,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
   PetscFunctionBegin;
   if (g->work) PetscCall(VecDestroyVecs(g->max_k + 3, &g->work));
   PetscCall(VecDestroy(&g->jacobi));
-  g->jacobi_on = PETSC_FALSE;
+  g->op = OP_PETSC;
   PetscCall(VecDestroy(&g->sol_temp));
   g->V = NULL;
   STN_CUDA_CALL(StnGMRESDestroy(&g->st));
@@ -169,45 +169,60 @@ static PetscErrorCode KSPBuildSolution_StnGMRES(KSP ksp, Vec ptr, Vec *result)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Before a solve: whether this solve's operator applications can be one kernel each. With left
-   Jacobi preconditioning, B A v is d .* (A v), where d is the preconditioner's scaling: PCApply
-   on a vector of ones gives it exactly (x * 1 = x), whatever the Jacobi options (-pc_jacobi_type,
-   -pc_jacobi_abs, ...). The SG-DIA product then applies it as it writes each row
-   (MatSGDIAMultScaledDevice), saving the pointwise product's kernel and a pass over two vectors;
-   the result is the same bits. */
-static PetscErrorCode jacobi_setup(KSP ksp)
+/* Before a solve: how apply_operator applies this solve's operator. PETSc's KSP_PCApplyBAorAB
+   in general, and in one kernel, with the same result, in two cases:
+   - left Jacobi preconditioning of an SG-DIA matrix: B A v is d .* (A v), where d is the
+     preconditioner's scaling. PCApply on a vector of ones gives it exactly (x * 1 = x), whatever
+     the Jacobi options (-pc_jacobi_type, -pc_jacobi_abs, ...). The SG-DIA product then applies it
+     as it writes each row (MatSGDIAMultScaledDevice), saving the pointwise product's kernel and a
+     pass over two vectors; the result is the same bits.
+   - no preconditioner (PCNONE), either side: B A v is A v, which PETSc copies once more
+     (PCApply_None); MatMult alone writes it.
+   Neither for a transpose solve, with diagonal scaling, or when the matrix has a null space
+   (KSP_PCApplyBAorAB removes it from the result). */
+static PetscErrorCode operator_setup(KSP ksp)
 {
   KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
-  PetscBool     jac, sgdia, dscale;
+  PetscBool     jac, none, sgdia, dscale;
   Mat           A;
+  MatNullSpace  nsp;
 
   PetscFunctionBegin;
-  g->jacobi_on = PETSC_FALSE;
-  if (!g->fuse_jacobi || ksp->pc_side != PC_LEFT || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jac));
+  g->op = OP_PETSC;
+  if (!g->fuse_jacobi || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCGetOperators(ksp->pc, &A, NULL));
-  PetscCall(MatIsSGDIA(A, &sgdia));
+  PetscCall(MatGetNullSpace(A, &nsp));
   PetscCall(PCGetDiagonalScale(ksp->pc, &dscale));
-  if (!jac || !sgdia || dscale) PetscFunctionReturn(PETSC_SUCCESS);
+  if (nsp || dscale) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
+  if (none) {
+    g->op = OP_MATMULT;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jac));
+  PetscCall(MatIsSGDIA(A, &sgdia));
+  if (!jac || !sgdia || ksp->pc_side != PC_LEFT) PetscFunctionReturn(PETSC_SUCCESS);
   if (!g->jacobi) PetscCall(VecDuplicate(g->temp, &g->jacobi)); /* once: an allocation may wait for the device */
   PetscCall(VecSet(g->temp, 1.0));
   PetscCall(PCApply(ksp->pc, g->temp, g->jacobi));
-  g->jacobi_on = PETSC_TRUE;
+  g->op = OP_JACOBI;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = B A x (left preconditioning) or A B x (right): KSP_PCApplyBAorAB, in one kernel when
-   jacobi_setup allowed it. */
+/* y = B A x (left preconditioning) or A B x (right): KSP_PCApplyBAorAB, in one kernel where
+   operator_setup allowed it. */
 static PetscErrorCode apply_operator(KSP ksp, Vec x, Vec y)
 {
   KSP_StnGMRES *g    = (KSP_StnGMRES *)ksp->data;
   PetscBool     done = PETSC_FALSE;
+  Mat           A;
 
   PetscFunctionBegin;
-  if (g->jacobi_on) {
-    Mat A;
-    PetscCall(PCGetOperators(ksp->pc, &A, NULL));
-    PetscCall(MatSGDIAMultScaledDevice(A, g->jacobi, x, y, &done));
+  if (g->op != OP_PETSC) PetscCall(PCGetOperators(ksp->pc, &A, NULL));
+  if (g->op == OP_JACOBI) PetscCall(MatSGDIAMultScaledDevice(A, g->jacobi, x, y, &done));
+  if (g->op == OP_MATMULT) {
+    PetscCall(MatMult(A, x, y));
+    done = PETSC_TRUE;
   }
   if (!done) PetscCall(KSP_PCApplyBAorAB(ksp, x, y, g->temp_matop));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -336,7 +351,7 @@ static PetscErrorCode KSPSolve_StnGMRES(KSP ksp)
   PetscFunctionBegin;
   ksp->its   = 0;
   ksp->rnorm = -1.0; /* marks the first cycle, for its breakdown test */
-  PetscCall(jacobi_setup(ksp));
+  PetscCall(operator_setup(ksp));
   while (!ksp->reason || (ksp->rnorm == -1 && ksp->reason == KSP_DIVERGED_PC_FAILED)) {
     PetscCall(KSPInitialResidual(ksp, ksp->vec_sol, g->temp, g->temp_matop, g->V[0], ksp->vec_rhs));
     PetscCall(cycle(&its, ksp));
@@ -369,7 +384,7 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
   PetscCall(PetscOptionsBool("-ksp_stngmres_profile", "Print where an iteration's time goes (host phases, GPU time; turns the look-ahead off)", NULL, g->profile, &g->profile, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_fused", "One cooperative kernel per step (else three: MDot, MAXPY with norm and rotations, scaling)", NULL, g->fused, &g->fused, NULL));
   g->st.fused = g->fused;
-  PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "With an SG-DIA matrix and left Jacobi preconditioning, MatMult and PCApply in one kernel", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
+  PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "The operator in one kernel where it can be: MatMult and a left Jacobi PCApply on an SG-DIA matrix, MatMult alone with PCNONE", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
   PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for", NULL, g->lookahead, &g->lookahead, NULL));
   PetscCheck(g->lookahead >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more", g->lookahead);
   PetscCall(PetscOptionsReal("-ksp_gmres_breakdown_tolerance", "Divergence breakdown tolerance during GMRES restart", NULL, g->breakdowntol, &g->breakdowntol, NULL));
@@ -384,7 +399,7 @@ static PetscErrorCode KSPView_StnGMRES(KSP ksp, PetscViewer viewer)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
-  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, Jacobi %s the SG-DIA product\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "fused into" : "apart from"));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
