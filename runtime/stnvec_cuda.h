@@ -67,7 +67,7 @@ int StnVecMAXPBY(double *y, int nv, const double a[], double b, const double *co
 int StnVecScale(double *x, double a, long n);
 int StnVecReciprocal(double *x, long n); /* x = 1/x where x is not 0 (VecReciprocal); Scale's launch shape */
 int StnVecSet(double *x, double a, long n);
-int StnVecCopy(double *y, const double *x, long n);
+int StnVecCopy(double *y, const double *x, long n); /* a kernel below 2^22 entries, the copy engine above */
 int StnVecPointwiseMult(double *w, const double *x, const double *y, long n); /* w = x .* y */
 
 /* For the tuner and the benchmarks: runs kernel k with the given shape on arrays the caller
