@@ -55,6 +55,7 @@ typedef struct {
   PetscBool      profile;          /* -ksp_stngmres_profile: where an iteration's time goes */
   PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for */
   PetscBool      fused;            /* -ksp_stngmres_fused: one cooperative kernel per step, not three */
+  PetscInt       step_threads;     /* -ksp_stngmres_step_threads: its block size (0: the default) */
   PetscBool      fuse_jacobi;      /* -ksp_stngmres_fuse_jacobi: the operator in one kernel where it can be (operator_setup) */
   Vec            jacobi;           /* the Jacobi scaling, PCApply(ones): kept from solve to solve */
   enum { OP_PETSC, OP_JACOBI, OP_MATMULT } op; /* how this solve applies its operator (operator_setup) */
@@ -91,7 +92,8 @@ static PetscErrorCode KSPSetUp_StnGMRES(KSP ksp)
   PetscCall(PetscObjectTypeCompareAny((PetscObject)g->V[0], &cuda, VECSEQCUDA, VECMPICUDA, ""));
   PetscCheck(cuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_type stngmres needs CUDA vectors (-stn_device gpu); use -ksp_type gmres");
   STN_CUDA_CALL(StnGMRESCreate(&g->st, (int)g->max_k));
-  g->st.fused = g->fused;
+  g->st.fused   = g->fused;
+  g->st.threads = (int)g->step_threads;
   PetscCall(PetscMalloc4(g->max_k + 1, &g->Vd, (size_t)g->st.ld * (g->max_k + 1), &g->hh, g->max_k + 2, &g->grs, g->max_k + 1, &g->nrs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -384,6 +386,9 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
   PetscCall(PetscOptionsBool("-ksp_stngmres_profile", "Print where an iteration's time goes (host phases, GPU time; turns the look-ahead off)", NULL, g->profile, &g->profile, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_fused", "One cooperative kernel per step (else three: MDot, MAXPY with norm and rotations, scaling)", NULL, g->fused, &g->fused, NULL));
   g->st.fused = g->fused;
+  PetscCall(PetscOptionsInt("-ksp_stngmres_step_threads", "Threads per block of the one-kernel step (0: 512 up to 2^19 entries, 256 beyond)", NULL, g->step_threads, &g->step_threads, NULL));
+  PetscCheck(g->step_threads >= 0 && g->step_threads <= 1024, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_step_threads %" PetscInt_FMT ": must be 0 to 1024", g->step_threads);
+  g->st.threads = (int)g->step_threads;
   PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "The operator in one kernel where it can be: MatMult and a left Jacobi PCApply on an SG-DIA matrix, MatMult alone with PCNONE", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
   PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for", NULL, g->lookahead, &g->lookahead, NULL));
   PetscCheck(g->lookahead >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more", g->lookahead);

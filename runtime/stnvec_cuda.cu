@@ -633,7 +633,11 @@ int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double
 
 namespace cg = cooperative_groups;
 
-constexpr int  kStepThreads = 256; /* the default block; StnGMRESState.threads may ask for others */
+/* The default block (StnGMRESState.threads may ask for others): 512 threads up to 2^19 entries,
+   256 beyond. Session 6's sweep (tests/gpu/gmres_step -sweep, docs/gpu-runs/gmres_step_fold.txt),
+   queued us per step: at 2^18, 27.7 with 512 against 29.9 with 256; at 2^20, 98.6 against 96.5. */
+constexpr int  kStepThreadsSmall = 512, kStepThreads = 256;
+constexpr long kStepSmallMaxN = 1L << 19;
 constexpr long kFusedMaxN   = 1L << 20; /* the largest n the fused step is used for */
 template <int NV>
 constexpr int step_max_threads() { return NV > 8 ? 512 : 1024; } /* more vectors: up to 102 registers */
@@ -750,7 +754,7 @@ __global__ void __launch_bounds__(step_max_threads<NV>()) gmres_step_kernel(cons
   }
 }
 
-/* Launches gmres_step_kernel<NV>: st->threads per block (default kStepThreads), st->bps blocks
+/* Launches gmres_step_kernel<NV>: st->threads per block (default above), st->bps blocks
    per SM (default: as many as fit; never more, a cooperative launch needs them all resident),
    at most one block per thread's element. */
 template <int NV>
@@ -758,7 +762,7 @@ int gmres_step_fused(StnGMRESState *st, int it, double haptol, double *w, const 
 {
   static int fit[1024 / 32 + 1]; /* blocks of this instance resident per SM, by threads / 32 */
   StepArgs   a;
-  int        rc, threads = st->threads > 0 ? st->threads : kStepThreads;
+  int        rc, threads = st->threads > 0 ? st->threads : n <= kStepSmallMaxN ? kStepThreadsSmall : kStepThreads;
 
   if (threads > step_max_threads<NV>()) threads = step_max_threads<NV>();
   threads &= ~31;
