@@ -220,13 +220,10 @@ static PetscErrorCode apply_operator(KSP ksp, Vec x, Vec y)
   Mat           A;
 
   PetscFunctionBegin;
-  if (g->op != OP_PETSC) PetscCall(PCGetOperators(ksp->pc, &A, NULL));
-  if (g->op == OP_JACOBI) PetscCall(MatSGDIAMultScaledDevice(A, g->jacobi, x, y, &done));
-  if (g->op == OP_MATMULT) {
-    PetscCall(MatMult(A, x, y));
-    done = PETSC_TRUE;
-  }
-  if (!done) PetscCall(KSP_PCApplyBAorAB(ksp, x, y, g->temp_matop));
+  PetscCall(PCGetOperators(ksp->pc, &A, NULL));
+  if (g->op == OP_MATMULT) PetscCall(MatMult(A, x, y));
+  if (g->op == OP_JACOBI) PetscCall(MatSGDIAMultScaledDevice(A, g->jacobi, x, y, &done)); /* not done: A is not on the device */
+  if (g->op == OP_PETSC || (g->op == OP_JACOBI && !done)) PetscCall(KSP_PCApplyBAorAB(ksp, x, y, g->temp_matop));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

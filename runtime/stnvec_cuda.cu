@@ -1033,7 +1033,6 @@ int StnVecScale(double *x, double a, long n)
 
 int StnVecReciprocal(double *x, long n)
 {
-  if (n <= 0) return 0;
   return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ReciprocalOp{x}); /* Scale's traffic, so its shape */
 }
 
