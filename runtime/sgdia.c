@@ -496,6 +496,25 @@ PetscErrorCode MatSGDIAMultScaledDevice(Mat mat, Vec d, Vec x, Vec y, PetscBool 
   *done = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode MatSGDIAGetDeviceOperator(Mat mat, const StnBox **box, const PetscScalar **values, PetscLogDouble *flops, PetscBool *ok)
+{
+  PetscBool is;
+  SGDIA    *A;
+
+  PetscFunctionBeginUser;
+  *ok = PETSC_FALSE;
+  PetscCall(MatIsSGDIA(mat, &is));
+  if (!is) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIAGetContext(mat, &A));
+  if (!A->device || A->scatter) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIASyncDevice(A));
+  *box    = &A->box;
+  *values = A->dvalues;
+  *flops  = 2.0 * A->nnz;
+  *ok     = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 #endif
 
 static PetscErrorCode SGDIAApply(Mat mat, Vec x, Vec z, Vec y)

@@ -17,6 +17,10 @@
 #include <petscdmda.h>
 #include <petscmat.h>
 
+#if defined(PETSC_HAVE_CUDA)
+  #include "sgdia_cuda.h" /* StnBox */
+#endif
+
 /* PETSc 3.18 (Debian's) returns plain 0 from functions; PETSC_SUCCESS came in 3.19. */
 #if PETSC_VERSION_LT(3, 19, 0)
   #define PETSC_SUCCESS 0
@@ -48,6 +52,11 @@ PetscErrorCode MatSGDIARestoreArrayDevice(Mat A, PetscScalar **values);
    Jacobi preconditioner's PCApply) bit for bit, without t. *done: whether it ran; PETSC_FALSE
    (and nothing done) when A is not an SG-DIA matrix on the device. Logged as MatMultJacobi. */
 PetscErrorCode MatSGDIAMultScaledDevice(Mat A, Vec d, Vec x, Vec y, PetscBool *done);
+/* For a kernel that applies A itself (KSPSTNGMRES's cycle kernel, stncycle_cuda.h): the layout
+   and the device values of A, brought up to date. *ok is PETSC_FALSE (and nothing else is set)
+   when A is not an SG-DIA matrix on the device, or when its product reads ghosts (more than one
+   rank, or a periodic direction). flops: what one product does, for PetscLogGpuFlops. */
+PetscErrorCode MatSGDIAGetDeviceOperator(Mat A, const StnBox **box, const PetscScalar **values, PetscLogDouble *flops, PetscBool *ok);
 #endif
 
 #endif

@@ -15,7 +15,7 @@
    (dof 1-4; nsten 5, 7, 9, 13, 19, 25, 27), so the loops unroll into straight-line code whose
    loads are independent of each other (ptxas hoists them ahead of the multiplies as registers
    allow); other sizes run the same code with run-time bounds. The offsets
-   and the box sizes travel in the kernel's parameter block (Geometry, below): reading them costs
+   and the box sizes travel in the kernel's parameter block (Geometry, sgdia_rows.h): reading them costs
    constant-cache hits, no memory traffic and no extra allocation.
 
    Boundaries. A warp whose points all have every neighbour inside x's box (and inside the domain,
@@ -32,6 +32,7 @@
    E.g. 7-point star, dof 1: 72 bytes and 14 flops per row (0.19 flop/byte): memory-bound by far;
    27-point box, dof 1: 232 bytes; 7-point star, dof 4: 240 bytes and 56 flops per row. */
 #include "sgdia_cuda.h"
+#include "sgdia_rows.h"
 
 #include <cuda_runtime.h>
 
@@ -41,15 +42,10 @@
 
 namespace {
 
+using namespace stn_sgdia;
+
 constexpr int kBlock    = 256;  /* threads per block of the diagonal kernel */
 constexpr int kMaxBlock = 1024; /* the product's blocks: StnSGDIASetBlockThreads, 256 by default */
-
-/* Unrolling in the functions that the host compiler sees too (it does not know the pragma). */
-#ifdef __CUDA_ARCH__
-  #define STN_UNROLL _Pragma("unroll")
-#else
-  #define STN_UNROLL
-#endif
 
 /* ---------------------------------------------------------------------------------------------
    Errors
@@ -77,20 +73,6 @@ int check(cudaError_t err, const char *what)
 /* ---------------------------------------------------------------------------------------------
    The geometry a kernel needs, worked out once per call by the launcher
    --------------------------------------------------------------------------------------------- */
-
-/* Passed by value (about 2 KB of the 4 KB parameter space): read through the constant cache. */
-struct Geometry {
-  int nrows, dof, nsten;
-  int s[3], m[3];                 /* owned box: first index and extent per direction */
-  int b[3], bm[3];                /* the box x is laid out in (ghosted or owned) */
-  int n[3];                       /* global grid size */
-  int skip[3];                    /* 1: neighbours beyond 0..n-1 do not exist (non-periodic) */
-  int wrap[3];                    /* 1: neighbours beyond 0..n-1 are wrapped by -+n (owned layout) */
-  int fast_lo[3], fast_hi[3];     /* points with fast_lo <= i < fast_hi in every direction have all
-                                     their neighbours, at b + lin[s] in x's box */
-  int lin[STN_MAX_STEN];          /* offset of block diagonal s, linear in x's box */
-  int off[3 * STN_MAX_STEN];      /* di, dj, dk of block diagonal s */
-};
 
 /* Checks the box and fills g; returns 0 or a recorded cudaErrorInvalidValue. for_x: also check
    (and work out) where x's values are, for a product; without it only the rows are set up. */
@@ -177,97 +159,8 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
 }
 
 /* ---------------------------------------------------------------------------------------------
-   The product
+   The product (its rows: sgdia_rows.h)
    --------------------------------------------------------------------------------------------- */
-
-/* A load of a matrix entry: through the read-only cache, or streaming (evict-first). */
-template <bool STREAM>
-__host__ __device__ __forceinline__ double load_a(const double *p)
-{
-#ifdef __CUDA_ARCH__
-  return STREAM ? __ldcs(p) : __ldg(p);
-#else
-  return *p;
-#endif
-}
-
-__host__ __device__ __forceinline__ double load_x(const double *p)
-{
-#ifdef __CUDA_ARCH__
-  return __ldg(p);
-#else
-  return *p;
-#endif
-}
-
-/* The global grid coordinates (i, j, k) of the point of row t. */
-template <int DOF>
-__host__ __device__ __forceinline__ void row_point(const Geometry &g, int t, int *i, int *j, int *k)
-{
-  const int dof = DOF ? DOF : g.dof;
-  const int p = t / dof, q = p / g.m[0];
-  *i = g.s[0] + (p - q * g.m[0]);
-  *j = g.s[1] + q % g.m[1];
-  *k = g.s[2] + q / g.m[1];
-}
-
-/* Whether every neighbour of (i, j, k) is at base + lin[s] (see fast_lo). */
-__host__ __device__ __forceinline__ bool in_fast_range(const Geometry &g, int i, int j, int k)
-{
-  return i >= g.fast_lo[0] && i < g.fast_hi[0] && j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
-}
-
-/* Whether (j, k) is in the fast range: only x can take a point out of it. */
-__host__ __device__ __forceinline__ bool in_fast_yz(const Geometry &g, int j, int k)
-{
-  return j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
-}
-
-/* (A x)[t] for the row t at point (i, j, k): every neighbour's A entry times x, in the order of
-   the block columns. CHECKED: test each neighbour (any point). XEDGE: (j, k) in the fast range
-   and x not periodic: a neighbour beyond the x edge of the domain is skipped, every other one is
-   at base + lin[s] (the launcher checked that the stencil stays in x's box). Otherwise (i, j, k)
-   must be in the fast range. */
-template <int DOF, int NSTEN, bool STREAM, bool CHECKED, bool XEDGE = false>
-__host__ __device__ __forceinline__ double row_product(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, int i, int j, int k)
-{
-  const int     dof = DOF ? DOF : g.dof, nsten = NSTEN ? NSTEN : g.nsten;
-  const size_t  ld  = (size_t)g.nrows;
-  const double *a   = A + t;
-  double        acc = 0.0;
-
-  if (!CHECKED) {
-    const int base = ((k - g.b[2]) * g.bm[1] + (j - g.b[1])) * g.bm[0] + (i - g.b[0]);
-    STN_UNROLL
-    for (int s = 0; s < nsten; s++) {
-      if (XEDGE) {
-        const int ni = i + g.off[3 * s];
-        if (ni < 0 || ni >= g.n[0]) continue;
-      }
-      const double *xn = x + (base + g.lin[s]) * dof;
-      STN_UNROLL
-      for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x(xn + c);
-    }
-  } else {
-    STN_UNROLL
-    for (int s = 0; s < nsten; s++) {
-      int  nb[3]  = {i + g.off[3 * s], j + g.off[3 * s + 1], k + g.off[3 * s + 2]};
-      bool exists = true;
-      STN_UNROLL
-      for (int d = 0; d < 3; d++) {
-        const bool out = nb[d] < 0 || nb[d] >= g.n[d];
-        exists         = exists && !(out && g.skip[d]);
-        if (out && g.wrap[d]) nb[d] += nb[d] < 0 ? g.n[d] : -g.n[d];
-      }
-      if (exists) {
-        const double *xn = x + (((nb[2] - g.b[2]) * g.bm[1] + (nb[1] - g.b[1])) * g.bm[0] + (nb[0] - g.b[0])) * dof;
-        STN_UNROLL
-        for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x(xn + c);
-      }
-    }
-  }
-  return acc;
-}
 
 /* What row t of y gets from v = (A x)[t]: v (add 0), w[t] + v (add 1; w may be y) or w[t] * v
    (add 2: a diagonal scaling after the product, Jacobi's, as VecPointwiseMult would do it). */
@@ -280,26 +173,10 @@ __device__ __forceinline__ double output(int add, const double *w, int t, double
 template <int DOF, int NSTEN, bool STREAM>
 __global__ void __launch_bounds__(kMaxBlock) sgdia_mult(const Geometry g, const double *__restrict__ A, const double *__restrict__ x, const double *w, double *y, int add)
 {
-  const int  t      = blockIdx.x * blockDim.x + threadIdx.x;
-  const bool active = t < g.nrows;
-  int        i = 0, j = 0, k = 0;
-
-  if (active) row_point<DOF>(g, t, &i, &j, &k);
-  /* The vote needs every lane of the warp, so the rows past the end vote too (as fast). */
-  if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k))) {
-    if (!active) return;
-    const double v = row_product<DOF, NSTEN, STREAM, false>(g, A, x, t, i, j, k);
-    y[t]           = output(add, w, t, v);
-  } else if (__all_sync(0xffffffffu, !active || (g.skip[0] && in_fast_yz(g, j, k)))) {
-    /* A warp at an x face of the domain (most edge warps on a large grid): test x only. */
-    if (!active) return;
-    const double v = row_product<DOF, NSTEN, STREAM, false, true>(g, A, x, t, i, j, k);
-    y[t]           = output(add, w, t, v);
-  } else {
-    if (!active) return;
-    const double v = row_product<DOF, NSTEN, STREAM, true>(g, A, x, t, i, j, k);
-    y[t]           = output(add, w, t, v);
-  }
+  const int    t      = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool   active = t < g.nrows;
+  const double v      = row_value<DOF, NSTEN, STREAM>(g, A, x, t, active);
+  if (active) y[t] = output(add, w, t, v);
 }
 
 int block_threads = 256; /* StnSGDIASetBlockThreads */
@@ -343,6 +220,11 @@ __global__ void __launch_bounds__(kBlock) sgdia_diagonal(int nrows, int dof, int
 }
 
 } /* namespace */
+
+int stn_sgdia::StnSGDIAGeometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
+{
+  return make_geometry(box, ghosted, for_x, g);
+}
 
 /* ---------------------------------------------------------------------------------------------
    The C API (sgdia_cuda.h)

@@ -38,6 +38,7 @@
 
   #include "sgdia.h"
   #include "sgdia_cuda.h"
+  #include "stncycle_cuda.h"
   #include "stnvec.h"
   #include "stnvec_cuda.h"
 
@@ -59,6 +60,9 @@ typedef struct {
   PetscBool      fuse_jacobi;      /* -ksp_stngmres_fuse_jacobi: the operator in one kernel where it can be (operator_setup) */
   Vec            jacobi;           /* the Jacobi scaling, PCApply(ones): kept from solve to solve */
   enum { OP_PETSC, OP_JACOBI, OP_MATMULT } op; /* how this solve applies its operator (operator_setup) */
+  PetscBool      cycle_kernel;     /* -ksp_stngmres_cycle_kernel: a whole cycle in one kernel where it can be */
+  PetscBool      use_cycle;        /* this solve runs its cycles so (operator_setup) */
+  PetscLogDouble cycle_flops;      /* the flops of one of its products, with the scaling */
   PetscLogDouble host[4];          /* seconds: operator calls, step launches, wait, the rest */
   double         gpu[2];           /* milliseconds on the GPU: operator, step */
   PetscInt       steps;
@@ -190,24 +194,54 @@ static PetscErrorCode operator_setup(KSP ksp)
   MatNullSpace  nsp;
 
   PetscFunctionBegin;
-  g->op = OP_PETSC;
+  g->op        = OP_PETSC;
+  g->use_cycle = PETSC_FALSE;
   if (!g->fuse_jacobi || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCGetOperators(ksp->pc, &A, NULL));
   PetscCall(MatGetNullSpace(A, &nsp));
   PetscCall(PCGetDiagonalScale(ksp->pc, &dscale));
   if (nsp || dscale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
-  if (none) {
-    g->op = OP_MATMULT;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jac));
   PetscCall(MatIsSGDIA(A, &sgdia));
-  if (!jac || !sgdia || ksp->pc_side != PC_LEFT) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!g->jacobi) PetscCall(VecDuplicate(g->temp, &g->jacobi)); /* once: an allocation may wait for the device */
-  PetscCall(VecSet(g->temp, 1.0));
-  PetscCall(PCApply(ksp->pc, g->temp, g->jacobi));
-  g->op = OP_JACOBI;
+  if (none) g->op = OP_MATMULT;
+  else if (jac && sgdia && ksp->pc_side == PC_LEFT) {
+    if (!g->jacobi) PetscCall(VecDuplicate(g->temp, &g->jacobi)); /* once: an allocation may wait for the device */
+    PetscCall(VecSet(g->temp, 1.0));
+    PetscCall(PCApply(ksp->pc, g->temp, g->jacobi));
+    g->op = OP_JACOBI;
+  }
+  /* The cycle kernel (stncycle_cuda.h) applies either operator itself, when A is SG-DIA on the
+     device without ghosts and its rows fit. Not while profiling, which times each step. */
+  if (g->op != OP_PETSC && g->cycle_kernel && g->fused && !g->profile) {
+    const StnBox      *box;
+    const PetscScalar *values;
+    PetscBool          ok;
+    PetscInt           n;
+    PetscCall(MatSGDIAGetDeviceOperator(A, &box, &values, &g->cycle_flops, &ok));
+    PetscCall(VecGetLocalSize(g->temp, &n));
+    g->use_cycle = ok && StnGMRESCycleFits(box, n) ? PETSC_TRUE : PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Launches steps 0..end-1 of this cycle as one kernel: the operator of operator_setup (A, with
+   Jacobi's scaling for OP_JACOBI) and the Gram-Schmidt step, each step's report behind ticket[]. */
+static PetscErrorCode launch_cycle(KSP ksp, PetscInt end, PetscInt n, unsigned ticket[])
+{
+  KSP_StnGMRES      *g = (KSP_StnGMRES *)ksp->data;
+  const StnBox      *box;
+  const PetscScalar *values, *d = NULL;
+  PetscBool          ok;
+  Mat                A;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetOperators(ksp->pc, &A, NULL));
+  PetscCall(MatSGDIAGetDeviceOperator(A, &box, &values, &g->cycle_flops, &ok));
+  PetscCheck(ok, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "stngmres: the operator stopped being an SG-DIA matrix on the GPU");
+  if (g->op == OP_JACOBI) PetscCall(VecCUDAGetArrayRead(g->jacobi, &d));
+  STN_CUDA_CALL(StnGMRESCycleLaunch(&g->st, box, values, d, 0, (int)end, g->haptol, (double *const *)g->Vd, n, ticket));
+  if (g->op == OP_JACOBI) PetscCall(VecCUDARestoreArrayRead(g->jacobi, &d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -275,6 +309,11 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
       PetscCall(KSPLogResidualHistory(ksp, res));
       PetscCall(KSPMonitor(ksp, ksp->its, res));
     }
+    if (g->use_cycle && !queued) { /* all the steps this cycle may take, in one kernel */
+      const PetscInt end = PetscMin(g->max_k, ksp->max_it - ksp->its);
+      PetscCall(launch_cycle(ksp, end, n, ticket));
+      queued = end;
+    }
     for (; queued <= last; queued++) { /* step it, and the next ones up to the look-ahead */
       PetscScalar *w;
       if (g->profile) {
@@ -332,6 +371,10 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     }
   }
   *itcount = it;
+  if (g->use_cycle) { /* the products inside the kernel, as MatMult would have logged them; its steps past it are not needed */
+    PetscCall(PetscLogGpuFlops(it * (g->cycle_flops + (g->op == OP_JACOBI ? (PetscLogDouble)n : 0))));
+    if (it < queued) STN_CUDA_CALL(StnGMRESCycleStop());
+  }
   PetscCall(build_solution(ksp, it - 1, ksp->vec_sol, ksp->vec_sol));
   if (ksp->reason == KSP_CONVERGED_ITERATING && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
   if (it && ksp->reason) {
@@ -386,6 +429,7 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
   PetscCall(PetscOptionsInt("-ksp_stngmres_step_threads", "Threads per block of the one-kernel step (0: 512 up to 2^19 entries, 256 beyond)", NULL, g->step_threads, &g->step_threads, NULL));
   PetscCheck(g->step_threads >= 0 && g->step_threads <= 1024, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_step_threads %" PetscInt_FMT ": must be 0 to 1024", g->step_threads);
   g->st.threads = (int)g->step_threads;
+  PetscCall(PetscOptionsBool("-ksp_stngmres_cycle_kernel", "A whole restart cycle in one kernel where it can be: the operator of -ksp_stngmres_fuse_jacobi on an SG-DIA matrix on the GPU, one rank, no periodic direction", NULL, g->cycle_kernel, &g->cycle_kernel, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "The operator in one kernel where it can be: MatMult and a left Jacobi PCApply on an SG-DIA matrix, MatMult alone with PCNONE", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
   PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for", NULL, g->lookahead, &g->lookahead, NULL));
   PetscCheck(g->lookahead >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more", g->lookahead);
@@ -401,7 +445,7 @@ static PetscErrorCode KSPView_StnGMRES(KSP ksp, PetscViewer viewer)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
-  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it"));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s%s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it", g->fuse_jacobi && g->fused && g->cycle_kernel ? ", a whole cycle in one kernel where it can be (SG-DIA on one rank)" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -417,6 +461,7 @@ static PetscErrorCode KSPCreate_StnGMRES(KSP ksp)
   g->lookahead    = 2;
   g->fused        = PETSC_TRUE;
   g->fuse_jacobi  = PETSC_TRUE;
+  g->cycle_kernel = PETSC_TRUE;
   ksp->data       = g;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 4));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 3));

@@ -29,6 +29,7 @@
 
 #include "sgdia_cuda.h" /* StnCUDARecordError */
 #include "stnvec_ref.h"  /* STN_VEC_TEST_VALUE */
+#include "stnreduce.h"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -38,6 +39,8 @@
 
 namespace {
 
+using namespace stn_reduce;
+
 int check(cudaError_t err, const char *what)
 {
   return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what);
@@ -46,13 +49,6 @@ int check(cudaError_t err, const char *what)
 /* ---------------------------------------------------------------------------------------------
    Reductions
    --------------------------------------------------------------------------------------------- */
-
-struct Sum {
-  static __device__ double combine(double a, double b) { return a + b; }
-};
-struct Max { /* NaN wins, so a NaN entry shows in the max-norm */
-  static __device__ double combine(double a, double b) { return (a != a || a > b) ? a : b; }
-};
 
 /* max_threads: the largest block a kernel is compiled for (its register budget: 65536 / it per
    thread); a shape asking for more runs with this many. max_ept: the most elements per thread
@@ -109,66 +105,6 @@ struct DotNorm2Op {
   __device__ void   epilogue(const double *) const {}
 };
 
-template <class Fold>
-__device__ double warp_fold(double v)
-{
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = Fold::combine(v, __shfl_down_sync(0xffffffffu, v, o));
-  return v; /* in lane 0 */
-}
-
-/* A block's NV partial results: each warp folds its lanes with shuffles, warp 0 folds the warps,
-   and thread 0 writes partials[blockIdx.x * NV + k]. warp_part: the block's shared scratch. All
-   threads of the block call it. */
-template <class Fold, int NV>
-__device__ void block_partials(const double acc[NV], double (*warp_part)[NV], double *partials)
-{
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-#pragma unroll
-  for (int k = 0; k < NV; k++) {
-    const double v = warp_fold<Fold>(acc[k]);
-    if (lane == 0) warp_part[warp][k] = v;
-  }
-  __syncthreads();
-  if (warp == 0) {
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-      const double v = warp_fold<Fold>(lane < nwarps ? warp_part[lane][k] : 0.0);
-      if (lane == 0) partials[(long)blockIdx.x * NV + k] = v;
-    }
-  }
-}
-
-/* Folds nblocks * NV partials, laid out block by block, in a fixed order, so that every run (and
-   every block that folds them) gets the same bits. Thread t takes entries t, t + blockDim.x, ...:
-   always the same k = t % NV (NV divides 32, blockDim.x is a multiple of 32), four loads in flight
-   at a time; then the threads of each k fold, lanes by shuffles, warps through shared memory.
-   Returns result k in thread k < NV. All threads of the block call it. */
-template <class Fold, int NV>
-__device__ double fold_partials(const double *partials, long nblocks, double (*warp_part)[NV])
-{
-  const int  lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const long total = nblocks * NV, stride = blockDim.x;
-  double     v[4]  = {0.0, 0.0, 0.0, 0.0};
-  long       j     = threadIdx.x;
-  for (; j + 3 * stride < total; j += 4 * stride)
-#pragma unroll
-    for (int u = 0; u < 4; u++) v[u] = Fold::combine(v[u], __ldcg(&partials[j + u * stride]));
-  for (; j < total; j += stride) v[0] = Fold::combine(v[0], __ldcg(&partials[j]));
-  double r = Fold::combine(Fold::combine(v[0], v[1]), Fold::combine(v[2], v[3]));
-#pragma unroll
-  for (int off = 16; off >= NV; off >>= 1) r = Fold::combine(r, __shfl_xor_sync(0xffffffffu, r, off));
-  __syncthreads(); /* warp_part's earlier readers are done */
-  if (lane < NV) warp_part[warp][lane] = r;
-  __syncthreads();
-  double t = 0.0;
-  if (threadIdx.x < NV) {
-    t = warp_part[0][threadIdx.x];
-    for (int w = 1; w < nwarps; w++) t = Fold::combine(t, warp_part[w][threadIdx.x]);
-  }
-  return t;
-}
-
 /* __launch_bounds__: the register budget of the largest block the kernel runs with, so that
    every shape launches. */
 template <class Op, int EPT>
@@ -213,41 +149,6 @@ __global__ void __launch_bounds__(Op::max_threads) reduce_kernel(Op op, long n, 
     __threadfence_system();
     *done = seq; /* the host waits for this (wait_result) */
   }
-}
-
-/* PETSc's KSPGMRESUpdateHessenberg on column it of HH (hh: that column), once tt = ||w|| is known:
-   HH(it + 1, it) = tt, the previous rotations applied to the column, the new rotation and the
-   rotated right-hand side; then what the host needs, into the mapped report. One thread. */
-__device__ void hessenberg_update(double *hh, double *cc, double *ss, double *grs, int it, double tt, double haptol, StnGMRESReport *report)
-{
-  double hapbnd, res = 0.0, t;
-  int    hapend, null = 0;
-
-  hh[it + 1] = tt;
-  hapbnd     = fabs(tt / grs[it]);
-  if (hapbnd > haptol) hapbnd = haptol;
-  hapend = tt < hapbnd;
-  for (int j = 1; j <= it; j++) { /* the previous rotations, on the new column */
-    t         = hh[j - 1];
-    hh[j - 1] = cc[j - 1] * t + ss[j - 1] * hh[j];
-    hh[j]     = cc[j - 1] * hh[j] - ss[j - 1] * t;
-  }
-  if (!hapend) {
-    t = sqrt(hh[it] * hh[it] + hh[it + 1] * hh[it + 1]);
-    if (t == 0.0) null = 1;
-    else {
-      cc[it]      = hh[it] / t;
-      ss[it]      = hh[it + 1] / t;
-      grs[it + 1] = -(ss[it] * grs[it]);
-      grs[it]     = cc[it] * grs[it];
-      hh[it]      = cc[it] * hh[it] + ss[it] * hh[it + 1];
-      res         = fabs(grs[it + 1]);
-    }
-  }
-  report->res    = res;
-  report->tt     = tt;
-  report->hapend = hapend;
-  report->null   = null;
 }
 
 /* GMRES: w = w - sum_j HH(j, it) V[j] and ||w||, then in the last block the Hessenberg update
@@ -950,6 +851,22 @@ int StnGMRESStep(StnGMRESState *st, int it, double haptol, double *w, const doub
   unsigned ticket = 0;
   const int rc    = StnGMRESStepLaunch(st, it, haptol, w, V, n, &ticket);
   return rc ? rc : StnGMRESStepWait(it, ticket, r);
+}
+
+int StnGMRESGetScratch(StnGMRESScratch *s, unsigned count, unsigned *first)
+{
+  const int rc = scratch_ready();
+  *s           = StnGMRESScratch{};
+  if (rc) return rc;
+  s->sms         = scratch.sms;
+  s->cooperative = scratch.cooperative;
+  s->partials    = scratch.partials;
+  s->npartials   = (long)kMaxBps * scratch.sms * STN_VEC_MAX_MULTI;
+  s->done        = scratch.dev_done;
+  s->report      = scratch.dev_report;
+  *first         = scratch.seq + 1;
+  scratch.seq += count;
+  return 0;
 }
 
 int StnGMRESGetHessenberg(const StnGMRESState *st, int it, double *hh, double *grs)

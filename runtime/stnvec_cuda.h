@@ -132,6 +132,20 @@ int StnGMRESStepWait(int it, unsigned ticket, StnGMRESReport *r);
 /* Copies HH's columns 0..it (ld doubles each) and GRS(0..it) to the host. */
 int StnGMRESGetHessenberg(const StnGMRESState *st, int it, double *hh, double *grs);
 
+/* For the GMRES cycle kernel (stncycle_cuda.cu), which reports its steps as the steps do: the
+   device's SM count, whether it takes cooperative launches, the per-block partials (room for
+   npartials doubles), the flag and the reports (device pointers to mapped host memory). *first:
+   the first of count consecutive flag values reserved for the caller (StnGMRESStepWait waits for
+   them). */
+typedef struct StnGMRESScratch {
+  int             sms, cooperative;
+  double         *partials;
+  long            npartials;
+  unsigned       *done;
+  StnGMRESReport *report;
+} StnGMRESScratch;
+int StnGMRESGetScratch(StnGMRESScratch *s, unsigned count, unsigned *first);
+
 #ifdef __cplusplus
 }
 #endif

@@ -46,8 +46,14 @@ if ! $CC $CFLAGS -o "$B/gmres_step" tests/gpu/gmres_step.c $RUNTIME_OBJS $LIBS >
   tail -30 "$OUTDIR/build.log"
   exit 1
 fi
+# shellcheck disable=SC2086 # flag lists
+if ! $CC $CFLAGS -o "$B/gmres_cycle" tests/gpu/gmres_cycle.c $RUNTIME_OBJS $LIBS >>"$OUTDIR/build.log" 2>&1; then
+  bad "vec: building tests/gpu/gmres_cycle.c (log: $OUTDIR/build.log)"
+  tail -30 "$OUTDIR/build.log"
+  exit 1
+fi
 if [ -s "$OUTDIR/build.log" ]; then echo "note: gpu: vec: compiler warnings in $OUTDIR/build.log"; fi
-ok "vec: vec_ops and gmres_step built"
+ok "vec: vec_ops, gmres_step and gmres_cycle built"
 [ $build_only = 1 ] && exit 0
 
 # Every check, full sizes (0, 1, 31, 1000, 1000003).
@@ -75,6 +81,13 @@ grep -E "^(gpu: vec:|FAIL: gpu: vec:)" "$OUTDIR/gmres_step.log"
 if [ $rc -eq 0 ]; then ok "vec: gmres_step, all checks"
 else bad "vec: gmres_step (exit $rc; log: $OUTDIR/gmres_step.log)"; tail -5 "$OUTDIR/gmres_step.log"; fi
 
+# The GMRES cycle kernel against the product and the step (tests/gpu/gmres_cycle.c).
+"$B/gmres_cycle" >"$OUTDIR/gmres_cycle.log" 2>&1
+rc=$?
+grep -E "^(gpu: gmres cycle:|FAIL: gpu: gmres cycle:)" "$OUTDIR/gmres_cycle.log"
+if [ $rc -eq 0 ]; then ok "vec: gmres_cycle, all checks"
+else bad "vec: gmres_cycle (exit $rc; log: $OUTDIR/gmres_cycle.log)"; tail -5 "$OUTDIR/gmres_cycle.log"; fi
+
 # Clean kernels: the same programs on small sizes under compute-sanitizer.
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck synccheck initcheck; do
@@ -93,6 +106,13 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
     else
       bad "vec: compute-sanitizer $tool: gmres_step (exit $src; log: $OUTDIR/gmres_step.$tool.log)"
       grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/gmres_step.$tool.log" | head -10
+    fi
+    compute-sanitizer --tool $tool --error-exitcode 99 "$B/gmres_cycle" -small >"$OUTDIR/gmres_cycle.$tool.log" 2>&1
+    src=$?
+    if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: gmres_cycle"
+    else
+      bad "vec: compute-sanitizer $tool: gmres_cycle (exit $src; log: $OUTDIR/gmres_cycle.$tool.log)"
+      grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/gmres_cycle.$tool.log" | head -10
     fi
   done
 else

@@ -1,0 +1,152 @@
+/* sgdia_rows.h: one row of the SG-DIA product, for device code (sgdia_cuda.cu's product kernel
+   and the GMRES cycle kernel of stncycle_cuda.cu, which computes the product's rows itself).
+   C++ and CUDA only: included by .cu files, never by the C side.
+
+   The storage and the kernel design are described at the top of sgdia_cuda.cu; the launcher
+   there (StnSGDIAGeometry) checks a box and works out the Geometry these functions read. */
+#ifndef SGDIA_ROWS_H
+#define SGDIA_ROWS_H
+
+#include "sgdia_cuda.h"
+
+#include <cstddef>
+
+namespace stn_sgdia {
+
+/* Unrolling in the functions that the host compiler sees too (it does not know the pragma). */
+#ifdef __CUDA_ARCH__
+  #define STN_UNROLL _Pragma("unroll")
+#else
+  #define STN_UNROLL
+#endif
+
+/* Passed by value (about 2 KB of the 4 KB parameter space): read through the constant cache. */
+struct Geometry {
+  int nrows, dof, nsten;
+  int s[3], m[3];                 /* owned box: first index and extent per direction */
+  int b[3], bm[3];                /* the box x is laid out in (ghosted or owned) */
+  int n[3];                       /* global grid size */
+  int skip[3];                    /* 1: neighbours beyond 0..n-1 do not exist (non-periodic) */
+  int wrap[3];                    /* 1: neighbours beyond 0..n-1 are wrapped by -+n (owned layout) */
+  int fast_lo[3], fast_hi[3];     /* points with fast_lo <= i < fast_hi in every direction have all
+                                     their neighbours, at b + lin[s] in x's box */
+  int lin[STN_MAX_STEN];          /* offset of block diagonal s, linear in x's box */
+  int off[3 * STN_MAX_STEN];      /* di, dj, dk of block diagonal s */
+};
+
+/* Checks box against the product's rules (sgdia_cuda.h) and fills g, for a product when for_x
+   (where x's values are, too), else for the rows only; returns 0 or a recorded
+   cudaErrorInvalidValue (StnCUDALastError says why). In sgdia_cuda.cu. */
+int StnSGDIAGeometry(const StnBox *box, int ghosted, bool for_x, Geometry *g);
+
+/* A load of a matrix entry: through the read-only cache, or streaming (evict-first). */
+template <bool STREAM>
+__host__ __device__ __forceinline__ double load_a(const double *p)
+{
+#ifdef __CUDA_ARCH__
+  return STREAM ? __ldcs(p) : __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+/* A load of x: through the read-only cache (RO: x is not written while the kernel runs), or a
+   plain one (the GMRES cycle kernel writes the basis vectors it later multiplies). */
+template <bool RO>
+__host__ __device__ __forceinline__ double load_x(const double *p)
+{
+#ifdef __CUDA_ARCH__
+  return RO ? __ldg(p) : *p;
+#else
+  return *p;
+#endif
+}
+
+/* The global grid coordinates (i, j, k) of the point of row t. */
+template <int DOF>
+__host__ __device__ __forceinline__ void row_point(const Geometry &g, int t, int *i, int *j, int *k)
+{
+  const int dof = DOF ? DOF : g.dof;
+  const int p = t / dof, q = p / g.m[0];
+  *i = g.s[0] + (p - q * g.m[0]);
+  *j = g.s[1] + q % g.m[1];
+  *k = g.s[2] + q / g.m[1];
+}
+
+/* Whether every neighbour of (i, j, k) is at base + lin[s] (see fast_lo). */
+__host__ __device__ __forceinline__ bool in_fast_range(const Geometry &g, int i, int j, int k)
+{
+  return i >= g.fast_lo[0] && i < g.fast_hi[0] && j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
+}
+
+/* Whether (j, k) is in the fast range: only x can take a point out of it. */
+__host__ __device__ __forceinline__ bool in_fast_yz(const Geometry &g, int j, int k)
+{
+  return j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
+}
+
+/* (A x)[t] for the row t at point (i, j, k): every neighbour's A entry times x, in the order of
+   the block columns. CHECKED: test each neighbour (any point). XEDGE: (j, k) in the fast range
+   and x not periodic: a neighbour beyond the x edge of the domain is skipped, every other one is
+   at base + lin[s] (the launcher checked that the stencil stays in x's box). Otherwise (i, j, k)
+   must be in the fast range. XRO: x is read-only while the kernel runs (load_x). */
+template <int DOF, int NSTEN, bool STREAM, bool CHECKED, bool XEDGE = false, bool XRO = true>
+__host__ __device__ __forceinline__ double row_product(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, int i, int j, int k)
+{
+  const int     dof = DOF ? DOF : g.dof, nsten = NSTEN ? NSTEN : g.nsten;
+  const size_t  ld  = (size_t)g.nrows;
+  const double *a   = A + t;
+  double        acc = 0.0;
+
+  if (!CHECKED) {
+    const int base = ((k - g.b[2]) * g.bm[1] + (j - g.b[1])) * g.bm[0] + (i - g.b[0]);
+    STN_UNROLL
+    for (int s = 0; s < nsten; s++) {
+      if (XEDGE) {
+        const int ni = i + g.off[3 * s];
+        if (ni < 0 || ni >= g.n[0]) continue;
+      }
+      const double *xn = x + (base + g.lin[s]) * dof;
+      STN_UNROLL
+      for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x<XRO>(xn + c);
+    }
+  } else {
+    STN_UNROLL
+    for (int s = 0; s < nsten; s++) {
+      int  nb[3]  = {i + g.off[3 * s], j + g.off[3 * s + 1], k + g.off[3 * s + 2]};
+      bool exists = true;
+      STN_UNROLL
+      for (int d = 0; d < 3; d++) {
+        const bool out = nb[d] < 0 || nb[d] >= g.n[d];
+        exists         = exists && !(out && g.skip[d]);
+        if (out && g.wrap[d]) nb[d] += nb[d] < 0 ? g.n[d] : -g.n[d];
+      }
+      if (exists) {
+        const double *xn = x + (((nb[2] - g.b[2]) * g.bm[1] + (nb[1] - g.b[1])) * g.bm[0] + (nb[0] - g.b[0])) * dof;
+        STN_UNROLL
+        for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x<XRO>(xn + c);
+      }
+    }
+  }
+  return acc;
+}
+
+/* (A x)[t], or 0 where !active (t past the last row): the path (fast, x edge, checked) chosen by
+   a vote of the whole warp, so that the paths never diverge inside a warp. Every lane of the warp
+   must call it, active or not. */
+template <int DOF, int NSTEN, bool STREAM, bool XRO = true>
+__device__ __forceinline__ double row_value(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, bool active)
+{
+  int i = 0, j = 0, k = 0;
+  if (active) row_point<DOF>(g, t, &i, &j, &k);
+  /* The vote needs every lane of the warp, so the rows past the end vote too (as fast). */
+  if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k)))
+    return active ? row_product<DOF, NSTEN, STREAM, false, false, XRO>(g, A, x, t, i, j, k) : 0.0;
+  if (__all_sync(0xffffffffu, !active || (g.skip[0] && in_fast_yz(g, j, k)))) /* a warp at an x face of the domain: test x only */
+    return active ? row_product<DOF, NSTEN, STREAM, false, true, XRO>(g, A, x, t, i, j, k) : 0.0;
+  return active ? row_product<DOF, NSTEN, STREAM, true, false, XRO>(g, A, x, t, i, j, k) : 0.0;
+}
+
+} // namespace stn_sgdia
+
+#endif

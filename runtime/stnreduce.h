@@ -1,0 +1,116 @@
+/* stnreduce.h: the device side of the reductions that stnvec_cuda.cu's kernels and the GMRES
+   cycle kernel (stncycle_cuda.cu) share: how lanes, warps and blocks fold their sums, in a fixed
+   order (so a result has the same bits from run to run and in every block that folds it), and
+   PETSc's Hessenberg update of GMRES. C++ and CUDA only: included by .cu files. */
+#ifndef STNREDUCE_H
+#define STNREDUCE_H
+
+#include "stnvec_cuda.h" /* StnGMRESReport */
+
+namespace stn_reduce {
+
+struct Sum {
+  static __device__ double combine(double a, double b) { return a + b; }
+};
+struct Max { /* NaN wins, so a NaN entry shows in the max-norm */
+  static __device__ double combine(double a, double b) { return (a != a || a > b) ? a : b; }
+};
+
+template <class Fold>
+__device__ double warp_fold(double v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = Fold::combine(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v; /* in lane 0 */
+}
+
+/* A block's NV partial results: each warp folds its lanes with shuffles, warp 0 folds the warps,
+   and thread 0 writes partials[blockIdx.x * NV + k]. warp_part: the block's shared scratch. All
+   threads of the block call it. */
+template <class Fold, int NV>
+__device__ void block_partials(const double acc[NV], double (*warp_part)[NV], double *partials)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+#pragma unroll
+  for (int k = 0; k < NV; k++) {
+    const double v = warp_fold<Fold>(acc[k]);
+    if (lane == 0) warp_part[warp][k] = v;
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+      const double v = warp_fold<Fold>(lane < nwarps ? warp_part[lane][k] : 0.0);
+      if (lane == 0) partials[(long)blockIdx.x * NV + k] = v;
+    }
+  }
+}
+
+/* Folds nblocks * NV partials, laid out block by block, in a fixed order, so that every run (and
+   every block that folds them) gets the same bits. Thread t takes entries t, t + blockDim.x, ...:
+   always the same k = t % NV (NV divides 32, blockDim.x is a multiple of 32), four loads in flight
+   at a time; then the threads of each k fold, lanes by shuffles, warps through shared memory.
+   Returns result k in thread k < NV. All threads of the block call it. */
+template <class Fold, int NV>
+__device__ double fold_partials(const double *partials, long nblocks, double (*warp_part)[NV])
+{
+  const int  lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  const long total = nblocks * NV, stride = blockDim.x;
+  double     v[4]  = {0.0, 0.0, 0.0, 0.0};
+  long       j     = threadIdx.x;
+  for (; j + 3 * stride < total; j += 4 * stride)
+#pragma unroll
+    for (int u = 0; u < 4; u++) v[u] = Fold::combine(v[u], __ldcg(&partials[j + u * stride]));
+  for (; j < total; j += stride) v[0] = Fold::combine(v[0], __ldcg(&partials[j]));
+  double r = Fold::combine(Fold::combine(v[0], v[1]), Fold::combine(v[2], v[3]));
+#pragma unroll
+  for (int off = 16; off >= NV; off >>= 1) r = Fold::combine(r, __shfl_xor_sync(0xffffffffu, r, off));
+  __syncthreads(); /* warp_part's earlier readers are done */
+  if (lane < NV) warp_part[warp][lane] = r;
+  __syncthreads();
+  double t = 0.0;
+  if (threadIdx.x < NV) {
+    t = warp_part[0][threadIdx.x];
+    for (int w = 1; w < nwarps; w++) t = Fold::combine(t, warp_part[w][threadIdx.x]);
+  }
+  return t;
+}
+
+/* PETSc's KSPGMRESUpdateHessenberg on column it of HH (hh: that column), once tt = ||w|| is known:
+   HH(it + 1, it) = tt, the previous rotations applied to the column, the new rotation and the
+   rotated right-hand side; then what the host needs, into the mapped report. One thread. */
+__device__ inline void hessenberg_update(double *hh, double *cc, double *ss, double *grs, int it, double tt, double haptol, StnGMRESReport *report)
+{
+  double hapbnd, res = 0.0, t;
+  int    hapend, null = 0;
+
+  hh[it + 1] = tt;
+  hapbnd     = fabs(tt / grs[it]);
+  if (hapbnd > haptol) hapbnd = haptol;
+  hapend = tt < hapbnd;
+  for (int j = 1; j <= it; j++) { /* the previous rotations, on the new column */
+    t         = hh[j - 1];
+    hh[j - 1] = cc[j - 1] * t + ss[j - 1] * hh[j];
+    hh[j]     = cc[j - 1] * hh[j] - ss[j - 1] * t;
+  }
+  if (!hapend) {
+    t = sqrt(hh[it] * hh[it] + hh[it + 1] * hh[it + 1]);
+    if (t == 0.0) null = 1;
+    else {
+      cc[it]      = hh[it] / t;
+      ss[it]      = hh[it + 1] / t;
+      grs[it + 1] = -(ss[it] * grs[it]);
+      grs[it]     = cc[it] * grs[it];
+      hh[it]      = cc[it] * hh[it] + ss[it] * hh[it + 1];
+      res         = fabs(grs[it + 1]);
+    }
+  }
+  report->res    = res;
+  report->tt     = tt;
+  report->hapend = hapend;
+  report->null   = null;
+}
+
+} // namespace stn_reduce
+
+#endif

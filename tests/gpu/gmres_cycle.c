@@ -1,0 +1,280 @@
+/*
+** tests/gpu/gmres_cycle.c: the GMRES cycle kernel (stncycle_cuda.h) against what it replaces, the
+** SG-DIA product with Jacobi's scaling (StnSGDIAMultCUDA, add = 2) followed by the fused step
+** (StnGMRESStep), on the device (run by tests/gpu/vec-tests.sh, from scripts/gpu-check.sh).
+**
+** For each grid (1D, 2D and 3D, dof 1 to 5, star and box stencils, from 15 rows to 2^18) a
+** random SG-DIA matrix A with a dominant diagonal, a random positive scaling d and a random
+** normalized V[0] run a whole cycle of 30 steps in the cycle kernel. Each step is then redone the
+** reference way on the cycle's own basis V[0..it] (the two sum in different orders, and over a
+** cycle such differences grow by about 2x per step through the Arnoldi process, so whole
+** trajectories agree only to 1e-8 or so after 30 steps; one step at a time they agree to
+** roundoff). Checked, per step: the reports to 1e-10 relative, the new basis vector entry by entry
+** to 1e-10 of its largest entry; the cycle run again gives the same bits; at the end the
+** Hessenberg columns and the rotated right-hand side agree to 1e-10. A cycle stopped by
+** StnGMRESCycleStop after its third report ends, and its first three reports are the full run's.
+**
+** -bench: microseconds per step at 256^2 x 4 (5-point star) and 64^3 (7-point star), the cycle
+** kernel against the product and the fused step queued without waits (as KSPSTNGMRES runs them),
+** whole cycles of 30 steps: the evidence for the kernel (docs/performance.md).
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "sgdia_cuda.h"
+#include "stncycle_cuda.h"
+#include "stnvec_cuda.h"
+
+#define MAXK 30
+
+static int nfail;
+
+static void cuda(cudaError_t e, const char *what)
+{
+  if (e == cudaSuccess) return;
+  printf("FAIL: gpu: gmres cycle: %s: %s\n", what, cudaGetErrorString(e));
+  exit(1);
+}
+
+static void stn(int rc, const char *what)
+{
+  if (!rc) return;
+  printf("FAIL: gpu: gmres cycle: %s: %s\n", what, StnCUDALastError());
+  exit(1);
+}
+
+/* A reproducible pseudo-random value in [-1, 1) for stream j, entry i. */
+static double rnd(unsigned j, long i)
+{
+  unsigned long long z = ((unsigned long long)j << 40) ^ (unsigned long long)i ^ 0x9e3779b97f4a7c15ull;
+  z                    = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z                    = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
+}
+
+static int rel_ok(double a, double b, double tol)
+{
+  return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)) || (a == 0 && b == 0);
+}
+
+/* A grid and its operator on the device. */
+typedef struct {
+  const char *name;
+  StnBox      box;
+  long        n;
+  double     *A, *d;
+} Problem;
+
+/* A dim-D grid of mx x my x mz points, dof unknowns each, star (box = 0) or box stencil of
+   width 1: random couplings in [-0.5, 0.5), diagonal entries 4 + [-1, 1), scaling in [0.5, 1.5). */
+static void problem_create(Problem *p, const char *name, int dim, int dof, int box, int mx, int my, int mz)
+{
+  StnBox *b = &p->box;
+  memset(b, 0, sizeof *b);
+  p->name = name;
+  b->dim = dim, b->dof = dof;
+  b->mx = mx, b->my = dim > 1 ? my : 1, b->mz = dim > 2 ? mz : 1;
+  b->xm = b->gxm = b->mx, b->ym = b->gym = b->my, b->zm = b->gzm = b->mz;
+  for (int k = (dim > 2 ? -1 : 0); k <= (dim > 2 ? 1 : 0); k++)
+    for (int j = (dim > 1 ? -1 : 0); j <= (dim > 1 ? 1 : 0); j++)
+      for (int i = -1; i <= 1; i++) {
+        if (!box && abs(i) + abs(j) + abs(k) > 1) continue;
+        b->off[3 * b->nsten] = i, b->off[3 * b->nsten + 1] = j, b->off[3 * b->nsten + 2] = k;
+        b->nsten++;
+      }
+  p->n = (long)b->mx * b->my * b->mz * dof;
+  const long na = (long)b->nsten * dof * p->n;
+  double    *a = malloc((size_t)na * sizeof(double)), *d = malloc((size_t)p->n * sizeof(double));
+  for (int s = 0; s < b->nsten; s++) {
+    const int center = !b->off[3 * s] && !b->off[3 * s + 1] && !b->off[3 * s + 2];
+    for (int c = 0; c < dof; c++)
+      for (long t = 0; t < p->n; t++) {
+        const long e = ((long)s * dof + c) * p->n + t;
+        a[e]         = center && c == t % dof ? 4.0 + rnd(11, e) : 0.5 * rnd(12, e);
+      }
+  }
+  for (long t = 0; t < p->n; t++) d[t] = 1.0 + 0.5 * rnd(13, t);
+  cuda(cudaMalloc((void **)&p->A, (size_t)na * sizeof(double)), "cudaMalloc");
+  cuda(cudaMalloc((void **)&p->d, (size_t)p->n * sizeof(double)), "cudaMalloc");
+  cuda(cudaMemcpy(p->A, a, (size_t)na * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
+  cuda(cudaMemcpy(p->d, d, (size_t)p->n * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
+  free(a), free(d);
+}
+
+static void problem_destroy(Problem *p)
+{
+  cudaFree(p->A), cudaFree(p->d);
+}
+
+/* A basis and its Hessenberg state, V[0] the same normalized random vector for every run. */
+typedef struct {
+  StnGMRESState st;
+  double       *V[MAXK + 1];
+} Run;
+
+static void run_create(Run *r, const Problem *p)
+{
+  double *v = malloc((size_t)p->n * sizeof(double)), s = 0;
+  stn(StnGMRESCreate(&r->st, MAXK), "StnGMRESCreate");
+  for (int k = 0; k <= MAXK; k++) cuda(cudaMalloc((void **)&r->V[k], (size_t)p->n * sizeof(double)), "cudaMalloc");
+  for (long i = 0; i < p->n; i++) v[i] = rnd(14, i), s += v[i] * v[i];
+  for (long i = 0; i < p->n; i++) v[i] /= sqrt(s);
+  cuda(cudaMemcpy(r->V[0], v, (size_t)p->n * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
+  stn(StnGMRESStart(&r->st, 2.0), "StnGMRESStart");
+  free(v);
+}
+
+static void run_destroy(Run *r)
+{
+  stn(StnGMRESDestroy(&r->st), "StnGMRESDestroy");
+  for (int k = 0; k <= MAXK; k++) cudaFree(r->V[k]);
+}
+
+/* The reference for step it of the run c: the product and the fused step on c's basis, V[0..it]
+   copied into r (r's rotations are those of the earlier steps, done the same way). */
+static void reference_step(Run *r, const Run *c, const Problem *p, int it, StnGMRESReport *rep)
+{
+  cuda(cudaMemcpy(r->V[it], c->V[it], (size_t)p->n * sizeof(double), cudaMemcpyDeviceToDevice), "cudaMemcpy");
+  stn(StnSGDIAMultCUDA(&p->box, p->A, r->V[it], 0, p->d, r->V[it + 1], 2, NULL), "StnSGDIAMultCUDA");
+  stn(StnGMRESStep(&r->st, it, 1e-30, r->V[it + 1], (const double *const *)r->V, p->n, rep), "StnGMRESStep");
+}
+
+/* The cycle kernel: all steps launched at once, the reports waited for in order; stop_after > 0:
+   StnGMRESCycleStop once that many reports are in. Returns the steps whose reports were read. */
+static int run_cycle(Run *r, const Problem *p, StnGMRESReport rep[MAXK], int stop_after)
+{
+  unsigned ticket[MAXK];
+  int      it = 0;
+  stn(StnGMRESCycleLaunch(&r->st, &p->box, p->A, p->d, 0, MAXK, 1e-30, r->V, p->n, ticket), "StnGMRESCycleLaunch");
+  for (; it < MAXK; it++) {
+    stn(StnGMRESStepWait(it, ticket[it], &rep[it]), "StnGMRESStepWait");
+    if (stop_after && it + 1 == stop_after) {
+      stn(StnGMRESCycleStop(), "StnGMRESCycleStop");
+      it++;
+      break;
+    }
+    if (rep[it].hapend || rep[it].null) {
+      it++;
+      break;
+    }
+  }
+  cuda(cudaDeviceSynchronize(), "the cycle kernel");
+  return it;
+}
+
+static void fetch(double *x, const double *dev, long n)
+{
+  cuda(cudaMemcpy(x, dev, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+
+static void fail(const Problem *p, int it, const char *what, double a, double b)
+{
+  nfail++;
+  printf("FAIL: gpu: gmres cycle: %s, step %d: %s: %.17g vs %.17g\n", p->name, it, what, a, b);
+}
+
+static void check_problem(const Problem *p)
+{
+  Run             ref, cyc, again, stopped;
+  StnGMRESReport  rr, rc[MAXK], ra[MAXK], rs[MAXK];
+  double         *x = malloc((size_t)p->n * sizeof(double)), *y = malloc((size_t)p->n * sizeof(double)), *z = malloc((size_t)p->n * sizeof(double));
+  static double   hr[32 * (MAXK + 1)], hc[32 * (MAXK + 1)], gr[MAXK + 2], gc[MAXK + 2];
+  const int       before = nfail;
+
+  if (!StnGMRESCycleFits(&p->box, p->n)) {
+    nfail++;
+    printf("FAIL: gpu: gmres cycle: %s: %ld rows do not fit the cycle kernel\n", p->name, p->n);
+    return;
+  }
+  run_create(&ref, p), run_create(&cyc, p), run_create(&again, p), run_create(&stopped, p);
+  const int steps = run_cycle(&cyc, p, rc, 0);
+  run_cycle(&again, p, ra, 0);
+  for (int it = 0; it < steps; it++) {
+    reference_step(&ref, &cyc, p, it, &rr);
+    if (!rel_ok(rr.tt, rc[it].tt, 1e-10)) fail(p, it, "norm", rr.tt, rc[it].tt);
+    if (!rel_ok(rr.res, rc[it].res, 1e-10)) fail(p, it, "residual estimate", rr.res, rc[it].res);
+    if (rr.hapend != rc[it].hapend || rr.null != rc[it].null) fail(p, it, "happy ending, null", rr.hapend + 2.0 * rr.null, rc[it].hapend + 2.0 * rc[it].null);
+    if (memcmp(&rc[it], &ra[it], sizeof rc[it])) fail(p, it, "report differs from the first run", rc[it].res, ra[it].res);
+    fetch(x, ref.V[it + 1], p->n), fetch(y, cyc.V[it + 1], p->n), fetch(z, again.V[it + 1], p->n);
+    double big = 0, diff = 0;
+    for (long i = 0; i < p->n; i++) big = fmax(big, fabs(x[i])), diff = fmax(diff, fabs(x[i] - y[i]));
+    if (diff > 1e-10 * big) fail(p, it, "basis vector: largest difference, largest entry", diff, big);
+    if (memcmp(y, z, (size_t)p->n * sizeof(double))) fail(p, it, "basis vector differs from the first run", y[0], z[0]);
+  }
+  stn(StnGMRESGetHessenberg(&ref.st, steps - 1, hr, gr), "StnGMRESGetHessenberg");
+  stn(StnGMRESGetHessenberg(&cyc.st, steps - 1, hc, gc), "StnGMRESGetHessenberg");
+  for (int j = 0; j < steps; j++) {
+    for (int i = 0; i <= j + 1 && i < 32; i++)
+      if (!rel_ok(hr[j * ref.st.ld + i], hc[j * cyc.st.ld + i], 1e-10) && fabs(hr[j * ref.st.ld + i] - hc[j * cyc.st.ld + i]) > 1e-13) fail(p, j, "Hessenberg entry", hr[j * ref.st.ld + i], hc[j * cyc.st.ld + i]);
+    if (!rel_ok(gr[j], gc[j], 1e-10) && fabs(gr[j] - gc[j]) > 1e-13) fail(p, j, "rotated right-hand side", gr[j], gc[j]);
+  }
+  /* Stopped after three reports: those three are the full run's, bit for bit. */
+  if (run_cycle(&stopped, p, rs, 3) != 3) fail(p, 3, "steps read before the stop", 3, 0);
+  for (int it = 0; it < 3 && it < steps; it++)
+    if (memcmp(&rs[it], &rc[it], sizeof rs[it])) fail(p, it, "a stopped cycle's report differs", rs[it].res, rc[it].res);
+  if (nfail == before) printf("gpu: gmres cycle: %s (%ld rows, dof %d, %d-point stencil), %d steps: each step = the product and the fused step on its basis to 1e-10, again = the same bits, stop: ok\n", p->name, p->n, p->box.dof, p->box.nsten, steps);
+  run_destroy(&ref), run_destroy(&cyc), run_destroy(&again), run_destroy(&stopped);
+  free(x), free(y), free(z);
+}
+
+/* Microseconds per step over reps cycles of 30 steps, launched without waits, both ways. */
+static void bench(const Problem *p, int reps)
+{
+  Run         r;
+  cudaEvent_t e0, e1;
+  float       ms[2];
+  unsigned    ticket[MAXK];
+
+  run_create(&r, p);
+  cudaEventCreate(&e0), cudaEventCreate(&e1);
+  for (int way = 0; way < 2; way++)
+    for (int warm = 1; warm >= 0; warm--) {
+      cudaEventRecord(e0, 0);
+      for (int c = 0; c < (warm ? 2 : reps); c++) {
+        stn(StnGMRESStart(&r.st, 1.0), "StnGMRESStart");
+        if (way == 0)
+          for (int it = 0; it < MAXK; it++) {
+            stn(StnSGDIAMultCUDA(&p->box, p->A, r.V[it], 0, p->d, r.V[it + 1], 2, NULL), "StnSGDIAMultCUDA");
+            stn(StnGMRESStepLaunch(&r.st, it, 1e-30, r.V[it + 1], (const double *const *)r.V, p->n, &ticket[it]), "StnGMRESStepLaunch");
+          }
+        else stn(StnGMRESCycleLaunch(&r.st, &p->box, p->A, p->d, 0, MAXK, 1e-30, r.V, p->n, ticket), "StnGMRESCycleLaunch");
+      }
+      cudaEventRecord(e1, 0);
+      cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
+      cudaEventElapsedTime(&ms[way], e0, e1);
+    }
+  printf("| %s | %ld | %.1f | %.1f | %.2f |\n", p->name, p->n, 1e3 * ms[0] / (reps * MAXK), 1e3 * ms[1] / (reps * MAXK), ms[0] / ms[1]);
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+  run_destroy(&r);
+}
+
+int main(int argc, char **argv)
+{
+  Problem p[8];
+  int     np = 0;
+
+  problem_create(&p[np++], "2D star dof 4, 16 x 16", 2, 4, 0, 16, 16, 1);
+  problem_create(&p[np++], "2D star dof 1, 5 x 3", 2, 1, 0, 5, 3, 1);
+  problem_create(&p[np++], "2D box dof 3, 33 x 17", 2, 3, 1, 33, 17, 1);
+  problem_create(&p[np++], "3D star dof 1, 9 x 8 x 7", 3, 1, 0, 9, 8, 7);
+  problem_create(&p[np++], "3D box dof 5, 6 x 5 x 4 (run-time sizes)", 3, 5, 1, 6, 5, 4);
+  problem_create(&p[np++], "1D dof 2, 1000", 1, 2, 0, 1000, 1, 1);
+  if (!(argc > 1 && !strcmp(argv[1], "-small"))) {
+    problem_create(&p[np++], "cavity-like 256^2 x 4", 2, 4, 0, 256, 256, 1);
+    problem_create(&p[np++], "sfi-like 64^3", 3, 1, 0, 64, 64, 64);
+  }
+  for (int i = 0; i < np; i++) check_problem(&p[i]);
+  if (argc > 1 && !strcmp(argv[1], "-bench")) {
+    printf("\nGMRES cycle on the GPU, us per step over 20 cycles of 30 steps queued: the product and the fused step (two launches per step) against the cycle kernel (one per cycle)\n");
+    printf("| problem | rows | product + step us | cycle kernel us | ratio |\n|---|--:|--:|--:|--:|\n");
+    for (int i = np - 2; i < np; i++) bench(&p[i], 20);
+  }
+  for (int i = 0; i < np; i++) problem_destroy(&p[i]);
+  printf("gmres_cycle: %d failed\n", nfail);
+  return nfail ? 1 : 0;
+}
