@@ -477,18 +477,28 @@ static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y, int add)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A's context when mat is an SG-DIA matrix on the device, else NULL. */
+static PetscErrorCode SGDIAGetDeviceContext(Mat mat, SGDIA **A)
+{
+  PetscBool is;
+
+  PetscFunctionBeginUser;
+  *A = NULL;
+  PetscCall(MatIsSGDIA(mat, &is));
+  if (is) PetscCall(SGDIAGetContext(mat, A));
+  if (*A && !(*A)->device) *A = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatSGDIAMultScaledDevice(Mat mat, Vec d, Vec x, Vec y, PetscBool *done)
 {
   static PetscLogEvent event;
-  PetscBool            is;
   SGDIA               *A;
 
   PetscFunctionBeginUser;
   *done = PETSC_FALSE;
-  PetscCall(MatIsSGDIA(mat, &is));
-  if (!is) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SGDIAGetContext(mat, &A));
-  if (!A->device) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIAGetDeviceContext(mat, &A));
+  if (!A) PetscFunctionReturn(PETSC_SUCCESS);
   if (!event) PetscCall(PetscLogEventRegister("MatMultJacobi", MAT_CLASSID, &event));
   PetscCall(PetscLogEventBegin(event, mat, x, y, 0));
   PetscCall(SGDIAApplyDevice(A, x, d, y, 2));
@@ -499,15 +509,12 @@ PetscErrorCode MatSGDIAMultScaledDevice(Mat mat, Vec d, Vec x, Vec y, PetscBool 
 
 PetscErrorCode MatSGDIAGetDeviceOperator(Mat mat, const StnBox **box, const PetscScalar **values, PetscLogDouble *flops, PetscBool *ok)
 {
-  PetscBool is;
-  SGDIA    *A;
+  SGDIA *A;
 
   PetscFunctionBeginUser;
   *ok = PETSC_FALSE;
-  PetscCall(MatIsSGDIA(mat, &is));
-  if (!is) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SGDIAGetContext(mat, &A));
-  if (!A->device || A->scatter) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIAGetDeviceContext(mat, &A));
+  if (!A || A->scatter) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SGDIASyncDevice(A));
   *box    = &A->box;
   *values = A->dvalues;

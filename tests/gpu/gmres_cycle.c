@@ -28,6 +28,7 @@
 #include "sgdia_cuda.h"
 #include "stncycle_cuda.h"
 #include "stnvec_cuda.h"
+#include "test_values.h"
 
 #define MAXK 30
 
@@ -45,21 +46,6 @@ static void stn(int rc, const char *what)
   if (!rc) return;
   printf("FAIL: gpu: gmres cycle: %s: %s\n", what, StnCUDALastError());
   exit(1);
-}
-
-/* A reproducible pseudo-random value in [-1, 1) for stream j, entry i. */
-static double rnd(unsigned j, long i)
-{
-  unsigned long long z = ((unsigned long long)j << 40) ^ (unsigned long long)i ^ 0x9e3779b97f4a7c15ull;
-  z                    = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z                    = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
-static int rel_ok(double a, double b, double tol)
-{
-  return fabs(a - b) <= tol * fmax(fabs(a), fabs(b)) || (a == 0 && b == 0);
 }
 
 /* A grid and its operator on the device. */

@@ -100,20 +100,15 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
       bad "vec: compute-sanitizer $tool: vec_ops (exit $src; log: $OUTDIR/vec_ops.$tool.log)"
       grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/vec_ops.$tool.log" | head -10
     fi
-    compute-sanitizer --tool $tool --error-exitcode 99 "$B/gmres_step" -small >"$OUTDIR/gmres_step.$tool.log" 2>&1
-    src=$?
-    if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: gmres_step"
-    else
-      bad "vec: compute-sanitizer $tool: gmres_step (exit $src; log: $OUTDIR/gmres_step.$tool.log)"
-      grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/gmres_step.$tool.log" | head -10
-    fi
-    compute-sanitizer --tool $tool --error-exitcode 99 "$B/gmres_cycle" -small >"$OUTDIR/gmres_cycle.$tool.log" 2>&1
-    src=$?
-    if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: gmres_cycle"
-    else
-      bad "vec: compute-sanitizer $tool: gmres_cycle (exit $src; log: $OUTDIR/gmres_cycle.$tool.log)"
-      grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/gmres_cycle.$tool.log" | head -10
-    fi
+    for prog in gmres_step gmres_cycle; do
+      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$prog" -small >"$OUTDIR/$prog.$tool.log" 2>&1
+      src=$?
+      if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: $prog"
+      else
+        bad "vec: compute-sanitizer $tool: $prog (exit $src; log: $OUTDIR/$prog.$tool.log)"
+        grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/$prog.$tool.log" | head -10
+      fi
+    done
   done
 else
   echo "note: gpu: compute-sanitizer not found; the vector kernels were not sanitized"
