@@ -61,8 +61,10 @@ typedef struct {
   Vec            jacobi;           /* the Jacobi scaling, PCApply(ones): kept from solve to solve */
   enum { OP_PETSC, OP_JACOBI, OP_MATMULT } op; /* how this solve applies its operator (operator_setup) */
   PetscBool      cycle_kernel;     /* -ksp_stngmres_cycle_kernel: a whole cycle in one kernel where it can be */
-  PetscBool      use_cycle;        /* this solve runs its cycles so (operator_setup) */
-  PetscLogDouble cycle_flops;      /* the flops of one of its products, with the scaling */
+  PetscBool      use_cycle;        /* this solve runs its cycles so (operator_setup), on: */
+  const StnBox  *cycle_box;        /*   the SG-DIA matrix's layout */
+  const PetscScalar *cycle_values; /*   its values on the device, brought up to date for this solve */
+  PetscLogDouble cycle_flops;      /*   the flops of one of its products, without the scaling */
   PetscLogDouble host[4];          /* seconds: operator calls, step launches, wait, the rest */
   double         gpu[2];           /* milliseconds on the GPU: operator, step */
   PetscInt       steps;
@@ -214,13 +216,11 @@ static PetscErrorCode operator_setup(KSP ksp)
   /* The cycle kernel (stncycle_cuda.h) applies either operator itself, when A is SG-DIA on the
      device without ghosts and its rows fit. Not while profiling, which times each step. */
   if (g->op != OP_PETSC && g->cycle_kernel && g->fused && !g->profile) {
-    const StnBox      *box;
-    const PetscScalar *values;
-    PetscBool          ok;
-    PetscInt           n;
-    PetscCall(MatSGDIAGetDeviceOperator(A, &box, &values, &g->cycle_flops, &ok));
+    PetscBool ok;
+    PetscInt  n;
+    PetscCall(MatSGDIAGetDeviceOperator(A, &g->cycle_box, &g->cycle_values, &g->cycle_flops, &ok));
     PetscCall(VecGetLocalSize(g->temp, &n));
-    g->use_cycle = ok && StnGMRESCycleFits(box, n) ? PETSC_TRUE : PETSC_FALSE;
+    g->use_cycle = ok && StnGMRESCycleFits(g->cycle_box, n) ? PETSC_TRUE : PETSC_FALSE;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -230,17 +230,11 @@ static PetscErrorCode operator_setup(KSP ksp)
 static PetscErrorCode launch_cycle(KSP ksp, PetscInt end, PetscInt n, unsigned ticket[])
 {
   KSP_StnGMRES      *g = (KSP_StnGMRES *)ksp->data;
-  const StnBox      *box;
-  const PetscScalar *values, *d = NULL;
-  PetscBool          ok;
-  Mat                A;
+  const PetscScalar *d = NULL;
 
   PetscFunctionBegin;
-  PetscCall(PCGetOperators(ksp->pc, &A, NULL));
-  PetscCall(MatSGDIAGetDeviceOperator(A, &box, &values, &g->cycle_flops, &ok));
-  PetscCheck(ok, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "stngmres: the operator stopped being an SG-DIA matrix on the GPU");
   if (g->op == OP_JACOBI) PetscCall(VecCUDAGetArrayRead(g->jacobi, &d));
-  STN_CUDA_CALL(StnGMRESCycleLaunch(&g->st, box, values, d, 0, (int)end, g->haptol, (double *const *)g->Vd, n, ticket));
+  STN_CUDA_CALL(StnGMRESCycleLaunch(&g->st, g->cycle_box, g->cycle_values, d, 0, (int)end, g->haptol, (double *const *)g->Vd, n, ticket));
   if (g->op == OP_JACOBI) PetscCall(VecCUDARestoreArrayRead(g->jacobi, &d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
