@@ -6,7 +6,9 @@
 # REPS times, alternating, and the ratio is that of the medians of SNESSolve's time. Krylov
 # iterations per run are printed too (they must not change between repetitions).
 #
-#   PETSC_DIR=/path/to/cuda-petsc [REPS=5] bench/cavity_ratio_gpu.sh [N]     (N: grid, 256)
+#   PETSC_DIR=/path/to/cuda-petsc [REPS=5] [CAVITY=prog] bench/cavity_ratio_gpu.sh [N]     (N: grid, 256)
+#
+# CAVITY: a cavity program already built by stencilc from examples/cavity.stn (else it is built).
 set -u
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc}"
 EX19=${EX19:-.petsc-cuda/tutorials/ex19.c}
@@ -16,7 +18,8 @@ LOG=${OUT:-build/bench-gpu}/ratio
 B=build/bench-gpu
 mkdir -p "$LOG" "$B"
 cc -O2 -I"$PETSC_DIR/include" "$EX19" -o "$B/ex19" -L"$PETSC_DIR/lib" -Wl,-rpath,"$PETSC_DIR/lib" -lpetsc -lm || exit 1
-PETSC_ARCH='' bin/stencilc examples/cavity.stn -o "$B/cavity" || exit 1
+if [ -n "${CAVITY:-}" ]; then cp "$CAVITY" "$B/cavity" || exit 1
+else PETSC_ARCH='' bin/stencilc examples/cavity.stn -o "$B/cavity" || exit 1; fi
 TUNE="-stn_tune_cache $LOG/tuning.txt"
 # shellcheck disable=SC2086
 "$B/cavity" -da_grid_x "$N" -da_grid_y "$N" -stn_autotune $TUNE -snes_max_it 1 >"$LOG/tune.log" 2>&1

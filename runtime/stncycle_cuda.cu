@@ -1,25 +1,34 @@
-/* stncycle_cuda.cu: a restart cycle of GMRES in one cooperative kernel (API: stncycle_cuda.h).
+/* stncycle_cuda.cu: restart cycles of GMRES in one cooperative kernel (API: stncycle_cuda.h).
 
    One launch runs the steps of a cycle one after another; all blocks are resident (a cooperative
    launch) and meet at three grid-wide barriers per step:
 
-     1. w = d .* (A V[it]) for the thread's rows (sgdia_rows.h), kept in registers; the block's
+     1. w = d .* (A V[it]) for the thread's rows (sgdia_rows.h), kept on the chip; the block's
         partial sums of the coefficients V[k]^T w, k = 0..it;                          barrier
      2. every block folds the coefficients (the same code on the same data: the same bits in every
         block) into h; w = w - sum_k h[k] V[k] and the block's part of ||w||^2;        barrier
      3. every block folds tt = ||w|| and writes V[it + 1] = w / tt for its rows;        barrier
         block 0 reads the host's stop flag (the read was issued at the step's start, so its trip
-        over the bus overlaps the step) and publishes whether to go on.
+        over the bus overlaps the step) and publishes what comes next: a step, a restart or the end.
 
    The Hessenberg update of step it (one thread, a few hundred cycles at it = 30) is done by
    thread 0 of block 0 after the third barrier, while the others start step it + 1: nothing in the
    next step waits for it, only the host, through the report.
 
-   Coherence. The basis is written and read within the launch. The loads of V use the L1 cache
-   (the product reads each x entry up to dof * nsten times), which is safe because no SM reads a
-   vector before it is complete: step it writes V[it + 1], and the first read of V[it + 1] in this
-   launch comes after the barrier that ends step it, so no L1 holds a stale line of it. The
-   partial sums are rewritten every step and read through L2 (__ldcg) only.
+   A restart (after a full cycle, once the host says go) takes four more barriers: every block
+   solves the triangular system for y itself (one thread, 465 multiply-subtracts at max_k = 30);
+   x = x + V y for its rows;                                                             barrier
+   w = d .* (b - A x) and the block's part of ||w||^2;                                   barrier
+   res = ||w||, V[0] = w / res;                                                          barrier
+   and the next cycle's first step reads V[0].
+
+   Coherence. The basis and x are written and read within the launch, and their loads use the L1
+   cache (the product reads each x entry up to dof * nsten times). A grid barrier is a release by
+   every thread and an acquire by every thread after it (cooperative_groups: a fence, then
+   ld.acquire.gpu), so a load after the barrier sees every store before it, in whatever block,
+   even where the SM read the line before (the acquire invalidates L1): step it writes V[it + 1],
+   read only after the barrier that ends the step; a restart writes x and V[0], read only after
+   the next barrier. The partial sums are rewritten every step and read through L2 (__ldcg).
 
    A thread holds up to kRows rows of the new vector, in shared memory (registers would need the
    row loops unrolled: kRows copies of the product, and minutes of compilation); kThreads per
@@ -42,6 +51,7 @@ constexpr int kThreads = 512; /* per block */
 constexpr int kRows    = 8;   /* the most rows a thread holds */
 constexpr int kGroup   = 8;   /* coefficients accumulated at once (registers) */
 constexpr int kSlots   = STN_VEC_MAX_MULTI + 1; /* partial sums per block: the coefficients, then ||w||^2 */
+constexpr unsigned long long kGoWaitNs = 20000000; /* how long a restart waits for the host's go */
 
 int check(cudaError_t err, const char *what)
 {
@@ -50,18 +60,35 @@ int check(cudaError_t err, const char *what)
 
 struct CycleArgs {
   Geometry            g;
-  const double       *A, *d;
+  const double       *A, *d, *b;
+  double             *x;
   double             *V[STN_VEC_MAX_MULTI];
-  long                n;
-  int                 it0, it1;
+  long                n, budget;
+  int                 it0, it1, cycles;
   double              haptol;
   StnGMRESState       st;
-  StnGMRESReport     *report; /* report[it]: mapped host memory */
+  StnGMRESReport     *report; /* report[it]: mapped host memory; report[max_k]: the restarts' */
   double             *part;   /* slot k of block b at part[k * gridDim.x + b] */
-  unsigned           *done;   /* mapped: first + it - it0 once step it's report is there */
-  unsigned            first, cycle;
-  volatile unsigned  *stop; /* mapped: the host writes cycle here to end the kernel */
-  volatile unsigned  *go_on; /* device: block 0's decision, read by every block after the barrier */
+  unsigned           *done;   /* mapped: the ticket of the newest report */
+  unsigned            first, launch;
+  volatile unsigned  *stop;     /* mapped: the host writes launch here to end the kernel */
+  volatile unsigned  *go;       /* mapped: the host writes a restart's ticket here to let it go */
+  volatile unsigned  *decision; /* device: block 0's decisions, read by every block after a
+                                   barrier: [0] after each step, [1] at a restart */
+  __device__ unsigned ticket(int cycle, int it) const { return first + (unsigned)(cycle * (st.max_k + 1) + it); }
+};
+
+/* What follows a step. */
+enum { kEnd, kStep, kRestart };
+
+/* The block's shared memory. */
+struct Shared {
+  double warp_part[32][kSlots + 1]; /* +1: the warps' rows fall in different banks */
+  double h[STN_VEC_MAX_MULTI];      /* the step's coefficients; at a restart, y */
+  double tt;
+  double col[STN_VEC_MAX_MULTI + 2], cs[STN_VEC_MAX_MULTI], sn[STN_VEC_MAX_MULTI], grs[STN_VEC_MAX_MULTI + 2]; /* block 0's keeper only */
+  double w[kRows][kThreads]; /* the thread's rows of the new vector, through the step; at a restart, HH */
+  int    next;
 };
 
 /* The sum of the nb values at p (one per block), by one warp, in a fixed order: lane l adds
@@ -86,59 +113,183 @@ __device__ void block_slot(double (*warp_part)[kSlots + 1], int slot, double *pa
   if (lane == 0) part[(long)slot * gridDim.x + blockIdx.x] = v;
 }
 
+/* sq summed over the grid, the same bits in every block: the block's part into part's last slot,
+   a barrier, the fold. sh.warp_part's last column must not be in use. */
+__device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_group &grid)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const double v = warp_fold<Sum>(sq);
+  if (lane == 0) sh.warp_part[warp][kSlots - 1] = v;
+  __syncthreads();
+  if (warp == 0) block_slot(sh.warp_part, kSlots - 1, a.part, lane);
+  grid.sync();
+  if (warp == 0) {
+    const double s = fold_blocks(a.part + (long)(kSlots - 1) * gridDim.x, gridDim.x, lane);
+    if (lane == 0) sh.tt = s;
+  }
+  __syncthreads();
+  return sh.tt;
+}
+
+/* w = d .* (A x) (b NULL), or d .* (b - A x) (VecAXPY(b, -1, A x), then Jacobi's product), for
+   the thread's rows (d NULL: no scaling). A warp past the end stops (the product's warp vote
+   needs every lane; rows grow with r). Not inlined: the steps and the restarts share one copy. */
+template <int DOF, int NSTEN>
+__device__ __noinline__ void product_rows(const CycleArgs &a, Shared &sh, const double *x, const double *b)
+{
+  const long stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int  lane   = threadIdx.x & 31;
+#pragma unroll 1
+  for (int r = 0; r < kRows; r++) {
+    const long t = first + r * stride;
+    if (t - lane >= a.n) break;
+    const bool   active  = t < a.n;
+    const double v       = row_value<DOF, NSTEN, true, false>(a.g, a.A, x, (int)t, active);
+    const double u       = active && b ? fma(-1.0, v, __ldg(b + t)) : v;
+    sh.w[r][threadIdx.x] = active ? (a.d ? __ldg(a.d + t) * u : u) : 0.0;
+  }
+}
+
 /* Thread 0 of block 0: step it's Hessenberg update (hessenberg_update on the column h, tt, with
    the rotations and the right-hand side kept in shared memory through the cycle), its results
    into st for the host's solution, then the report and the flag. */
-__device__ void finish_step(const CycleArgs &a, int it, const double *h, double tt, double *col, double *cs, double *sn, double *grs)
+__device__ void finish_step(const CycleArgs &a, Shared &sh, int cycle, int it, double tt)
 {
-  for (int j = 0; j <= it; j++) col[j] = h[j];
+  for (int j = 0; j <= it; j++) sh.col[j] = sh.h[j];
   *a.st.tt = tt;
-  hessenberg_update(col, cs, sn, grs, it, tt, a.haptol, a.report + it);
+  hessenberg_update(sh.col, sh.cs, sh.sn, sh.grs, it, tt, a.haptol, a.report + it);
   double *hh = a.st.hh + (long)it * a.st.ld;
-  for (int j = 0; j <= it + 1; j++) hh[j] = col[j];
-  a.st.cc[it]      = cs[it];
-  a.st.ss[it]      = sn[it];
-  a.st.grs[it]     = grs[it];
-  a.st.grs[it + 1] = grs[it + 1];
+  for (int j = 0; j <= it + 1; j++) hh[j] = sh.col[j];
+  a.st.cc[it]      = sh.cs[it];
+  a.st.ss[it]      = sh.sn[it];
+  a.st.grs[it]     = sh.grs[it];
+  a.st.grs[it + 1] = sh.grs[it + 1];
   __threadfence_system(); /* the report and HH reach their readers before the flag does */
-  *a.done = a.first + (unsigned)(it - a.it0);
+  *a.done = a.ticket(cycle, it);
+}
+
+__device__ unsigned long long global_ns()
+{
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/* Thread 0 of block 0, after a full cycle c: whether to restart. Waits for the host's go (or its
+   stop, or kGoWaitNs) and looks for a zero on HH's diagonal (the host's back substitution reports
+   the breakdown then); when not restarting, says so in the restart's report. */
+__device__ bool restart_allowed(const CycleArgs &a, int c)
+{
+  const unsigned           ticket = a.ticket(c, a.st.max_k);
+  const unsigned long long t0     = global_ns();
+  bool                     go     = false;
+  for (;;) {
+    if ((int)(*a.go - ticket) >= 0) {
+      go = true;
+      break;
+    }
+    if (*a.stop == a.launch || global_ns() - t0 > kGoWaitNs) break;
+  }
+  for (int k = 0; go && k < a.st.max_k; k++) go = a.st.hh[(long)k * a.st.ld + k] != 0.0;
+  if (!go) {
+    a.report[a.st.max_k] = StnGMRESReport{0.0, 0.0, 0, 0, 0};
+    __threadfence_system();
+    *a.done = ticket;
+  }
+  return go;
+}
+
+/* KSPGMRESBuildSoln's back substitution, y = HH^-1 GRS, in its order and without contractions
+   (as the host computes it). hh: HH's rows and columns 0..m-1, column-major; y: GRS(0..m-1) on
+   entry. One thread. */
+__device__ void back_substitute(const double *hh, int m, double *y)
+{
+  for (int k = m - 1; k >= 0; k--) {
+    double t = y[k];
+    for (int j = k + 1; j < m; j++) t = __dsub_rn(t, __dmul_rn(hh[j * m + k], y[j]));
+    y[k] = t / hh[k * m + k];
+  }
+}
+
+/* The restart after full cycle c, by every block (stncycle_cuda.h says what it computes): returns
+   the new residual's norm. */
+template <int DOF, int NSTEN>
+__device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group &grid)
+{
+  const int  m = a.st.max_k;
+  const long stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  double    *hh = &sh.w[0][0]; /* m * m <= 31 * 31 doubles: w is free until the residual */
+
+  for (int e = threadIdx.x; e < m * m; e += blockDim.x) hh[e] = __ldcg(a.st.hh + (long)(e / m) * a.st.ld + e % m);
+  for (int k = threadIdx.x; k < m; k += blockDim.x) sh.h[k] = __ldcg(a.st.grs + k);
+  __syncthreads();
+  if (threadIdx.x == 0) back_substitute(hh, m, sh.h);
+  __syncthreads();
+
+  /* x = x + V y: VecMAXPBY into a temporary (fma from 0, in k's order), then VecAXPY with 1. */
+#pragma unroll 1
+  for (int r = 0; r < kRows; r++) {
+    const long t = first + r * stride;
+    if (t >= a.n) break;
+    double s = 0.0;
+    for (int k = 0; k < m; k++) s = fma(sh.h[k], a.V[k][t], s);
+    a.x[t] = a.x[t] + s;
+  }
+  grid.sync();
+
+  /* V[0] = d .* (b - A x), normalized. */
+  product_rows<DOF, NSTEN>(a, sh, a.x, a.b);
+  double sq = 0.0;
+#pragma unroll 1
+  for (int r = 0; r < kRows; r++) {
+    const long t = first + r * stride;
+    if (t >= a.n) break;
+    sq = fma(sh.w[r][threadIdx.x], sh.w[r][threadIdx.x], sq);
+  }
+  const double res   = sqrt(grid_sum(a, sh, sq, grid));
+  const bool   scale = res != 0.0 && isfinite(res);
+#pragma unroll 1
+  for (int r = 0; r < kRows; r++) {
+    const long t = first + r * stride;
+    if (t >= a.n) break;
+    a.V[0][t] = scale ? sh.w[r][threadIdx.x] * (1.0 / res) : sh.w[r][threadIdx.x];
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) { /* StnGMRESStart, then the report */
+    sh.grs[0] = res;
+    *a.st.grs = res;
+    a.report[m] = StnGMRESReport{res, 0.0, 0, 0, 1};
+    __threadfence_system();
+    *a.done = a.ticket(c, m);
+  }
+  grid.sync(); /* V[0] is whole before the next step reads it */
+  return res;
 }
 
 template <int DOF, int NSTEN>
-__global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const CycleArgs a)
+__global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_constant__ CycleArgs a)
 {
-  __shared__ double warp_part[32][kSlots + 1]; /* +1: the warps' rows fall in different banks */
-  __shared__ double h[STN_VEC_MAX_MULTI], tt_shared;
-  __shared__ double col[STN_VEC_MAX_MULTI + 2], cs[STN_VEC_MAX_MULTI], sn[STN_VEC_MAX_MULTI], grs[STN_VEC_MAX_MULTI + 2];
-  __shared__ double w[kRows][kThreads]; /* the thread's rows of the new vector, through the step */
-  __shared__ bool   go_on;
+  __shared__ Shared sh;
   cg::grid_group    grid = cg::this_grid();
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   const long        stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
   const long        nb     = gridDim.x;
   const bool        keeper = blockIdx.x == 0 && threadIdx.x == 0; /* does the Hessenberg updates */
+  const int         m      = a.st.max_k;
 
   if (keeper)
-    for (int j = 0; j <= a.st.max_k + 1; j++) {
-      grs[j] = a.st.grs[j];
-      if (j <= a.st.max_k) cs[j] = a.st.cc[j], sn[j] = a.st.ss[j];
+    for (int j = 0; j <= m + 1; j++) {
+      sh.grs[j] = a.st.grs[j];
+      if (j <= m) sh.cs[j] = a.st.cc[j], sh.sn[j] = a.st.ss[j];
     }
 
-  int it = a.it0;
+  int  it = a.it0, cycle = 0, end = a.it1; /* this cycle's steps: it .. end - 1 */
+  long left = a.budget - (a.it1 - a.it0);  /* steps after this cycle */
   for (;;) {
     const unsigned stop = keeper ? *a.stop : 0u; /* used at the step's end: the load's trip overlaps the step */
     const int      nv   = it + 1;
 
-    /* 1. This thread's rows of w = d .* (A V[it]), then the block's partial coefficients. A warp
-       past the end stops (the product's warp vote needs every lane; rows grow with r). */
-#pragma unroll 1
-    for (int r = 0; r < kRows; r++) {
-      const long t = first + r * stride;
-      if (t - lane >= a.n) break;
-      const bool   active = t < a.n;
-      const double v      = row_value<DOF, NSTEN, true, false>(a.g, a.A, a.V[it], (int)t, active);
-      w[r][threadIdx.x]   = active ? (a.d ? __ldg(a.d + t) * v : v) : 0.0;
-    }
+    /* 1. This thread's rows of w = d .* (A V[it]), then the block's partial coefficients. */
+    product_rows<DOF, NSTEN>(a, sh, a.V[it], nullptr);
     for (int k0 = 0; k0 < nv; k0 += kGroup) {
       double acc[kGroup];
 #pragma unroll
@@ -147,7 +298,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const CycleArgs a
       for (int r = 0; r < kRows; r++) {
         const long t = first + r * stride;
         if (t >= a.n) break;
-        const double wr = w[r][threadIdx.x];
+        const double wr = sh.w[r][threadIdx.x];
 #pragma unroll
         for (int j = 0; j < kGroup; j++)
           if (k0 + j < nv) acc[j] = fma(wr, a.V[k0 + j][t], acc[j]);
@@ -156,18 +307,18 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const CycleArgs a
       for (int j = 0; j < kGroup; j++)
         if (k0 + j < nv) {
           const double v = warp_fold<Sum>(acc[j]);
-          if (lane == 0) warp_part[warp][k0 + j] = v;
+          if (lane == 0) sh.warp_part[warp][k0 + j] = v;
         }
     }
     __syncthreads();
-    for (int k = warp; k < nv; k += nwarps) block_slot(warp_part, k, a.part, lane);
+    for (int k = warp; k < nv; k += nwarps) block_slot(sh.warp_part, k, a.part, lane);
     grid.sync();
 
     /* 2. The coefficients, folded by every block alike; then w = w - sum_k h[k] V[k] (MAXPY's
        order) and the block's part of ||w||^2. */
     for (int k = warp; k < nv; k += nwarps) {
       const double v = fold_blocks(a.part + (long)k * nb, nb, lane);
-      if (lane == 0) h[k] = v;
+      if (lane == 0) sh.h[k] = v;
     }
     __syncthreads();
     double sq = 0.0;
@@ -175,46 +326,50 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const CycleArgs a
     for (int r = 0; r < kRows; r++) {
       const long t = first + r * stride;
       if (t >= a.n) break;
-      double s = w[r][threadIdx.x];
-      for (int k = 0; k < nv; k++) s = fma(-h[k], a.V[k][t], s);
-      w[r][threadIdx.x] = s;
-      sq                = fma(s, s, sq);
+      double s = sh.w[r][threadIdx.x];
+      for (int k = 0; k < nv; k++) s = fma(-sh.h[k], a.V[k][t], s);
+      sh.w[r][threadIdx.x] = s;
+      sq                   = fma(s, s, sq);
     }
-    {
-      const double v = warp_fold<Sum>(sq);
-      if (lane == 0) warp_part[warp][kSlots - 1] = v;
-    }
-    __syncthreads();
-    if (warp == 0) block_slot(warp_part, kSlots - 1, a.part, lane);
-    grid.sync();
 
     /* 3. tt = ||w||, every block alike; V[it + 1] = w / tt (VecNormalize's arithmetic). */
-    if (warp == 0) {
-      const double v = fold_blocks(a.part + (long)(kSlots - 1) * nb, nb, lane);
-      if (lane == 0) tt_shared = sqrt(v);
-    }
-    __syncthreads();
-    const double tt = tt_shared;
+    const double tt = sqrt(grid_sum(a, sh, sq, grid));
     double      *y  = a.V[it + 1];
 #pragma unroll 1
     for (int r = 0; r < kRows; r++) {
       const long t = first + r * stride;
       if (t >= a.n) break;
-      y[t] = tt != 0.0 ? w[r][threadIdx.x] * (1.0 / tt) : w[r][threadIdx.x];
+      y[t] = tt != 0.0 ? sh.w[r][threadIdx.x] * (1.0 / tt) : sh.w[r][threadIdx.x];
     }
-    if (keeper) *a.go_on = it + 1 < a.it1 && stop != a.cycle;
+    if (keeper) a.decision[0] = stop == a.launch ? kEnd : it + 1 < end ? kStep : it + 1 == m && left > 0 && cycle + 1 < a.cycles ? kRestart : kEnd;
     grid.sync();
-    if (threadIdx.x == 0) go_on = *a.go_on;
+    if (threadIdx.x == 0) sh.next = a.decision[0];
     __syncthreads();
-    if (keeper) finish_step(a, it, h, tt, col, cs, sn, grs); /* h and tt_shared stay until the next fold */
-    if (!go_on) break;
-    it++;
+    if (keeper) finish_step(a, sh, cycle, it, tt); /* sh.h and sh.tt stay until the next fold */
+    if (sh.next == kStep) {
+      it++;
+      continue;
+    }
+    if (sh.next == kEnd) break;
+
+    /* A restart, once the host has tested the cycle's last step and said go. */
+    if (keeper) a.decision[1] = restart_allowed(a, cycle);
+    grid.sync();
+    if (threadIdx.x == 0) sh.next = a.decision[1];
+    __syncthreads();
+    if (!sh.next) break;
+    const double res = restart<DOF, NSTEN>(a, sh, cycle, grid);
+    if (res == 0.0 || !isfinite(res)) break; /* the host's test ends the solve */
+    cycle++;
+    it   = 0;
+    end  = left < m ? (int)left : m;
+    left = left - end;
   }
 }
 
-/* The host side: the stop flag (mapped), block 0's decision (device), the cycles launched. */
+/* The host side: the flags (mapped), block 0's decisions (device), the launches so far. */
 struct CycleControl {
-  unsigned *host_stop, *dev_stop, *go_on, cycle;
+  unsigned *host_stop, *dev_stop, *host_go, *dev_go, *decision, launch;
 };
 CycleControl control;
 
@@ -223,9 +378,12 @@ int control_ready()
   int rc;
   if (control.host_stop) return 0;
   if ((rc = check(cudaHostAlloc((void **)&control.host_stop, sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc (GMRES cycle stop flag)"))) return rc;
+  if ((rc = check(cudaHostAlloc((void **)&control.host_go, sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc (GMRES cycle go flag)"))) return rc;
   *(volatile unsigned *)control.host_stop = 0;
+  *(volatile unsigned *)control.host_go   = 0;
   if ((rc = check(cudaHostGetDevicePointer((void **)&control.dev_stop, control.host_stop, 0), "cudaHostGetDevicePointer"))) return rc;
-  return check(cudaMalloc((void **)&control.go_on, sizeof(unsigned)), "cudaMalloc (GMRES cycle decision)");
+  if ((rc = check(cudaHostGetDevicePointer((void **)&control.dev_go, control.host_go, 0), "cudaHostGetDevicePointer"))) return rc;
+  return check(cudaMalloc((void **)&control.decision, 2 * sizeof(unsigned)), "cudaMalloc (GMRES cycle decisions)");
 }
 
 /* The blocks of a launch of instance <DOF, NSTEN> for n rows: as many as are resident at once,
@@ -300,37 +458,50 @@ extern "C" int StnGMRESCycleFits(const StnBox *box, long n)
   return with_instance(box->dof, box->nsten, Instance{n, s.sms, nullptr, 0});
 }
 
-extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnBox *box, const double *A, const double *d, int it0, int it1, double haptol, double *const V[], long n,
-                                   unsigned ticket[])
+extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *in, unsigned *first)
 {
   StnGMRESScratch s;
   CycleArgs       a;
   int             rc;
+  const int       m = st->max_k;
 
-  if (it0 < 0 || it1 <= it0 || it1 > st->max_k) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the steps are out of range");
-  if ((rc = StnSGDIAGeometry(box, 0, true, &a.g))) return rc;
-  if (a.g.nrows != n) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the matrix's rows are not the vectors' length");
-  if ((rc = control_ready()) || (rc = StnGMRESGetScratch(&s, (unsigned)(it1 - it0), &a.first))) return rc;
-  a.A = A;
-  a.d = d;
-  for (int k = 0; k < STN_VEC_MAX_MULTI; k++) a.V[k] = k <= it1 ? V[k] : V[0];
-  a.n      = n;
-  a.it0    = it0;
-  a.it1    = it1;
-  a.haptol = haptol;
-  a.st     = *st;
-  a.report = s.report;
-  a.part   = s.partials;
-  a.done   = s.done;
-  a.cycle  = ++control.cycle;
-  a.stop   = control.dev_stop;
-  a.go_on  = control.go_on;
-  for (int it = it0; it < it1; it++) ticket[it] = a.first + (unsigned)(it - it0);
-  return with_instance(a.g.dof, a.g.nsten, Instance{n, s.sms, &a, s.npartials});
+  if (in->it0 < 0 || in->it1 <= in->it0 || in->it1 > m || in->budget < in->it1 - in->it0) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the steps are out of range");
+  if (in->cycles < 1 || in->cycles > STN_GMRES_MAX_CYCLES) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: cycles out of range");
+  if (in->cycles > 1 && (!in->x || !in->b)) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: restarts need x and b");
+  if ((rc = StnSGDIAGeometry(in->box, 0, true, &a.g))) return rc;
+  if (a.g.nrows != in->n) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the matrix's rows are not the vectors' length");
+  a.cycles = in->cycles;
+  if ((rc = control_ready()) || (rc = StnGMRESGetScratch(&s, (unsigned)(a.cycles * (m + 1)), &a.first))) return rc;
+  a.A = in->A;
+  a.d = in->d;
+  a.b = in->b;
+  a.x = in->x;
+  for (int k = 0; k < STN_VEC_MAX_MULTI; k++) a.V[k] = in->V[k <= m ? k : 0];
+  a.n        = in->n;
+  a.budget   = in->budget;
+  a.it0      = in->it0;
+  a.it1      = in->it1;
+  a.haptol   = in->haptol;
+  a.st       = *st;
+  a.report   = s.report;
+  a.part     = s.partials;
+  a.done     = s.done;
+  a.launch   = ++control.launch;
+  a.stop     = control.dev_stop;
+  a.go       = control.dev_go;
+  a.decision = control.decision;
+  *first     = a.first;
+  return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials});
+}
+
+extern "C" int StnGMRESCycleGo(unsigned ticket)
+{
+  if (control.host_go) *(volatile unsigned *)control.host_go = ticket;
+  return 0;
 }
 
 extern "C" int StnGMRESCycleStop(void)
 {
-  if (control.host_stop) *(volatile unsigned *)control.host_stop = control.cycle;
+  if (control.host_stop) *(volatile unsigned *)control.host_stop = control.launch;
   return 0;
 }

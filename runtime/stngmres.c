@@ -61,10 +61,17 @@ typedef struct {
   Vec            jacobi;           /* the Jacobi scaling, PCApply(ones): kept from solve to solve */
   enum { OP_PETSC, OP_JACOBI, OP_MATMULT } op; /* how this solve applies its operator (operator_setup) */
   PetscBool      cycle_kernel;     /* -ksp_stngmres_cycle_kernel: a whole cycle in one kernel where it can be */
+  PetscBool      device_restart;   /* -ksp_stngmres_device_restart: and the restarts in it too, where they can be */
   PetscBool      use_cycle;        /* this solve runs its cycles so (operator_setup), on: */
   const StnBox  *cycle_box;        /*   the SG-DIA matrix's layout */
   const PetscScalar *cycle_values; /*   its values on the device, brought up to date for this solve */
   PetscLogDouble cycle_flops;      /*   the flops of one of its products, without the scaling */
+  PetscBool      restart_on_device; /* this solve's launches restart on the device (operator_setup) */
+  PetscBool      running;          /* a cycle kernel of this solve may still run */
+  unsigned       first;            /*   its tickets (StnGMRESCycleTicket) */
+  PetscInt       launch_cycle, launch_cycles; /* the cycle of it that cycle() runs, and how many it may run */
+  PetscBool      restarted;        /* the kernel has restarted: x updated, V[0] normalized, of norm: */
+  PetscReal      restart_res;
   PetscLogDouble host[4];          /* seconds: operator calls, step launches, wait, the rest */
   double         gpu[2];           /* milliseconds on the GPU: operator, step */
   PetscInt       steps;
@@ -177,6 +184,19 @@ static PetscErrorCode KSPBuildSolution_StnGMRES(KSP ksp, Vec ptr, Vec *result)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether the convergence test and the monitors work on the host alone: PETSc's default test
+   and the residual monitors (-ksp_monitor, -ksp_monitor_short) read only the norm they are given.
+   A restart on the device waits for the host's go, so the host must not wait for the device
+   (a true residual monitor builds the solution on the device) between a cycle kernel's launch
+   and its restarts. */
+static PetscBool host_only_tests(KSP ksp)
+{
+  if (ksp->converged != KSPConvergedDefault) return PETSC_FALSE;
+  for (PetscInt i = 0; i < ksp->numbermonitors; i++)
+    if (ksp->monitor[i] != (KSPMonitorFn *)KSPMonitorResidual && ksp->monitor[i] != (KSPMonitorFn *)KSPMonitorResidualShort) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
 /* Before a solve: how apply_operator applies this solve's operator. PETSc's KSP_PCApplyBAorAB
    in general, and in one kernel, with the same result, in two cases:
    - left Jacobi preconditioning of an SG-DIA matrix: B A v is d .* (A v), where d is the
@@ -222,20 +242,93 @@ static PetscErrorCode operator_setup(KSP ksp)
     PetscCall(VecGetLocalSize(g->temp, &n));
     g->use_cycle = ok && StnGMRESCycleFits(g->cycle_box, n) ? PETSC_TRUE : PETSC_FALSE;
   }
+  g->restart_on_device = g->use_cycle && g->device_restart && host_only_tests(ksp) ? PETSC_TRUE : PETSC_FALSE;
+  if (g->use_cycle && g->device_restart && !g->restart_on_device) PetscCall(PetscInfo(ksp, "Restarts on the host: a convergence test or monitor other than PETSc's default and the residual monitors may wait for the device\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Launches steps 0..end-1 of this cycle as one kernel: the operator of operator_setup (A, with
-   Jacobi's scaling for OP_JACOBI) and the Gram-Schmidt step, each step's report behind ticket[]. */
-static PetscErrorCode launch_cycle(KSP ksp, PetscInt end, PetscInt n, unsigned ticket[])
+/* Launches this cycle, from step 0, as one kernel (stncycle_cuda.h): the operator of
+   operator_setup (A, with Jacobi's scaling for OP_JACOBI) and the Gram-Schmidt steps, and where
+   operator_setup allowed it the later cycles of the solve with their restarts, up to max_it. */
+static PetscErrorCode launch_cycles(KSP ksp, PetscInt n)
 {
-  KSP_StnGMRES      *g = (KSP_StnGMRES *)ksp->data;
-  const PetscScalar *d = NULL;
+  KSP_StnGMRES      *g      = (KSP_StnGMRES *)ksp->data;
+  const PetscInt     budget = ksp->max_it - ksp->its, cycles = (budget + g->max_k - 1) / g->max_k;
+  const PetscScalar *d = NULL, *b = NULL;
+  PetscScalar       *x = NULL;
+  StnGMRESCycleArgs  a;
 
   PetscFunctionBegin;
   if (g->op == OP_JACOBI) PetscCall(VecCUDAGetArrayRead(g->jacobi, &d));
-  STN_CUDA_CALL(StnGMRESCycleLaunch(&g->st, g->cycle_box, g->cycle_values, d, 0, (int)end, g->haptol, (double *const *)g->Vd, n, ticket));
+  if (g->restart_on_device) {
+    PetscCall(VecCUDAGetArray(ksp->vec_sol, &x));
+    PetscCall(VecCUDAGetArrayRead(ksp->vec_rhs, &b));
+  }
+  a.box    = g->cycle_box;
+  a.A      = g->cycle_values;
+  a.d      = d;
+  a.V      = (double *const *)g->Vd;
+  a.n      = n;
+  a.haptol = g->haptol;
+  a.it0    = 0;
+  a.it1    = (int)PetscMin(g->max_k, budget);
+  a.cycles = g->restart_on_device ? (int)PetscMin(cycles, STN_GMRES_MAX_CYCLES) : 1;
+  a.budget = budget;
+  a.x      = x;
+  a.b      = b;
+  STN_CUDA_CALL(StnGMRESCycleLaunch(&g->st, &a, &g->first));
+  g->running       = PETSC_TRUE;
+  g->launch_cycle  = 0;
+  g->launch_cycles = a.cycles;
   if (g->op == OP_JACOBI) PetscCall(VecCUDARestoreArrayRead(g->jacobi, &d));
+  if (g->restart_on_device) {
+    PetscCall(VecCUDARestoreArray(ksp->vec_sol, &x));
+    PetscCall(VecCUDARestoreArrayRead(ksp->vec_rhs, &b));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Ends the cycle kernel of this solve, if one may still run: it stops after the step it is in. */
+static PetscErrorCode stop_cycles(KSP ksp)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+
+  PetscFunctionBegin;
+  if (g->running) STN_CUDA_CALL(StnGMRESCycleStop());
+  g->running   = PETSC_FALSE;
+  g->restarted = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a full cycle that did not end the solve: lets the cycle kernel restart, if it restarts
+   on the device after this cycle, and waits for the restart's report. *done: whether it did;
+   if not, the kernel has ended and the host restarts. */
+static PetscErrorCode restart_on_device(KSP ksp, PetscInt n, PetscBool *done)
+{
+  KSP_StnGMRES  *g = (KSP_StnGMRES *)ksp->data;
+  StnGMRESReport rep;
+  unsigned       ticket;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  if (!g->running || g->launch_cycle + 1 >= g->launch_cycles) PetscFunctionReturn(PETSC_SUCCESS);
+  ticket = StnGMRESCycleTicket(g->first, g->st.max_k, (int)g->launch_cycle, g->st.max_k);
+  STN_CUDA_CALL(StnGMRESCycleGo(ticket));
+  STN_CUDA_CALL(StnGMRESStepWait(g->st.max_k, ticket, &rep));
+  if (!rep.restarted) {
+    PetscCall(PetscInfo(ksp, "The cycle kernel did not restart (a zero on the Hessenberg diagonal, or no go in time): the host restarts\n"));
+    g->running = PETSC_FALSE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  *done          = PETSC_TRUE;
+  g->restarted   = PETSC_TRUE;
+  g->restart_res = rep.res;
+  g->launch_cycle++;
+  /* What the device changed behind PETSc's back (cached norms are keyed by the state), and the
+     restart's flops as KSPGMRESBuildSoln, KSPInitialResidual and VecNormalize log them. */
+  PetscCall(PetscObjectStateIncrease((PetscObject)ksp->vec_sol));
+  for (PetscInt i = 0; i <= g->max_k; i++) PetscCall(PetscObjectStateIncrease((PetscObject)g->V[i]));
+  PetscCall(PetscLogGpuFlops(g->cycle_flops + (PetscLogDouble)n * (2.0 * g->max_k + 2 + 2 + 2 + 1 + (g->op == OP_JACOBI ? 1 : 0))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -255,19 +348,24 @@ static PetscErrorCode apply_operator(KSP ksp, Vec x, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* One restart cycle from V[0] = the (preconditioned) residual: KSPGMRESCycle. */
+/* One restart cycle from V[0] = the (preconditioned) residual: KSPGMRESCycle. Where the cycle
+   kernel restarted (g->restarted), V[0] is already normalized and the norm known. */
 static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
 {
-  KSP_StnGMRES  *g  = (KSP_StnGMRES *)ksp->data;
-  PetscReal      res;
-  PetscInt       it = 0, n;
-  StnGMRESReport rep;
-  PetscInt       queued = 0; /* steps of this cycle launched so far, each after its operator application */
-  unsigned       ticket[STN_VEC_MAX_MULTI];
+  KSP_StnGMRES   *g  = (KSP_StnGMRES *)ksp->data;
+  PetscReal       res;
+  PetscInt        it = 0, n;
+  StnGMRESReport  rep;
+  PetscInt        queued = 0; /* steps of this cycle launched so far, each after its operator application */
+  unsigned        ticket[STN_VEC_MAX_MULTI];
+  const PetscBool on_device = g->restarted; /* this cycle runs in the kernel already running */
 
   PetscFunctionBegin;
-  *itcount = 0;
-  PetscCall(VecNormalize(g->V[0], &res));
+  *itcount     = 0;
+  g->restarted = PETSC_FALSE;
+  PetscCall(VecGetLocalSize(g->V[0], &n));
+  if (on_device) res = g->restart_res;
+  else PetscCall(VecNormalize(g->V[0], &res));
   KSPCheckNorm(ksp, res);
   if (ksp->rnorm > 0.0 && PetscAbsReal(res - ksp->rnorm) > g->breakdowntol * g->rnorm0) {
     PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_CONV_FAILED, "Residual norm computed by GMRES recursion formula %g is far from the computed residual norm %g at restart, residual norm at start of cycle %g",
@@ -277,7 +375,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
   }
   g->rnorm0 = res;
   g->it      = -1;
-  STN_CUDA_CALL(StnGMRESStart(&g->st, res));
+  if (!on_device) STN_CUDA_CALL(StnGMRESStart(&g->st, res));
   ksp->rnorm = res;
   PetscCall(KSPLogResidualHistory(ksp, res));
   PetscCall(KSPMonitor(ksp, ksp->its, res));
@@ -288,8 +386,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
   PetscCall((*ksp->converged)(ksp, ksp->its, res, &ksp->reason, ksp->cnvP));
 
   /* The basis on the device: valid there only from now on, so that the kernels may write it. */
-  PetscCall(VecGetLocalSize(g->V[0], &n));
-  for (PetscInt i = 0; i <= g->max_k; i++) {
+  for (PetscInt i = 0; !on_device && i <= g->max_k; i++) {
     PetscScalar *a;
     PetscCall(VecCUDAGetArray(g->V[i], &a));
     g->Vd[i] = a;
@@ -303,10 +400,10 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
       PetscCall(KSPLogResidualHistory(ksp, res));
       PetscCall(KSPMonitor(ksp, ksp->its, res));
     }
-    if (g->use_cycle && !queued) { /* all the steps this cycle may take, in one kernel */
-      const PetscInt end = PetscMin(g->max_k, ksp->max_it - ksp->its);
-      PetscCall(launch_cycle(ksp, end, n, ticket));
-      queued = end;
+    if (g->use_cycle && !queued) { /* all the steps this cycle may take, in the kernel */
+      if (!on_device) PetscCall(launch_cycles(ksp, n));
+      queued = PetscMin(g->max_k, ksp->max_it - ksp->its);
+      for (PetscInt i = 0; i < queued; i++) ticket[i] = StnGMRESCycleTicket(g->first, g->st.max_k, (int)g->launch_cycle, (int)i);
     }
     for (; queued <= last; queued++) { /* step it, and the next ones up to the look-ahead */
       PetscScalar *w;
@@ -365,9 +462,14 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     }
   }
   *itcount = it;
-  if (g->use_cycle) { /* the products inside the kernel, as MatMult would have logged them; its steps past it are not needed */
+  if (g->use_cycle) { /* the products inside the kernel, as MatMult would have logged them */
     PetscCall(PetscLogGpuFlops(it * (g->cycle_flops + (g->op == OP_JACOBI ? (PetscLogDouble)n : 0))));
-    if (it < queued) STN_CUDA_CALL(StnGMRESCycleStop());
+    if (it == g->max_k && !ksp->reason && ksp->its < ksp->max_it) { /* the kernel restarts, if it can */
+      PetscBool done;
+      PetscCall(restart_on_device(ksp, n, &done));
+      if (done) PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(stop_cycles(ksp)); /* its steps past it are not needed */
   }
   PetscCall(build_solution(ksp, it - 1, ksp->vec_sol, ksp->vec_sol));
   if (ksp->reason == KSP_CONVERGED_ITERATING && ksp->its >= ksp->max_it) ksp->reason = KSP_DIVERGED_ITS;
@@ -389,7 +491,7 @@ static PetscErrorCode KSPSolve_StnGMRES(KSP ksp)
   ksp->rnorm = -1.0; /* marks the first cycle, for its breakdown test */
   PetscCall(operator_setup(ksp));
   while (!ksp->reason || (ksp->rnorm == -1 && ksp->reason == KSP_DIVERGED_PC_FAILED)) {
-    PetscCall(KSPInitialResidual(ksp, ksp->vec_sol, g->temp, g->temp_matop, g->V[0], ksp->vec_rhs));
+    if (!g->restarted) PetscCall(KSPInitialResidual(ksp, ksp->vec_sol, g->temp, g->temp_matop, g->V[0], ksp->vec_rhs));
     PetscCall(cycle(&its, ksp));
     itcount += its;
     if (itcount >= ksp->max_it) {
@@ -398,6 +500,7 @@ static PetscErrorCode KSPSolve_StnGMRES(KSP ksp)
     }
     ksp->guess_zero = PETSC_FALSE; /* later cycles start from the solution so far */
   }
+  PetscCall(stop_cycles(ksp)); /* a test at a restart on the device ended the solve: the next cycle is not needed */
   ksp->guess_zero = guess_zero;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -424,6 +527,7 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
   PetscCheck(g->step_threads >= 0 && g->step_threads <= 1024, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_step_threads %" PetscInt_FMT ": must be 0 to 1024", g->step_threads);
   g->st.threads = (int)g->step_threads;
   PetscCall(PetscOptionsBool("-ksp_stngmres_cycle_kernel", "A whole restart cycle in one kernel where it can be: the operator of -ksp_stngmres_fuse_jacobi on an SG-DIA matrix on the GPU, one rank, no periodic direction", NULL, g->cycle_kernel, &g->cycle_kernel, NULL));
+  PetscCall(PetscOptionsBool("-ksp_stngmres_device_restart", "The cycle kernel restarts on the device too (with the default convergence test and at most residual monitors), running the whole solve in one launch", NULL, g->device_restart, &g->device_restart, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "The operator in one kernel where it can be: MatMult and a left Jacobi PCApply on an SG-DIA matrix, MatMult alone with PCNONE", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
   PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for", NULL, g->lookahead, &g->lookahead, NULL));
   PetscCheck(g->lookahead >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more", g->lookahead);
@@ -439,7 +543,7 @@ static PetscErrorCode KSPView_StnGMRES(KSP ksp, PetscViewer viewer)
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
-  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s%s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it", g->fuse_jacobi && g->fused && g->cycle_kernel ? ", a whole cycle in one kernel where it can be (SG-DIA on one rank)" : ""));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s%s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it", g->fuse_jacobi && g->fused && g->cycle_kernel ? (g->device_restart ? ", whole cycles and their restarts in one kernel where it can be (SG-DIA on one rank)" : ", a whole cycle in one kernel where it can be (SG-DIA on one rank)") : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -456,6 +560,7 @@ static PetscErrorCode KSPCreate_StnGMRES(KSP ksp)
   g->fused        = PETSC_TRUE;
   g->fuse_jacobi  = PETSC_TRUE;
   g->cycle_kernel = PETSC_TRUE;
+  g->device_restart = PETSC_TRUE;
   ksp->data       = g;
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_PRECONDITIONED, PC_LEFT, 4));
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 3));

@@ -109,6 +109,7 @@ __device__ inline void hessenberg_update(double *hh, double *cc, double *ss, dou
   report->tt     = tt;
   report->hapend = hapend;
   report->null   = null;
+  report->restarted = 0;
 }
 
 } // namespace stn_reduce

@@ -101,10 +101,12 @@ typedef struct StnGMRESState {
 } StnGMRESState;
 /* What the host needs after one step: the residual norm estimate |GRS(it + 1)|, the norm tt of
    the new vector, whether that was a happy breakdown, and whether the rotation was undefined
-   (KSP_DIVERGED_NULL in PETSc's terms). */
+   (KSP_DIVERGED_NULL in PETSc's terms). The cycle kernel's restarts (stncycle_cuda.h) report in
+   the same form: res is the new residual's norm, restarted whether the restart was done (0 in
+   every step's report). */
 typedef struct StnGMRESReport {
   double res, tt;
-  int    hapend, null;
+  int    hapend, null, restarted;
 } StnGMRESReport;
 
 /* Timing marks on the GPU's timeline, for profiling: records CUDA event i (0 to 7) on the

@@ -130,15 +130,23 @@ static void reference_step(Run *r, const Run *c, const Problem *p, int it, StnGM
   stn(StnGMRESStep(&r->st, it, 1e-30, r->V[it + 1], (const double *const *)r->V, p->n, rep), "StnGMRESStep");
 }
 
+/* Launches the cycle kernel on run r: cycles cycles, budget steps, x and b (NULL for one cycle). */
+static unsigned launch(Run *r, const Problem *p, int cycles, long budget, double *x, const double *b)
+{
+  StnGMRESCycleArgs a = {&p->box, p->A, p->d, r->V, p->n, 1e-30, 0, MAXK, cycles, budget, x, b};
+  unsigned          first;
+  stn(StnGMRESCycleLaunch(&r->st, &a, &first), "StnGMRESCycleLaunch");
+  return first;
+}
+
 /* The cycle kernel: all steps launched at once, the reports waited for in order; stop_after > 0:
    StnGMRESCycleStop once that many reports are in. Returns the steps whose reports were read. */
 static int run_cycle(Run *r, const Problem *p, StnGMRESReport rep[MAXK], int stop_after)
 {
-  unsigned ticket[MAXK];
-  int      it = 0;
-  stn(StnGMRESCycleLaunch(&r->st, &p->box, p->A, p->d, 0, MAXK, 1e-30, r->V, p->n, ticket), "StnGMRESCycleLaunch");
+  const unsigned first = launch(r, p, 1, MAXK, NULL, NULL);
+  int            it    = 0;
   for (; it < MAXK; it++) {
-    stn(StnGMRESStepWait(it, ticket[it], &rep[it]), "StnGMRESStepWait");
+    stn(StnGMRESStepWait(it, StnGMRESCycleTicket(first, MAXK, 0, it), &rep[it]), "StnGMRESStepWait");
     if (stop_after && it + 1 == stop_after) {
       stn(StnGMRESCycleStop(), "StnGMRESCycleStop");
       it++;
@@ -208,35 +216,172 @@ static void check_problem(const Problem *p)
   free(x), free(y), free(z);
 }
 
-/* Microseconds per step over reps cycles of 30 steps, launched without waits, both ways. */
+/* Device copies of reproducible vectors (stream j), for x and b. */
+static double *device_vector(const Problem *p, int j)
+{
+  double *h = malloc((size_t)p->n * sizeof(double)), *v;
+  for (long i = 0; i < p->n; i++) h[i] = rnd(j, i);
+  cuda(cudaMalloc((void **)&v, (size_t)p->n * sizeof(double)), "cudaMalloc");
+  cuda(cudaMemcpy(v, h, (size_t)p->n * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
+  free(h);
+  return v;
+}
+
+/* Whether the device arrays a and b hold the same bits. */
+static int same_bits(const double *a, const double *b, long n)
+{
+  double *x = malloc((size_t)n * sizeof(double)), *y = malloc((size_t)n * sizeof(double));
+  fetch(x, a, n), fetch(y, b, n);
+  const int same = !memcmp(x, y, (size_t)n * sizeof(double));
+  free(x), free(y);
+  return same;
+}
+
+/* The restart on the device, and the ways it is refused. Run B goes on from a full cycle, which
+   is run A's (the same bits: the same code on the same data), through a restart, into 3 steps of
+   the next cycle, where its budget ends. Its x and V[0] are checked against KSPGMRESBuildSoln,
+   KSPInitialResidual and VecNormalize computed here from A's basis and Hessenberg matrix (x to
+   1e-12, the rest to 1e-10 of the largest entry), its restart report's norm against the reference
+   norm, and the 3 steps as check_problem checks steps. Run C is stopped at the restart, run D
+   neither stopped nor let go (it gives up after 20 ms): both must leave x and V[0] as they were. */
+static void check_restart(const Problem *p)
+{
+  Run            A, B, ref, C, D;
+  StnGMRESReport ra[MAXK], rb[MAXK + 3], rr, restart;
+  static double  hh[32 * (MAXK + 1)], grs[MAXK + 2], y[MAXK];
+  const long     n = p->n;
+  double        *xB = device_vector(p, 15), *x0 = device_vector(p, 15), *b = device_vector(p, 16), *xC = device_vector(p, 15), *xD = device_vector(p, 15), *ax;
+  double        *h = malloc((size_t)n * sizeof(double)), *v = malloc((size_t)n * sizeof(double)), *xr = malloc((size_t)n * sizeof(double)), *hb = malloc((size_t)n * sizeof(double)), *hd = malloc((size_t)n * sizeof(double));
+  const int      before = nfail;
+
+  run_create(&A, p), run_create(&B, p), run_create(&ref, p), run_create(&C, p), run_create(&D, p);
+  cuda(cudaMalloc((void **)&ax, (size_t)n * sizeof(double)), "cudaMalloc");
+  if (run_cycle(&A, p, ra, 0) != MAXK) {
+    nfail++;
+    printf("FAIL: gpu: gmres cycle: %s: the first cycle ended early\n", p->name);
+    goto out;
+  }
+
+  /* B: the host's side of a restart, as KSPSTNGMRES plays it. */
+  unsigned first = launch(&B, p, 3, MAXK + 3, xB, b);
+  for (int it = 0; it < MAXK; it++) stn(StnGMRESStepWait(it, StnGMRESCycleTicket(first, MAXK, 0, it), &rb[it]), "StnGMRESStepWait");
+  stn(StnGMRESCycleGo(StnGMRESCycleTicket(first, MAXK, 0, MAXK)), "StnGMRESCycleGo");
+  stn(StnGMRESStepWait(MAXK, StnGMRESCycleTicket(first, MAXK, 0, MAXK), &restart), "StnGMRESStepWait (restart)");
+  for (int it = 0; it < 3; it++) stn(StnGMRESStepWait(it, StnGMRESCycleTicket(first, MAXK, 1, it), &rb[MAXK + it]), "StnGMRESStepWait");
+  cuda(cudaDeviceSynchronize(), "the cycle kernel");
+  for (int it = 0; it < MAXK; it++)
+    if (memcmp(&ra[it], &rb[it], sizeof ra[it])) fail(p, it, "a restarting launch's first cycle differs from a one-cycle launch's", ra[it].res, rb[it].res);
+  if (!same_bits(A.V[MAXK], B.V[MAXK], n)) fail(p, MAXK, "the last basis vector differs from a one-cycle launch's", 0, 0);
+  if (!restart.restarted) fail(p, MAXK, "the restart was not done", 0, 1);
+
+  /* The reference restart from A: y = HH^-1 GRS, x = x0 + V y, V[0] = d .* (b - A x) / norm. */
+  stn(StnGMRESGetHessenberg(&A.st, MAXK - 1, hh, grs), "StnGMRESGetHessenberg");
+  for (int k = MAXK - 1; k >= 0; k--) {
+    double t = grs[k];
+    for (int j = k + 1; j < MAXK; j++) t -= hh[j * A.st.ld + k] * y[j];
+    y[k] = t / hh[k * A.st.ld + k];
+  }
+  fetch(xr, x0, n);
+  for (int k = 0; k < MAXK; k++) {
+    fetch(v, A.V[k], n);
+    for (long i = 0; i < n; i++) xr[i] += y[k] * v[i];
+  }
+  fetch(hb, xB, n);
+  double big = 0, diff = 0, sq = 0;
+  for (long i = 0; i < n; i++) big = fmax(big, fabs(xr[i])), diff = fmax(diff, fabs(xr[i] - hb[i]));
+  if (diff > 1e-12 * big) fail(p, MAXK, "x after the restart: largest difference, largest entry", diff, big);
+  cuda(cudaMemcpy(ax, xr, (size_t)n * sizeof(double), cudaMemcpyHostToDevice), "cudaMemcpy");
+  stn(StnSGDIAMultCUDA(&p->box, p->A, ax, 0, NULL, ref.V[1], 0, NULL), "StnSGDIAMultCUDA");
+  fetch(h, ref.V[1], n), fetch(v, b, n), fetch(hd, p->d, n);
+  for (long i = 0; i < n; i++) h[i] = hd[i] * (v[i] - h[i]), sq += h[i] * h[i];
+  const double res = sqrt(sq);
+  if (!rel_ok(res, restart.res, 1e-10)) fail(p, MAXK, "the restart's residual norm", res, restart.res);
+  fetch(v, B.V[0], n);
+  big = diff = 0;
+  for (long i = 0; i < n; i++) big = fmax(big, fabs(h[i] / res)), diff = fmax(diff, fabs(h[i] / res - v[i]));
+  if (diff > 1e-10 * big) fail(p, MAXK, "V[0] after the restart: largest difference, largest entry", diff, big);
+
+  /* The next cycle's steps, each against the product and the fused step on B's basis. */
+  stn(StnGMRESStart(&ref.st, restart.res), "StnGMRESStart");
+  for (int it = 0; it < 3; it++) {
+    reference_step(&ref, &B, p, it, &rr);
+    if (!rel_ok(rr.res, rb[MAXK + it].res, 1e-10) || !rel_ok(rr.tt, rb[MAXK + it].tt, 1e-10)) fail(p, it, "after the restart: residual estimate", rr.res, rb[MAXK + it].res);
+  }
+
+  /* C, stopped at the restart, and D, not let go: x and V[0] as they were. */
+  first = launch(&C, p, 2, 2 * MAXK, xC, b);
+  stn(StnGMRESStepWait(MAXK - 1, StnGMRESCycleTicket(first, MAXK, 0, MAXK - 1), &rr), "StnGMRESStepWait");
+  stn(StnGMRESCycleStop(), "StnGMRESCycleStop");
+  cuda(cudaDeviceSynchronize(), "the cycle kernel");
+  first = launch(&D, p, 2, 2 * MAXK, xD, b);
+  stn(StnGMRESStepWait(MAXK, StnGMRESCycleTicket(first, MAXK, 0, MAXK), &restart), "StnGMRESStepWait (restart)");
+  cuda(cudaDeviceSynchronize(), "the cycle kernel");
+  if (restart.restarted) fail(p, MAXK, "a restart without go was done", 1, 0);
+  if (!same_bits(xC, x0, n) || !same_bits(C.V[0], A.V[0], n)) fail(p, MAXK, "a stopped restart changed x or V[0]", 0, 0);
+  if (!same_bits(xD, x0, n) || !same_bits(D.V[0], A.V[0], n)) fail(p, MAXK, "a restart without go changed x or V[0]", 0, 0);
+  if (!same_bits(C.V[MAXK], A.V[MAXK], n) || !same_bits(D.V[MAXK], A.V[MAXK], n)) fail(p, MAXK, "the cycle before a refused restart differs", 0, 0);
+  if (nfail == before) printf("gpu: gmres cycle: %s: restart on the device = KSPGMRESBuildSoln, the residual and its norm to 1e-10, the next steps too; stopped or not let go: x and V[0] untouched: ok\n", p->name);
+out:
+  run_destroy(&A), run_destroy(&B), run_destroy(&ref), run_destroy(&C), run_destroy(&D);
+  cudaFree(xB), cudaFree(x0), cudaFree(b), cudaFree(xC), cudaFree(xD), cudaFree(ax);
+  free(h), free(v), free(xr), free(hb), free(hd);
+}
+
+/* One launch of cycles cycles with the host's side of each restart: every report waited for, the
+   go given after each cycle's last one. */
+static void run_restarting(Run *r, const Problem *p, int cycles, double *x, const double *b)
+{
+  const unsigned first = launch(r, p, cycles, (long)cycles * MAXK, x, b);
+  StnGMRESReport rep;
+  for (int c = 0; c < cycles; c++) {
+    for (int it = 0; it < MAXK; it++) stn(StnGMRESStepWait(it, StnGMRESCycleTicket(first, MAXK, c, it), &rep), "StnGMRESStepWait");
+    if (c + 1 == cycles) break;
+    stn(StnGMRESCycleGo(StnGMRESCycleTicket(first, MAXK, c, MAXK)), "StnGMRESCycleGo");
+    stn(StnGMRESStepWait(MAXK, StnGMRESCycleTicket(first, MAXK, c, MAXK), &rep), "StnGMRESStepWait (restart)");
+    if (!rep.restarted) {
+      printf("FAIL: gpu: gmres cycle: %s: bench: restart %d not done\n", p->name, c);
+      nfail++;
+    }
+  }
+}
+
+/* Microseconds per step over reps cycles of 30 steps, three ways: the product and the fused step
+   launched without waits; one cycle kernel per cycle, also without waits (no restarts: every
+   cycle starts from the same V[0]); one cycle kernel for all of them, restarting on the device,
+   the host waiting for every report and letting each restart go. */
 static void bench(const Problem *p, int reps)
 {
   Run         r;
   cudaEvent_t e0, e1;
-  float       ms[2];
+  float       ms[3];
   unsigned    ticket[MAXK];
+  double     *x = device_vector(p, 15), *b = device_vector(p, 16);
 
   run_create(&r, p);
   cudaEventCreate(&e0), cudaEventCreate(&e1);
-  for (int way = 0; way < 2; way++)
+  for (int way = 0; way < 3; way++)
     for (int warm = 1; warm >= 0; warm--) {
+      const int cycles = warm ? 2 : reps;
       cudaEventRecord(e0, 0);
-      for (int c = 0; c < (warm ? 2 : reps); c++) {
+      if (way == 2) run_restarting(&r, p, cycles, x, b);
+      for (int c = 0; way < 2 && c < cycles; c++) {
         stn(StnGMRESStart(&r.st, 1.0), "StnGMRESStart");
         if (way == 0)
           for (int it = 0; it < MAXK; it++) {
             stn(StnSGDIAMultCUDA(&p->box, p->A, r.V[it], 0, p->d, r.V[it + 1], 2, NULL), "StnSGDIAMultCUDA");
             stn(StnGMRESStepLaunch(&r.st, it, 1e-30, r.V[it + 1], (const double *const *)r.V, p->n, &ticket[it]), "StnGMRESStepLaunch");
           }
-        else stn(StnGMRESCycleLaunch(&r.st, &p->box, p->A, p->d, 0, MAXK, 1e-30, r.V, p->n, ticket), "StnGMRESCycleLaunch");
+        else launch(&r, p, 1, MAXK, NULL, NULL);
       }
       cudaEventRecord(e1, 0);
       cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
       cudaEventElapsedTime(&ms[way], e0, e1);
     }
-  printf("| %s | %ld | %.1f | %.1f | %.2f |\n", p->name, p->n, 1e3 * ms[0] / (reps * MAXK), 1e3 * ms[1] / (reps * MAXK), ms[0] / ms[1]);
+  printf("| %s | %ld | %.1f | %.1f | %.2f | %.1f | %.1f |\n", p->name, p->n, 1e3 * ms[0] / (reps * MAXK), 1e3 * ms[1] / (reps * MAXK), ms[0] / ms[1], 1e3 * ms[2] / (reps * MAXK),
+         1e3 * (ms[2] - ms[1]) / (reps - 1));
   cudaEventDestroy(e0), cudaEventDestroy(e1);
   run_destroy(&r);
+  cudaFree(x), cudaFree(b);
 }
 
 int main(int argc, char **argv)
@@ -254,10 +399,10 @@ int main(int argc, char **argv)
     problem_create(&p[np++], "cavity-like 256^2 x 4", 2, 4, 0, 256, 256, 1);
     problem_create(&p[np++], "sfi-like 64^3", 3, 1, 0, 64, 64, 64);
   }
-  for (int i = 0; i < np; i++) check_problem(&p[i]);
+  for (int i = 0; i < np; i++) check_problem(&p[i]), check_restart(&p[i]);
   if (argc > 1 && !strcmp(argv[1], "-bench")) {
-    printf("\nGMRES cycle on the GPU, us per step over 20 cycles of 30 steps queued: the product and the fused step (two launches per step) against the cycle kernel (one per cycle)\n");
-    printf("| problem | rows | product + step us | cycle kernel us | ratio |\n|---|--:|--:|--:|--:|\n");
+    printf("\nGMRES cycle on the GPU, us per step over 20 cycles of 30 steps: the product and the fused step queued (two launches per step) against the cycle kernel queued (one launch per cycle, no restarts), and one launch restarting on the device with the host in the loop; the last column: what a restart adds, us per cycle\n");
+    printf("| problem | rows | product + step us | cycle kernel us | ratio | with device restarts us | restart us |\n|---|--:|--:|--:|--:|--:|--:|\n");
     for (int i = np - 2; i < np; i++) bench(&p[i], 20);
   }
   for (int i = 0; i < np; i++) problem_destroy(&p[i]);
