@@ -190,23 +190,42 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
   const char *sources[COMPILE_MAX_FILES];
   int nsources = 0;
   if (!compile_write_sources(ir, co->input, program, dir, files, &nfiles)) goto done;
+  /* The CUDA sources compile at the same time (nvcc is one process per file, and the runtime's
+     kernel files take up to a minute each); every compiler started is waited for, and the first
+     failure is the one reported. */
+  int pids[COMPILE_MAX_FILES];
+  char *cuda_objs[COMPILE_MAX_FILES], *cuda_logs[COMPILE_MAX_FILES];
+  int ncuda = 0, cuda_failed = 0;
+  char cuda_err[sizeof err] = "";
   for (int f = 0; f < nfiles && nsources < COMPILE_MAX_FILES; f++) {
     if (ends_with(files[f], ".c")) sources[nsources++] = files[f];
-    if (ends_with(files[f], ".cu") && tc.cuda) {
-      char *obj = join_ext(files[f], ".o"), *culog = join_ext(files[f], ".log");
-      int crc = tc_compile_cuda(&tc, files[f], dir, obj, culog, err, sizeof err);
-      free(culog);
-      if (crc != 0) {
-        free(obj);
-        fprintf(stderr, "stencilc: internal error: %s\nThe sources and the log are kept in %s. Please report this as a bug in stencilc.\n", err, dir);
-        status = 70;
-        free(dir);
-        dir = NULL;
-        goto done;
+    if (ends_with(files[f], ".cu") && tc.cuda && !cuda_failed) {
+      cuda_objs[ncuda] = join_ext(files[f], ".o");
+      cuda_logs[ncuda] = join_ext(files[f], ".log");
+      if (tc_start_cuda(&tc, files[f], dir, cuda_objs[ncuda], cuda_logs[ncuda], &pids[ncuda], cuda_err, sizeof cuda_err) != 0) {
+        cuda_failed = 1;
+        free(cuda_objs[ncuda]);
+        free(cuda_logs[ncuda]);
+        continue;
       }
-      if (nfiles < COMPILE_MAX_FILES) files[nfiles++] = obj;  /* freed with the others */
-      sources[nsources++] = obj;
+      ncuda++;
     }
+  }
+  for (int c = 0; c < ncuda; c++) {
+    if (tc_finish_cuda(&tc, pids[c], cuda_logs[c], err, sizeof err) != 0 && !cuda_failed) {
+      cuda_failed = 1;
+      snprintf(cuda_err, sizeof cuda_err, "%s", err);
+    }
+    free(cuda_logs[c]);
+    files[nfiles++] = cuda_objs[c]; /* freed with the others; compile_write_sources left room */
+    sources[nsources++] = cuda_objs[c];
+  }
+  if (cuda_failed) {
+    fprintf(stderr, "stencilc: internal error: %s\nThe sources and the log are kept in %s. Please report this as a bug in stencilc.\n", cuda_err, dir);
+    status = 70;
+    free(dir);
+    dir = NULL;
+    goto done;
   }
   int rc = tc_build(&tc, sources, nsources, dir, exe, log, err, sizeof err);
   if (rc != 0) {

@@ -741,8 +741,8 @@ static void find_cuda(Toolchain *t, const char *dir, const char *vars_path) {
   free(conf_path);
 }
 
-int tc_compile_cuda(const Toolchain *t, const char *source, const char *include_dir, const char *object,
-                    const char *log_path, char *err, size_t errsize) {
+int tc_start_cuda(const Toolchain *t, const char *source, const char *include_dir, const char *object,
+                  const char *log_path, int *pid_out, char *err, size_t errsize) {
   int n = 0;
   char **argv = xrealloc(NULL, (size_t)(t->ncuflags + 10) * sizeof *argv);
   argv[n++] = t->nvcc;
@@ -756,7 +756,6 @@ int tc_compile_cuda(const Toolchain *t, const char *source, const char *include_
   argv[n++] = "-o";
   argv[n++] = (char *)object;
   argv[n] = NULL;
-  int status = -1;
   int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (log < 0) {
     seterr(err, errsize, "cannot create the build log %s: %s", log_path, strerror(errno));
@@ -767,13 +766,22 @@ int tc_compile_cuda(const Toolchain *t, const char *source, const char *include_
   pid_t pid;
   int rc = spawn(argv, NULL, log, log, &pid);
   close(log);
-  int ws;
-  if (rc) seterr(err, errsize, "cannot run the CUDA compiler '%s': %s", t->nvcc, strerror(rc));
-  else if (wait_child(pid, &ws) < 0) seterr(err, errsize, "cannot wait for '%s': %s", t->nvcc, strerror(errno));
-  else {
-    status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-    if (status) seterr(err, errsize, "the CUDA compiler '%s' failed (exit status %d); its output is in %s", t->nvcc, status, log_path);
-  }
   free(argv);
+  if (rc) {
+    seterr(err, errsize, "cannot run the CUDA compiler '%s': %s", t->nvcc, strerror(rc));
+    return -1;
+  }
+  *pid_out = (int)pid;
+  return 0;
+}
+
+int tc_finish_cuda(const Toolchain *t, int pid, const char *log_path, char *err, size_t errsize) {
+  int ws;
+  if (wait_child((pid_t)pid, &ws) < 0) {
+    seterr(err, errsize, "cannot wait for '%s': %s", t->nvcc, strerror(errno));
+    return -1;
+  }
+  int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + (WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+  if (status) seterr(err, errsize, "the CUDA compiler '%s' failed (exit status %d); its output is in %s", t->nvcc, status, log_path);
   return status;
 }

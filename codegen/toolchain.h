@@ -47,11 +47,15 @@ int   tc_build(const Toolchain *t, const char *const *sources, int nsources, con
                const char *output, const char *log_path, char *err, size_t errsize);
 
 void  tc_free(Toolchain *t);
-/* Compiles one CUDA source into object with t's CUDA compiler:
+/* Starts compiling one CUDA source into object with t's CUDA compiler:
      NVCC CUFLAGS -I include_dir -c source -o object
-   output to log_path. Returns as tc_build. */
-int   tc_compile_cuda(const Toolchain *t, const char *source, const char *include_dir, const char *object,
-                      const char *log_path, char *err, size_t errsize);
+   output to log_path; *pid: the compiler's process, for tc_finish_cuda. The runtime's kernel
+   files take up to a minute each, so a build starts them all before it waits for one. Returns
+   0, or -1 (message in err) when the compiler could not be started. */
+int   tc_start_cuda(const Toolchain *t, const char *source, const char *include_dir, const char *object,
+                    const char *log_path, int *pid, char *err, size_t errsize);
+/* Waits for the compiler started as pid; returns as tc_build. */
+int   tc_finish_cuda(const Toolchain *t, int pid, const char *log_path, char *err, size_t errsize);
 
 /* Runs argv (no shell; argv[0] searched in PATH) with environment envp
    (NULL: this process's), stdin from /dev/null and stderr discarded, and

@@ -29,6 +29,16 @@
 ** grs[j], grs[j + 1] for j > it (build_solution reads columns 0..it and
 ** grs[0..it]), and their own reports (one per step). The arithmetic is the
 ** same for every N.
+**
+** The cycle kernel (-ksp_stngmres_cycle_kernel, stncycle_cuda.h): where the
+** operator is an SG-DIA matrix on the device, with left Jacobi or no
+** preconditioner, one launch runs every step of a cycle, and with
+** -ksp_stngmres_device_restart the restarts too: after a full cycle the
+** host says go (restart_on_device) and the kernel updates x, computes the
+** new residual and its norm, and goes on with the next cycle while the
+** host tests that norm (cycle() with g->restarted). The host's side of the
+** algorithm is unchanged: the same tests, reasons and monitors, in the
+** same order.
 */
 #include "stngmres.h"
 

@@ -134,13 +134,23 @@ else bad "--explain: -o must be a usage error (2, got $rc1), an unwritable pictu
 
 # The CUDA sources (the runtime's and every example's kernels) are compiled
 # by nvcc even here, without a GPU or a CUDA PETSc, so they cannot rot.
+# The runtime's files are the same in every program: they are compiled once,
+# from runtime/, and each program's copies only compared with them.
 if command -v nvcc >/dev/null 2>&1; then
+  root=$(pwd)
+  for cu in runtime/*.cu; do
+    if nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -Iruntime -c "$cu" -o "$tmp/runtime.o" >"$tmp/nvcc" 2>&1 && ! [ -s "$tmp/nvcc" ]; then ok
+    else bad "$cu: nvcc failed or warned"; head -20 "$tmp/nvcc"; fi
+  done
   for stn in examples/*.stn; do
     name=$(basename "$stn" .stn)
     rm -rf "$tmp/cu"
     "$STENCILC" "$stn" -o "$tmp/prog" --emit-dir "$tmp/cu" >"$tmp/err" 2>&1 || { bad "$stn: -o failed"; cat "$tmp/err"; continue; }
-    if (cd "$tmp/cu" && for cu in *.cu; do nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c "$cu" -o "${cu%.cu}.o" || exit 1; done) >"$tmp/nvcc" 2>&1 && ! [ -s "$tmp/nvcc" ]; then ok
-    else bad "$name: nvcc on the CUDA sources failed or warned"; head -20 "$tmp/nvcc"; fi
+    if (cd "$tmp/cu" && for cu in *.cu; do
+          if [ -f "$root/runtime/$cu" ]; then cmp "$cu" "$root/runtime/$cu" || exit 1; continue; fi
+          nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c "$cu" -o "${cu%.cu}.o" || exit 1
+        done) >"$tmp/nvcc" 2>&1 && ! [ -s "$tmp/nvcc" ]; then ok
+    else bad "$name: nvcc on the CUDA sources failed or warned, or a runtime copy differs"; head -20 "$tmp/nvcc"; fi
   done
 else
   echo "note: nvcc not found; the CUDA sources were not compiled"

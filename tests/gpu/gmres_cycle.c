@@ -10,18 +10,22 @@
 ** cycle such differences grow by about 2x per step through the Arnoldi process, so whole
 ** trajectories agree only to 1e-8 or so after 30 steps; one step at a time they agree to
 ** roundoff). Checked, per step: the reports to 1e-10 relative, the new basis vector entry by entry
-** to 1e-10 of its largest entry; the cycle run again gives the same bits; at the end the
-** Hessenberg columns and the rotated right-hand side agree to 1e-10. A cycle stopped by
-** StnGMRESCycleStop after its third report ends, and its first three reports are the full run's.
+** to 1e-10 of its largest entry, times the cancellation in the step (the product's norm over the
+** orthogonalized vector's: past n steps the new vector is all roundoff); the cycle run again
+** gives the same bits; at the end the Hessenberg columns and the rotated right-hand side agree to
+** 1e-10. A cycle stopped by StnGMRESCycleStop after its third report ends, and its first three
+** reports are the full run's. Then the restarts on the device (check_restart).
 **
 ** -bench: microseconds per step at 256^2 x 4 (5-point star) and 64^3 (7-point star), the cycle
 ** kernel against the product and the fused step queued without waits (as KSPSTNGMRES runs them),
-** whole cycles of 30 steps: the evidence for the kernel (docs/performance.md).
+** whole cycles of 30 steps, and with restarts on the device: the evidence for the kernel
+** (docs/performance.md).
 */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 
@@ -122,12 +126,18 @@ static void run_destroy(Run *r)
 }
 
 /* The reference for step it of the run c: the product and the fused step on c's basis, V[0..it]
-   copied into r (r's rotations are those of the earlier steps, done the same way). */
-static void reference_step(Run *r, const Run *c, const Problem *p, int it, StnGMRESReport *rep)
+   copied into r (r's rotations are those of the earlier steps, done the same way). *cancel: the
+   product's norm over the new vector's before its scaling (tt), how much of the product the
+   orthogonalization cancelled: roundoff in the new vector grows by that much (past n steps,
+   where the basis spans everything, it is all roundoff). */
+static void reference_step(Run *r, const Run *c, const Problem *p, int it, StnGMRESReport *rep, double *cancel)
 {
+  double norm;
   cuda(cudaMemcpy(r->V[it], c->V[it], (size_t)p->n * sizeof(double), cudaMemcpyDeviceToDevice), "cudaMemcpy");
   stn(StnSGDIAMultCUDA(&p->box, p->A, r->V[it], 0, p->d, r->V[it + 1], 2, NULL), "StnSGDIAMultCUDA");
+  stn(StnVecNorm(r->V[it + 1], p->n, 1, &norm), "StnVecNorm");
   stn(StnGMRESStep(&r->st, it, 1e-30, r->V[it + 1], (const double *const *)r->V, p->n, rep), "StnGMRESStep");
+  *cancel = rep->tt > 0 ? fmax(1.0, norm / rep->tt) : 1.0;
 }
 
 /* Launches the cycle kernel on run r: cycles cycles, budget steps, x and b (NULL for one cycle). */
@@ -189,7 +199,8 @@ static void check_problem(const Problem *p)
   const int steps = run_cycle(&cyc, p, rc, 0);
   run_cycle(&again, p, ra, 0);
   for (int it = 0; it < steps; it++) {
-    reference_step(&ref, &cyc, p, it, &rr);
+    double cancel;
+    reference_step(&ref, &cyc, p, it, &rr, &cancel);
     if (!rel_ok(rr.tt, rc[it].tt, 1e-10)) fail(p, it, "norm", rr.tt, rc[it].tt);
     if (!rel_ok(rr.res, rc[it].res, 1e-10)) fail(p, it, "residual estimate", rr.res, rc[it].res);
     if (rr.hapend != rc[it].hapend || rr.null != rc[it].null) fail(p, it, "happy ending, null", rr.hapend + 2.0 * rr.null, rc[it].hapend + 2.0 * rc[it].null);
@@ -197,7 +208,7 @@ static void check_problem(const Problem *p)
     fetch(x, ref.V[it + 1], p->n), fetch(y, cyc.V[it + 1], p->n), fetch(z, again.V[it + 1], p->n);
     double big = 0, diff = 0;
     for (long i = 0; i < p->n; i++) big = fmax(big, fabs(x[i])), diff = fmax(diff, fabs(x[i] - y[i]));
-    if (diff > 1e-10 * big) fail(p, it, "basis vector: largest difference, largest entry", diff, big);
+    if (diff > 1e-10 * big * cancel) fail(p, it, "basis vector: largest difference, largest entry", diff, big);
     if (memcmp(y, z, (size_t)p->n * sizeof(double))) fail(p, it, "basis vector differs from the first run", y[0], z[0]);
   }
   stn(StnGMRESGetHessenberg(&ref.st, steps - 1, hr, gr), "StnGMRESGetHessenberg");
@@ -304,7 +315,8 @@ static void check_restart(const Problem *p)
   /* The next cycle's steps, each against the product and the fused step on B's basis. */
   stn(StnGMRESStart(&ref.st, restart.res), "StnGMRESStart");
   for (int it = 0; it < 3; it++) {
-    reference_step(&ref, &B, p, it, &rr);
+    double cancel;
+    reference_step(&ref, &B, p, it, &rr, &cancel);
     if (!rel_ok(rr.res, rb[MAXK + it].res, 1e-10) || !rel_ok(rr.tt, rb[MAXK + it].tt, 1e-10)) fail(p, it, "after the restart: residual estimate", rr.res, rb[MAXK + it].res);
   }
 
@@ -398,6 +410,14 @@ int main(int argc, char **argv)
   if (!(argc > 1 && !strcmp(argv[1], "-small"))) {
     problem_create(&p[np++], "cavity-like 256^2 x 4", 2, 4, 0, 256, 256, 1);
     problem_create(&p[np++], "sfi-like 64^3", 3, 1, 0, 64, 64, 64);
+  }
+  {
+    /* The first use of an instance loads it (CUDA's lazy loading): a cost of the first solve. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const int fits = StnGMRESCycleFits(&p[0].box, p[0].n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("gpu: gmres cycle: the first use of an instance (%d): %.2f ms\n", fits, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6);
   }
   for (int i = 0; i < np; i++) check_problem(&p[i]), check_restart(&p[i]);
   if (argc > 1 && !strcmp(argv[1], "-bench")) {
