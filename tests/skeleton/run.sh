@@ -37,7 +37,7 @@
 # directory, removed at the end (KEEP=1 keeps it).
 #
 # Environment: STENCILC (default bin/stencilc), RUN_TIMEOUT seconds per run
-# (default 120), MPIEXEC (default mpiexec). Needs Debian's petsc-dev
+# (default 120), CUDA_TIMEOUT for the builds with the CUDA PETSc (default 600), MPIEXEC (default mpiexec). Needs Debian's petsc-dev
 # (/usr/lib/petsc), mpicc, mpiexec, make and pkg-config (make deps).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -45,6 +45,7 @@ ROOT=$(pwd)
 
 STENCILC=${STENCILC:-bin/stencilc}
 RUN_TIMEOUT=${RUN_TIMEOUT:-120}
+CUDA_TIMEOUT=${CUDA_TIMEOUT:-600} # the builds with the CUDA PETSc: nvcc takes about a minute on the runtime's cycle kernel
 MPIEXEC=${MPIEXEC:-mpiexec}
 CUDA_PETSC=${SKELETON_CUDA_PETSC:-$HOME/.cache/stencilc/petsc-3.24.6-cuda}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -280,11 +281,11 @@ if [ -f "$CUDA_PETSC/lib/petsc/conf/variables" ] && command -v nvcc >/dev/null 2
   C=$T/cuda
   NVCC_DIR=$(dirname "$(command -v nvcc)")
   if "$S" examples/cavity.stn --skeleton "$C" >"$LOG/cuda.stencilc" 2>&1 &&
-     (cd "$C" && timeout "$RUN_TIMEOUT" env PATH="/usr/bin:/bin:$NVCC_DIR" make PETSC_DIR="$CUDA_PETSC") >"$LOG/cuda.make" 2>&1 &&
+     (cd "$C" && timeout "$CUDA_TIMEOUT" env PATH="/usr/bin:/bin:$NVCC_DIR" make -j4 PETSC_DIR="$CUDA_PETSC") >"$LOG/cuda.make" 2>&1 &&
      [ -x "$C/cavity" ] &&
      [ -f "$C/cavity_cu.o" ] && [ -f "$C/sgdia_cuda.o" ]; then
     ok "cuda: make PETSC_DIR=$CUDA_PETSC compiles the .cu files with PETSc's nvcc and links"
-    if run "$LOG/cuda.o" env PETSC_DIR="$CUDA_PETSC" PETSC_ARCH= "$S" examples/cavity.stn -o "$C.o"; then
+    if timeout "$CUDA_TIMEOUT" env PETSC_DIR="$CUDA_PETSC" PETSC_ARCH= "$S" examples/cavity.stn -o "$C.o" >"$LOG/cuda.o" 2>&1; then
       # shellcheck disable=SC2046,SC2086
       run "$LOG/cuda.run.sk" "$C/cavity" -stn_device cpu $(opts cavity) $TIGHT -snes_view_solution "binary:$T/cuda.sk.bin"
       # shellcheck disable=SC2046,SC2086
