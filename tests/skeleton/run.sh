@@ -37,7 +37,8 @@
 # directory, removed at the end (KEEP=1 keeps it).
 #
 # Environment: STENCILC (default bin/stencilc), RUN_TIMEOUT seconds per run
-# (default 120), CUDA_TIMEOUT for the builds with the CUDA PETSc (default 600), MPIEXEC (default mpiexec). Needs Debian's petsc-dev
+# (default 120), CUDA_TIMEOUT seconds for the builds with the CUDA PETSc
+# (default 600), MPIEXEC (default mpiexec). Needs Debian's petsc-dev
 # (/usr/lib/petsc), mpicc, mpiexec, make and pkg-config (make deps).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
