@@ -287,6 +287,7 @@ static PetscErrorCode launch_cycles(KSP ksp, PetscInt n)
   a.x      = x;
   a.b      = b;
   STN_CUDA_CALL(StnGMRESCycleLaunch(&g->st, &a, &g->first));
+  PetscCall(PetscInfo(ksp, "The cycle kernel runs up to %d cycles (%s) and %" PetscInt_FMT " steps\n", a.cycles, g->restart_on_device ? "restarts on the device" : "restarts on the host", budget));
   g->running       = PETSC_TRUE;
   g->launch_cycle  = 0;
   g->launch_cycles = a.cycles;

@@ -80,8 +80,16 @@ echo "$cases" | while IFS=: read -r name grid params; do
   # GMRES on the GPU (equal in exact arithmetic; the sums run in other orders).
   # shellcheck disable=SC2086
   "$B/$name" $grid $params $(echo "$solver" | sed 's/-ksp_type gmres//') -stn_device gpu -snes_monitor -ksp_converged_reason \
-    -snes_view_solution "binary:$B/$name.stngmres.bin" -ksp_view >"$OUTDIR/$name.stngmres.log" 2>&1
+    -snes_view_solution "binary:$B/$name.stngmres.bin" -ksp_view -info :ksp >"$OUTDIR/$name.stngmres.log" 2>&1
   src=$?
+  # and it ran each linear solve as one cycle kernel restarting on the device (-info says so)
+  launches=$(grep -c "The cycle kernel runs up to .* (restarts on the device)" "$OUTDIR/$name.stngmres.log")
+  refused=$(grep -c "did not restart\|Restarts on the host" "$OUTDIR/$name.stngmres.log")
+  if [ "$launches" -eq $((its_cpu - 1)) ] && [ "$refused" -eq 0 ]; then
+    echo "gpu: stngmres: $name: one cycle kernel per linear solve ($launches), restarting on the device: ok"
+  else
+    echo "FAIL: gpu: stngmres: $name: $launches cycle kernels restarting on the device for $((its_cpu - 1)) linear solves, $refused restarts on the host"; echo "x" >>"$B/failed"
+  fi
   its_st=$(grep -c "SNES Function norm" "$OUTDIR/$name.stngmres.log")
   kits_st=$(awk '/Linear solve converged/ {s += $NF} END {print s + 0}' "$OUTDIR/$name.stngmres.log")
   kits_gm=$(awk '/Linear solve converged/ {s += $NF} END {print s + 0}' "$OUTDIR/$name.gpu.log")
