@@ -134,6 +134,20 @@ __device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_g
   return sh.tt;
 }
 
+/* f(r, t) for each of the thread's rows t, r = 0, 1, ...: rows t, t + stride, ... of a grid-stride
+   loop, at most kRows of them (w[r] holds row t through a step). */
+template <class F>
+__device__ __forceinline__ void for_rows(long n, F f)
+{
+  const long stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
+#pragma unroll 1
+  for (int r = 0; r < kRows; r++) {
+    const long t = first + r * stride;
+    if (t >= n) break;
+    f(r, t);
+  }
+}
+
 /* w = d .* (A x) (b NULL), or d .* (b - A x) (VecAXPY(b, -1, A x), then Jacobi's product), for
    the thread's rows (d NULL: no scaling). A warp past the end stops (the product's warp vote
    needs every lane; rows grow with r). Inlined: as a call (one copy for the steps and the
@@ -221,9 +235,8 @@ __device__ void back_substitute(const double *hh, int m, double *y)
 template <int DOF, int NSTEN>
 __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group &grid)
 {
-  const int  m = a.st.max_k;
-  const long stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
-  double    *hh = &sh.w[0][0]; /* m * m <= 31 * 31 doubles: w is free until the residual */
+  const int m  = a.st.max_k;
+  double   *hh = &sh.w[0][0]; /* m * m <= 31 * 31 doubles: w is free until the residual */
 
   for (int e = threadIdx.x; e < m * m; e += blockDim.x) hh[e] = __ldcg(a.st.hh + (long)(e / m) * a.st.ld + e % m);
   for (int k = threadIdx.x; k < m; k += blockDim.x) sh.h[k] = __ldcg(a.st.grs + k);
@@ -232,33 +245,20 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   __syncthreads();
 
   /* x = x + V y: VecMAXPBY into a temporary (fma from 0, in k's order), then VecAXPY with 1. */
-#pragma unroll 1
-  for (int r = 0; r < kRows; r++) {
-    const long t = first + r * stride;
-    if (t >= a.n) break;
+  for_rows(a.n, [&](int, long t) {
     double s = 0.0;
     for (int k = 0; k < m; k++) s = fma(sh.h[k], a.V[k][t], s);
     a.x[t] = a.x[t] + s;
-  }
+  });
   grid.sync();
 
   /* V[0] = d .* (b - A x), normalized. */
   product_rows<DOF, NSTEN>(a, sh, a.x, a.b);
   double sq = 0.0;
-#pragma unroll 1
-  for (int r = 0; r < kRows; r++) {
-    const long t = first + r * stride;
-    if (t >= a.n) break;
-    sq = fma(sh.w[r][threadIdx.x], sh.w[r][threadIdx.x], sq);
-  }
+  for_rows(a.n, [&](int r, long) { sq = fma(sh.w[r][threadIdx.x], sh.w[r][threadIdx.x], sq); });
   const double res   = sqrt(grid_sum(a, sh, sq, grid));
   const bool   scale = res != 0.0 && isfinite(res);
-#pragma unroll 1
-  for (int r = 0; r < kRows; r++) {
-    const long t = first + r * stride;
-    if (t >= a.n) break;
-    a.V[0][t] = scale ? sh.w[r][threadIdx.x] * (1.0 / res) : sh.w[r][threadIdx.x];
-  }
+  for_rows(a.n, [&](int r, long t) { a.V[0][t] = scale ? sh.w[r][threadIdx.x] * (1.0 / res) : sh.w[r][threadIdx.x]; });
   if (blockIdx.x == 0 && threadIdx.x == 0) { /* StnGMRESStart, then the report */
     sh.grs[0] = res;
     *a.st.grs = res;
@@ -277,7 +277,6 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
   __shared__ Shared sh;
   cg::grid_group    grid = cg::this_grid();
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  const long        stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
   const long        nb     = gridDim.x;
   const bool        keeper = blockIdx.x == 0 && threadIdx.x == 0; /* does the Hessenberg updates */
   const int         m      = a.st.max_k;
@@ -300,15 +299,12 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
       double acc[kGroup];
 #pragma unroll
       for (int j = 0; j < kGroup; j++) acc[j] = 0.0;
-#pragma unroll 1
-      for (int r = 0; r < kRows; r++) {
-        const long t = first + r * stride;
-        if (t >= a.n) break;
+      for_rows(a.n, [&](int r, long t) {
         const double wr = sh.w[r][threadIdx.x];
 #pragma unroll
         for (int j = 0; j < kGroup; j++)
           if (k0 + j < nv) acc[j] = fma(wr, a.V[k0 + j][t], acc[j]);
-      }
+      });
 #pragma unroll
       for (int j = 0; j < kGroup; j++)
         if (k0 + j < nv) {
@@ -331,33 +327,25 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     __syncthreads();
     double sq = 0.0;
     for (int k1 = nv; k1 > 0; k1 -= kGroup) { /* the vectors k1 - kGroup .. k1 - 1 (from 0) */
-#pragma unroll 1
-      for (int r = 0; r < kRows; r++) {
-        const long t = first + r * stride;
-        if (t >= a.n) break;
+      for_rows(a.n, [&](int r, long t) {
         double s = sh.w[r][threadIdx.x];
 #pragma unroll
         for (int j = 1; j <= kGroup; j++)
           if (k1 - j >= 0) s = fma(-sh.h[k1 - j], a.V[k1 - j][t], s);
         sh.w[r][threadIdx.x] = s;
         if (k1 <= kGroup) sq = fma(s, s, sq);
-      }
+      });
     }
 
     /* 3. tt = ||w||, every block alike; V[it + 1] = w / tt (VecNormalize's arithmetic). */
     const double tt = sqrt(grid_sum(a, sh, sq, grid));
     double      *y  = a.V[it + 1];
-#pragma unroll 1
-    for (int r = 0; r < kRows; r++) {
-      const long t = first + r * stride;
-      if (t >= a.n) break;
-      y[t] = tt != 0.0 ? sh.w[r][threadIdx.x] * (1.0 / tt) : sh.w[r][threadIdx.x];
-    }
+    for_rows(a.n, [&](int r, long t) { y[t] = tt != 0.0 ? sh.w[r][threadIdx.x] * (1.0 / tt) : sh.w[r][threadIdx.x]; });
     if (keeper) a.decision[0] = stop == a.launch ? kEnd : it + 1 < end ? kStep : it + 1 == m && left > 0 && cycle + 1 < a.cycles ? kRestart : kEnd;
     grid.sync();
     if (threadIdx.x == 0) sh.next = a.decision[0];
     __syncthreads();
-    if (keeper) finish_step(a, sh, cycle, it, tt); /* sh.h and sh.tt stay until the next fold */
+    if (keeper) finish_step(a, sh, cycle, it, tt); /* sh.h stays until the next fold */
     if (sh.next == kStep) {
       it++;
       continue;

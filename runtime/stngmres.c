@@ -34,7 +34,7 @@
 ** operator is an SG-DIA matrix on the device, with left Jacobi or no
 ** preconditioner, one launch runs every step of a cycle, and with
 ** -ksp_stngmres_device_restart the restarts too: after a full cycle the
-** host says go (restart_on_device) and the kernel updates x, computes the
+** host says go (restart_in_kernel) and the kernel updates x, computes the
 ** new residual and its norm, and goes on with the next cycle while the
 ** host tests that norm (cycle() with g->restarted). The host's side of the
 ** algorithm is unchanged: the same tests, reasons and monitors, in the
@@ -314,7 +314,7 @@ static PetscErrorCode stop_cycles(KSP ksp)
 /* After a full cycle that did not end the solve: lets the cycle kernel restart, if it restarts
    on the device after this cycle, and waits for the restart's report. *done: whether it did;
    if not, the kernel has ended and the host restarts. */
-static PetscErrorCode restart_on_device(KSP ksp, PetscInt n, PetscBool *done)
+static PetscErrorCode restart_in_kernel(KSP ksp, PetscInt n, PetscBool *done)
 {
   KSP_StnGMRES  *g = (KSP_StnGMRES *)ksp->data;
   StnGMRESReport rep;
@@ -477,7 +477,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     PetscCall(PetscLogGpuFlops(it * (g->cycle_flops + (g->op == OP_JACOBI ? (PetscLogDouble)n : 0))));
     if (it == g->max_k && !ksp->reason && ksp->its < ksp->max_it) { /* the kernel restarts, if it can */
       PetscBool done;
-      PetscCall(restart_on_device(ksp, n, &done));
+      PetscCall(restart_in_kernel(ksp, n, &done));
       if (done) PetscFunctionReturn(PETSC_SUCCESS);
     }
     PetscCall(stop_cycles(ksp)); /* its steps past it are not needed */
