@@ -89,9 +89,10 @@ __host__ __device__ __forceinline__ bool in_fast_yz(const Geometry &g, int j, in
    the block columns. CHECKED: test each neighbour (any point). XEDGE: (j, k) in the fast range
    and x not periodic: a neighbour beyond the x edge of the domain is skipped, every other one is
    at base + lin[s] (the launcher checked that the stencil stays in x's box). Otherwise (i, j, k)
-   must be in the fast range. XRO: x is read-only while the kernel runs (load_x). */
-template <int DOF, int NSTEN, bool STREAM, bool CHECKED, bool XEDGE = false, bool XRO = true>
-__host__ __device__ __forceinline__ double row_product(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, int i, int j, int k)
+   must be in the fast range. XRO: x is read-only while the kernel runs (load_x). XSCALE: the
+   vector is x * xs, each entry scaled as it is loaded (the same bits as a vector scaled before). */
+template <int DOF, int NSTEN, bool STREAM, bool CHECKED, bool XEDGE = false, bool XRO = true, bool XSCALE = false>
+__host__ __device__ __forceinline__ double row_product(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, int i, int j, int k, double xs = 1.0)
 {
   const int     dof = DOF ? DOF : g.dof, nsten = NSTEN ? NSTEN : g.nsten;
   const size_t  ld  = (size_t)g.nrows;
@@ -108,7 +109,7 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
       }
       const double *xn = x + (base + g.lin[s]) * dof;
       STN_UNROLL
-      for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x<XRO>(xn + c);
+      for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * (XSCALE ? load_x<XRO>(xn + c) * xs : load_x<XRO>(xn + c));
     }
   } else {
     STN_UNROLL
@@ -124,7 +125,7 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
       if (exists) {
         const double *xn = x + (((nb[2] - g.b[2]) * g.bm[1] + (nb[1] - g.b[1])) * g.bm[0] + (nb[0] - g.b[0])) * dof;
         STN_UNROLL
-        for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x<XRO>(xn + c);
+        for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * (XSCALE ? load_x<XRO>(xn + c) * xs : load_x<XRO>(xn + c));
       }
     }
   }
@@ -134,17 +135,17 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
 /* (A x)[t], or 0 where !active (t past the last row): the path (fast, x edge, checked) chosen by
    a vote of the whole warp, so that the paths never diverge inside a warp. Every lane of the warp
    must call it, active or not. */
-template <int DOF, int NSTEN, bool STREAM, bool XRO = true>
-__device__ __forceinline__ double row_value(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, bool active)
+template <int DOF, int NSTEN, bool STREAM, bool XRO = true, bool XSCALE = false>
+__device__ __forceinline__ double row_value(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, bool active, double xs = 1.0)
 {
   int i = 0, j = 0, k = 0;
   if (active) row_point<DOF>(g, t, &i, &j, &k);
   /* The vote needs every lane of the warp, so the rows past the end vote too (as fast). */
   if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k)))
-    return active ? row_product<DOF, NSTEN, STREAM, false, false, XRO>(g, A, x, t, i, j, k) : 0.0;
+    return active ? row_product<DOF, NSTEN, STREAM, false, false, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
   if (__all_sync(0xffffffffu, !active || (g.skip[0] && in_fast_yz(g, j, k)))) /* a warp at an x face of the domain: test x only */
-    return active ? row_product<DOF, NSTEN, STREAM, false, true, XRO>(g, A, x, t, i, j, k) : 0.0;
-  return active ? row_product<DOF, NSTEN, STREAM, true, false, XRO>(g, A, x, t, i, j, k) : 0.0;
+    return active ? row_product<DOF, NSTEN, STREAM, false, true, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
+  return active ? row_product<DOF, NSTEN, STREAM, true, false, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
 }
 
 } // namespace stn_sgdia

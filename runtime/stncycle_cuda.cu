@@ -1,20 +1,23 @@
 /* stncycle_cuda.cu: restart cycles of GMRES in one cooperative kernel (API: stncycle_cuda.h).
 
    One launch runs the steps of a cycle one after another; all blocks are resident (a cooperative
-   launch) and meet at three grid-wide barriers per step:
+   launch) and meet at two grid-wide barriers per step:
 
      1. w = d .* (A V[it]) for the thread's rows (sgdia_rows.h), kept on the chip; the block's
         partial sums of the coefficients V[k]^T w, k = 0..it;                          barrier
      2. every block folds the coefficients (the same code on the same data: the same bits in every
-        block) into h; w = w - sum_k h[k] V[k] (newest first) and the block's part of ||w||^2;
-                                                                                        barrier
-     3. every block folds tt = ||w|| and writes V[it + 1] = w / tt for its rows;        barrier
-        block 0 reads the host's stop flag (the read was issued at the step's start, so its trip
-        over the bus overlaps the step) and publishes what comes next: a step, a restart or the end.
+        block) into h; w = w - sum_k h[k] V[k] (newest first), the block's part of ||w||^2, and w
+        itself, unscaled, into a vector of its own; block 0 reads the host's stop flag (the read
+        was issued at the step's start, so its trip over the bus overlaps the step) and publishes
+        what comes next: a step, a restart or the end;                                 barrier
+     3. every block folds tt = ||w|| and writes V[it + 1] = w / tt for its own rows, and the next
+        step's product reads V[it + 1]'s neighbours as the unscaled w times 1 / tt, the same bits
+        as V[it + 1]'s: the scaled vector needs no barrier of its own (session 9: a third barrier
+        per step until then).
 
    The Hessenberg update of step it (one thread, a few hundred cycles at it = 30) is done by
-   thread 0 of block 0 after the third barrier, while the others start step it + 1: nothing in the
-   next step waits for it, only the host, through the report.
+   thread 0 of block 0 after the second barrier, while the others start step it + 1: nothing in
+   the next step waits for it, only the host, through the report.
 
    A restart (after a full cycle, once the host says go) takes four more barriers: every block
    solves the triangular system for y itself (one thread, 465 multiply-subtracts at max_k = 30);
@@ -23,13 +26,16 @@
    res = ||w||, V[0] = w / res;                                                          barrier
    and the next cycle's first step reads V[0].
 
-   Coherence. The basis and x are written and read within the launch, and their loads use the L1
-   cache (the product reads each x entry up to dof * nsten times). A grid barrier is a release by
-   every thread and an acquire by every thread after it (cooperative_groups: a fence, then
-   ld.acquire.gpu), so a load after the barrier sees every store before it, in whatever block,
-   even where the SM read the line before (the acquire invalidates L1): step it writes V[it + 1],
-   read only after the barrier that ends the step; a restart writes x and V[0], read only after
-   the next barrier. The partial sums are rewritten every step and read through L2 (__ldcg).
+   Coherence. The basis, x and the unscaled new vector are written and read within the launch,
+   and their loads use the L1 cache (the product reads each x entry up to dof * nsten times). A
+   grid barrier is a release by every thread and an acquire by every thread after it
+   (cooperative_groups: a fence, then ld.acquire.gpu), so a load after the barrier sees every
+   store before it, in whatever block, even where the SM read the line before (the acquire
+   invalidates L1): step it writes the unscaled w, read by other threads only after the norm's
+   barrier and rewritten only after the next step's first barrier; V[it + 1] is read by the
+   thread that wrote it (its own rows) until the kernel ends; a restart writes x and V[0], read
+   only after the next barrier. The partial sums are rewritten every step and read through L2
+   (__ldcg).
 
    A thread holds up to kRows rows of the new vector, in shared memory (registers would need the
    row loops unrolled: kRows copies of the product, and minutes of compilation); kThreads per
@@ -66,6 +72,7 @@ struct CycleArgs {
   const double       *A, *d, *b;
   double             *x;
   double             *V[STN_VEC_MAX_MULTI];
+  double             *unscaled; /* n doubles: the new vector w before its scaling by 1 / ||w|| */
   long                n, budget;
   int                 it0, it1, cycles;
   double              haptol;
@@ -95,7 +102,9 @@ struct Shared {
 };
 
 /* The sum of the nb values at p (one per block), by one warp, in a fixed order: lane l adds
-   entries l, l + 32, ... into four sums, then the lanes fold. In lane 0. */
+   entries l, l + 32, ... into four sums, then the lanes fold. In lane 0. (Issuing all the loads
+   of up to 512 blocks before the sums, through L1 so that the blocks of an SM share them, made
+   the step 0.9-1.0 us slower on the H200, session 9.) */
 __device__ double fold_blocks(const double *p, long nb, int lane)
 {
   double v[4] = {0.0, 0.0, 0.0, 0.0};
@@ -117,8 +126,9 @@ __device__ void block_slot(double (*warp_part)[kSlots + 1], int slot, double *pa
 }
 
 /* sq summed over the grid, the same bits in every block: the block's part into part's last slot,
-   a barrier, the fold. sh.warp_part's last column must not be in use. */
-__device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_group &grid)
+   a barrier, the fold. sh.warp_part's last column must not be in use. With decision, also reads
+   *decision after the barrier into sh.next. */
+__device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_group &grid, const volatile unsigned *decision = nullptr)
 {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const double v = warp_fold<Sum>(sq);
@@ -129,6 +139,7 @@ __device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_g
   if (warp == 0) {
     const double s = fold_blocks(a.part + (long)(kSlots - 1) * gridDim.x, gridDim.x, lane);
     if (lane == 0) sh.tt = s;
+    if (lane == 0 && decision) sh.next = *decision;
   }
   __syncthreads();
   return sh.tt;
@@ -149,12 +160,13 @@ __device__ __forceinline__ void for_rows(long n, F f)
 }
 
 /* w = d .* (A x) (b NULL), or d .* (b - A x) (VecAXPY(b, -1, A x), then Jacobi's product), for
-   the thread's rows (d NULL: no scaling). A warp past the end stops (the product's warp vote
-   needs every lane; rows grow with r). Inlined: as a call (one copy for the steps and the
+   the thread's rows (d NULL: no scaling), where x is the vector x * xs (each entry scaled as it
+   is loaded). A warp past the end stops (the product's warp vote needs every lane; rows grow
+   with r). Inlined: as a call (one copy for the steps and the
    restarts, 10 s less to compile) a step took 34.8 us instead of 31.7 at 256^2 x 4 on the H200,
    34.0 instead of 29.5 at 64^3 (tests/gpu/gmres_cycle -bench). */
 template <int DOF, int NSTEN>
-__device__ __forceinline__ void product_rows(const CycleArgs &a, Shared &sh, const double *x, const double *b)
+__device__ __forceinline__ void product_rows(const CycleArgs &a, Shared &sh, const double *x, double xs, const double *b)
 {
   const long stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
   const int  lane   = threadIdx.x & 31;
@@ -163,7 +175,7 @@ __device__ __forceinline__ void product_rows(const CycleArgs &a, Shared &sh, con
     const long t = first + r * stride;
     if (t - lane >= a.n) break;
     const bool   active  = t < a.n;
-    const double v       = row_value<DOF, NSTEN, true, false>(a.g, a.A, x, (int)t, active);
+    const double v       = row_value<DOF, NSTEN, true, false, true>(a.g, a.A, x, (int)t, active, xs);
     const double u       = active && b ? fma(-1.0, v, __ldg(b + t)) : v;
     sh.w[r][threadIdx.x] = active ? (a.d ? __ldg(a.d + t) * u : u) : 0.0;
   }
@@ -253,7 +265,7 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   grid.sync();
 
   /* V[0] = d .* (b - A x), normalized. */
-  product_rows<DOF, NSTEN>(a, sh, a.x, a.b);
+  product_rows<DOF, NSTEN>(a, sh, a.x, 1.0, a.b);
   double sq = 0.0;
   for_rows(a.n, [&](int r, long) { sq = fma(sh.w[r][threadIdx.x], sh.w[r][threadIdx.x], sq); });
   const double res   = sqrt(grid_sum(a, sh, sq, grid));
@@ -287,14 +299,18 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
       if (j <= m) sh.cs[j] = a.st.cc[j], sh.sn[j] = a.st.ss[j];
     }
 
-  int  it = a.it0, cycle = 0, end = a.it1; /* this cycle's steps: it .. end - 1 */
-  long left = a.budget - (a.it1 - a.it0);  /* steps after this cycle */
+  int    it = a.it0, cycle = 0, end = a.it1; /* this cycle's steps: it .. end - 1 */
+  long   left = a.budget - (a.it1 - a.it0);  /* steps after this cycle */
+  double xs   = 0.0;                         /* after a step: its 1 / ||w|| (or 1) */
   for (;;) {
-    const unsigned stop = keeper ? *a.stop : 0u; /* used at the step's end: the load's trip overlaps the step */
-    const int      nv   = it + 1;
+    const unsigned stop  = keeper ? *a.stop : 0u; /* used at the step's end: the load's trip overlaps the step */
+    const int      nv    = it + 1;
+    const bool     fresh = it == 0 || (cycle == 0 && it == a.it0); /* V[it] was written before the launch or by a restart */
 
-    /* 1. This thread's rows of w = d .* (A V[it]), then the block's partial coefficients. */
-    product_rows<DOF, NSTEN>(a, sh, a.V[it], nullptr);
+    /* 1. This thread's rows of w = d .* (A V[it]), then the block's partial coefficients. V[it]'s
+       neighbours in other blocks are read as the previous step's unscaled w times its 1 / ||w||:
+       the same bits, and no barrier between its scaling and this product. */
+    product_rows<DOF, NSTEN>(a, sh, fresh ? a.V[it] : a.unscaled, fresh ? 1.0 : xs, nullptr);
     for (int k0 = 0; k0 < nv; k0 += kGroup) {
       double acc[kGroup];
 #pragma unroll
@@ -325,7 +341,8 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
       if (lane == 0) sh.h[k] = v;
     }
     __syncthreads();
-    double sq = 0.0;
+    double     sq   = 0.0;
+    const bool more = it + 1 < end; /* the next step reads w's neighbours (unscaled) */
     for (int k1 = nv; k1 > 0; k1 -= kGroup) { /* the vectors k1 - kGroup .. k1 - 1 (from 0) */
       for_rows(a.n, [&](int r, long t) {
         double s = sh.w[r][threadIdx.x];
@@ -333,18 +350,21 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
         for (int j = 1; j <= kGroup; j++)
           if (k1 - j >= 0) s = fma(-sh.h[k1 - j], a.V[k1 - j][t], s);
         sh.w[r][threadIdx.x] = s;
-        if (k1 <= kGroup) sq = fma(s, s, sq);
+        if (k1 <= kGroup) {
+          sq = fma(s, s, sq);
+          if (more) a.unscaled[t] = s;
+        }
       });
     }
 
-    /* 3. tt = ||w||, every block alike; V[it + 1] = w / tt (VecNormalize's arithmetic). */
-    const double tt = sqrt(grid_sum(a, sh, sq, grid));
+    /* 3. tt = ||w||, every block alike, and what comes next (decided before the norm's barrier:
+       it does not depend on the norm); V[it + 1] = w / tt (VecNormalize's arithmetic) for the
+       thread's own rows, which only this thread reads before the next barrier. */
+    if (keeper) a.decision[0] = stop == a.launch ? kEnd : more ? kStep : it + 1 == m && left > 0 && cycle + 1 < a.cycles ? kRestart : kEnd;
+    const double tt = sqrt(grid_sum(a, sh, sq, grid, a.decision));
     double      *y  = a.V[it + 1];
-    for_rows(a.n, [&](int r, long t) { y[t] = tt != 0.0 ? sh.w[r][threadIdx.x] * (1.0 / tt) : sh.w[r][threadIdx.x]; });
-    if (keeper) a.decision[0] = stop == a.launch ? kEnd : it + 1 < end ? kStep : it + 1 == m && left > 0 && cycle + 1 < a.cycles ? kRestart : kEnd;
-    grid.sync();
-    if (threadIdx.x == 0) sh.next = a.decision[0];
-    __syncthreads();
+    xs              = tt != 0.0 ? 1.0 / tt : 1.0;
+    for_rows(a.n, [&](int r, long t) { y[t] = sh.w[r][threadIdx.x] * xs; });
     if (keeper) finish_step(a, sh, cycle, it, tt); /* sh.h stays until the next fold */
     if (sh.next == kStep) {
       it++;
@@ -367,9 +387,12 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
   }
 }
 
-/* The host side: the flags (mapped), block 0's decisions (device), the launches so far. */
+/* The host side: the flags (mapped), block 0's decisions (device), the launches so far, the
+   unscaled new vector (device, room for unscaled_n doubles). */
 struct CycleControl {
   unsigned *host_stop, *dev_stop, *host_go, *dev_go, *decision, launch;
+  double   *unscaled;
+  long      unscaled_n;
 };
 CycleControl control;
 
@@ -384,6 +407,19 @@ int control_ready()
   if ((rc = check(cudaHostGetDevicePointer((void **)&control.dev_stop, control.host_stop, 0), "cudaHostGetDevicePointer"))) return rc;
   if ((rc = check(cudaHostGetDevicePointer((void **)&control.dev_go, control.host_go, 0), "cudaHostGetDevicePointer"))) return rc;
   return check(cudaMalloc((void **)&control.decision, 2 * sizeof(unsigned)), "cudaMalloc (GMRES cycle decisions)");
+}
+
+/* Room for the unscaled new vector of n rows (grown, never shrunk: a program solves one size). */
+int unscaled_ready(long n)
+{
+  int rc;
+  if (n <= control.unscaled_n) return 0;
+  if (control.unscaled && (rc = check(cudaFree(control.unscaled), "cudaFree (GMRES cycle vector)"))) return rc;
+  control.unscaled   = nullptr;
+  control.unscaled_n = 0;
+  if ((rc = check(cudaMalloc((void **)&control.unscaled, (size_t)n * sizeof(double)), "cudaMalloc (GMRES cycle vector)"))) return rc;
+  control.unscaled_n = n;
+  return 0;
 }
 
 /* The blocks of a launch of instance <DOF, NSTEN> for n rows: as many as are resident at once,
@@ -471,7 +507,7 @@ extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *i
   if ((rc = StnSGDIAGeometry(in->box, 0, true, &a.g))) return rc;
   if (a.g.nrows != in->n) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the matrix's rows are not the vectors' length");
   a.cycles = in->cycles;
-  if ((rc = control_ready()) || (rc = StnGMRESGetScratch(&s, (unsigned)(a.cycles * (m + 1)), &a.first))) return rc;
+  if ((rc = control_ready()) || (rc = unscaled_ready(in->n)) || (rc = StnGMRESGetScratch(&s, (unsigned)(a.cycles * (m + 1)), &a.first))) return rc;
   a.A = in->A;
   a.d = in->d;
   a.b = in->b;
@@ -490,6 +526,7 @@ extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *i
   a.stop     = control.dev_stop;
   a.go       = control.dev_go;
   a.decision = control.decision;
+  a.unscaled = control.unscaled;
   *first     = a.first;
   return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials});
 }
