@@ -94,7 +94,7 @@ static bool name_taken(const char *name) {
   static const char *const exts[] = {".c", ".h", ".cu"};
   for (int e = 0; e < COUNT_OF(exts); e++) {
     char *file = join_ext(name, exts[e]);
-    bool taken = runtime_file(file) != NULL;
+    bool taken = runtime_file(file) != NULL || strcmp(file, COMPILE_PROGRAM_HEADER) == 0;
     for (int i = 0; i < COUNT_OF(clean_patterns) && !taken; i++) taken = fnmatch(clean_patterns[i], file, 0) == 0;
     free(file);
     if (taken) return true;
@@ -137,6 +137,7 @@ bool compile_write_sources(const Ir *ir, const char *input, const char *program,
   EmitOptions eo = {program, stn_name, c_base, h_base};
   const struct { const char *name; Emitter emit; } generated[] = {
     {c_base, emit_c_program}, {h_base, emit_cuda_header}, {cu_base, emit_cuda_kernels},
+    {COMPILE_PROGRAM_HEADER, emit_program_header},
   };
   bool ok = true;
   for (int g = 0; g < COUNT_OF(generated) && ok; g++) {

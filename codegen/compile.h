@@ -29,17 +29,21 @@ int skeleton_write(const Ir *ir, const char *input, const char *dir);
 
 enum { COMPILE_MAX_FILES = 64 };
 
+/* The generated header with the matrix's dof and stencil that the runtime's CUDA files include
+   (runtime/sgdia_instances.h; emit_program_header writes it). */
+#define COMPILE_PROGRAM_HEADER "stn_program.h"
+
 /* NAME, the base of the generated sources NAME.c, NAME.h, NAME.cu for the
    .stn at input (and the skeleton's program): the file name without .stn,
    every character outside [A-Za-z0-9_] replaced by '_', and "stn_" in front
-   when the name is taken: by a runtime source, by the patterns PETSc's
+   when the name is taken: by a runtime source or COMPILE_PROGRAM_HEADER, by the patterns PETSc's
    `make clean` deletes, or by a target of PETSc's make rules. malloc'd. */
 char *compile_base_name(const char *input);
 /* The .stn's file name as the generated text quotes it ("cavity.stn"): the
    last component of input, characters outside [A-Za-z0-9_.-] as '_'. */
 char *compile_stn_name(const char *input);
 
-/* Writes into dir the generated sources (NAME.c, NAME.h, NAME.cu; program
+/* Writes into dir the generated sources (NAME.c, NAME.h, NAME.cu, stn_program.h; program
    names the program in their text) and the runtime sources. Appends each
    path written (malloc'd) to files, which has room for COMPILE_MAX_FILES,
    counting them in *nfiles; on failure the one that failed is among them,

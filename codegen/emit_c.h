@@ -50,5 +50,8 @@ void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out);
    the kernels' launchers) and the CUDA kernels (emit_cuda.c). */
 void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out);
 void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out);
+/* stn_program.h (COMPILE_PROGRAM_HEADER): the matrix's dof and block diagonals, for the runtime's
+   CUDA files (runtime/sgdia_instances.h), which then compile their kernels for this matrix only. */
+void emit_program_header(const Ir *ir, const EmitOptions *o, FILE *out);
 
 #endif

@@ -125,6 +125,16 @@ static void launcher(const Program *P, const char *name, const char *kernel, con
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);
 }
 
+void emit_program_header(const Ir *ir, const EmitOptions *o, FILE *out) {
+  fprintf(out, "/*\n * stn_program.h: generated from %s by stencilc %s: this program's matrix, for the\n"
+               " * runtime's CUDA kernels (sgdia_instances.h). nvcc compiles the SG-DIA product and the\n"
+               " * GMRES cycle kernel for these values only (and a generic version for any other matrix),\n"
+               " * not for all 40 combinations that the runtime has: seconds instead of a minute.\n */\n",
+          o->stn_name, STENCILC_VERSION);
+  fprintf(out, "#define STN_PROGRAM_DOF   %d /* unknowns per grid point */\n#define STN_PROGRAM_NSTEN %d /* block diagonals of the Jacobian */\n",
+          ir->m->nfields, ir->nstencil);
+}
+
 void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   Program Pr, *P = &Pr;
   emit_program_init(P, ir, o, out);

@@ -113,6 +113,7 @@ static void write_makefile(FILE *out, const Skeleton *k) {
     snprintf(own[e], len, "%s%s", n, exts[e]);
   }
   c[nc++] = own[0], h[nh++] = own[1], cu[ncu++] = own[2];
+  h[nh++] = COMPILE_PROGRAM_HEADER;
   for (const RuntimeFile *rf = runtime_files; rf->name && ncu < COMPILE_MAX_FILES; rf++) {
     if (has_suffix(rf->name, ".c")) c[nc++] = rf->name;
     else if (has_suffix(rf->name, ".h")) h[nh++] = rf->name;
@@ -203,6 +204,8 @@ static void write_readme(FILE *out, const Skeleton *k) {
                "the SNES driver |\n", n);
   fprintf(out, "| `%s.h`, `%s.cu` | the residual and Jacobian as CUDA kernels, and the header they share with "
                "`%s.c` |\n", n, n, n);
+  fputs("| `" COMPILE_PROGRAM_HEADER "` | the matrix's dof and stencil, for which the runtime's CUDA files compile their "
+        "kernels |\n", out);
   fputs("| ", out);
   bool first = true;
   for (const RuntimeFile *rf = runtime_files; rf->name; rf++, first = false) fprintf(out, "%s`%s`", first ? "" : ", ", rf->name);

@@ -12,9 +12,10 @@
    accumulators, for the one saving of dof-1 repeated x loads that L1 absorbs anyway.
 
    dof and the number of block diagonals are template parameters for the common cases
-   (dof 1-4; nsten 5, 7, 9, 13, 19, 25, 27), so the loops unroll into straight-line code whose
-   loads are independent of each other (ptxas hoists them ahead of the multiplies as registers
-   allow); other sizes run the same code with run-time bounds. The offsets
+   (sgdia_instances.h: dof 1-4; nsten 5, 7, 9, 13, 19, 25, 27; in a program built by stencilc,
+   only its own), so the loops unroll into straight-line code whose loads are independent of each
+   other (ptxas hoists them ahead of the multiplies as registers allow); other sizes run the same
+   code with run-time bounds. The offsets
    and the box sizes travel in the kernel's parameter block (Geometry, sgdia_rows.h): reading them costs
    constant-cache hits, no memory traffic and no extra allocation.
 
@@ -32,6 +33,7 @@
    E.g. 7-point star, dof 1: 72 bytes and 14 flops per row (0.19 flop/byte): memory-bound by far;
    27-point box, dof 1: 232 bytes; 7-point star, dof 4: 240 bytes and 56 flops per row. */
 #include "sgdia_cuda.h"
+#include "sgdia_instances.h"
 #include "sgdia_rows.h"
 
 #include <cuda_runtime.h>
@@ -188,22 +190,21 @@ void launch_fixed(bool streaming, unsigned blocks, cudaStream_t st, const Geomet
   else sgdia_mult<DOF, NSTEN, false><<<blocks, block_threads, 0, st>>>(g, A, x, w, y, add);
 }
 
-/* The instantiations: nsten 5, 7, 9 (2D star w1 and w2, 2D box, 3D star), 13 (3D star w2),
-   19 (3D box less corners), 25 (2D box w2), 27 (3D box); 0: any other, bounds at run time. */
-template <int DOF>
-void launch_dof(bool streaming, unsigned blocks, cudaStream_t st, const Geometry &g, const double *A, const double *x, const double *w, double *y, int add)
-{
-  switch (g.nsten) {
-  case 5: launch_fixed<DOF, 5>(streaming, blocks, st, g, A, x, w, y, add); break;
-  case 7: launch_fixed<DOF, 7>(streaming, blocks, st, g, A, x, w, y, add); break;
-  case 9: launch_fixed<DOF, 9>(streaming, blocks, st, g, A, x, w, y, add); break;
-  case 13: launch_fixed<DOF, 13>(streaming, blocks, st, g, A, x, w, y, add); break;
-  case 19: launch_fixed<DOF, 19>(streaming, blocks, st, g, A, x, w, y, add); break;
-  case 25: launch_fixed<DOF, 25>(streaming, blocks, st, g, A, x, w, y, add); break;
-  case 27: launch_fixed<DOF, 27>(streaming, blocks, st, g, A, x, w, y, add); break;
-  default: launch_fixed<DOF, 0>(streaming, blocks, st, g, A, x, w, y, add); break;
+/* A product with the instance <DOF, NSTEN> (sgdia_instances.h picks it). */
+struct Mult {
+  bool             streaming;
+  unsigned         blocks;
+  cudaStream_t     st;
+  const Geometry  &g;
+  const double    *A, *x, *w;
+  double          *y;
+  int              add;
+  template <int DOF, int NSTEN>
+  void run() const
+  {
+    launch_fixed<DOF, NSTEN>(streaming, blocks, st, g, A, x, w, y, add);
   }
-}
+};
 
 bool streaming_loads = false; /* StnSGDIASetStreamingLoads */
 
@@ -241,13 +242,7 @@ extern "C" int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double
   if (x == y) return fail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: x and y are the same array; the product cannot be done in place");
   const unsigned     blocks = (unsigned)((g.nrows + block_threads - 1) / block_threads);
   const cudaStream_t st     = (cudaStream_t)stream;
-  switch (g.dof) {
-  case 1: launch_dof<1>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
-  case 2: launch_dof<2>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
-  case 3: launch_dof<3>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
-  case 4: launch_dof<4>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
-  default: launch_dof<0>(streaming_loads, blocks, st, g, A, x, w, y, add); break;
-  }
+  with_instance(g.dof, g.nsten, Mult{streaming_loads, blocks, st, g, A, x, w, y, add});
   return check(cudaGetLastError(), "StnSGDIAMultCUDA: launch");
 }
 

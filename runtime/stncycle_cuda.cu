@@ -42,6 +42,7 @@
    block. */
 #include "stncycle_cuda.h"
 
+#include "sgdia_instances.h"
 #include "sgdia_rows.h"
 #include "stnreduce.h"
 
@@ -455,34 +456,6 @@ struct Instance {
     return check(cudaLaunchCooperativeKernel((const void *)gmres_cycle_kernel<DOF, NSTEN>, dim3((unsigned)blocks), dim3(kThreads), p, 0, 0), "the GMRES cycle kernel");
   }
 };
-
-/* The instances: those of the product (sgdia_cuda.cu), dof 1 to 4 and the common stencils, and
-   one with run-time bounds for the others. */
-template <int DOF>
-int with_nsten(int nsten, const Instance &f)
-{
-  switch (nsten) {
-  case 5: return f.run<DOF, 5>();
-  case 7: return f.run<DOF, 7>();
-  case 9: return f.run<DOF, 9>();
-  case 13: return f.run<DOF, 13>();
-  case 19: return f.run<DOF, 19>();
-  case 25: return f.run<DOF, 25>();
-  case 27: return f.run<DOF, 27>();
-  default: return f.run<DOF, 0>();
-  }
-}
-
-int with_instance(int dof, int nsten, const Instance &f)
-{
-  switch (dof) {
-  case 1: return with_nsten<1>(nsten, f);
-  case 2: return with_nsten<2>(nsten, f);
-  case 3: return with_nsten<3>(nsten, f);
-  case 4: return with_nsten<4>(nsten, f);
-  default: return with_nsten<0>(nsten, f);
-  }
-}
 
 } // namespace
 

@@ -136,6 +136,25 @@ else bad "--explain: -o must be a usage error (2, got $rc1), an unwritable pictu
 # by nvcc even here, without a GPU or a CUDA PETSc, so they cannot rot.
 # The runtime's files are the same in every program: they are compiled once,
 # from runtime/, and each program's copies only compared with them.
+# The instance of the SG-DIA kernels that runtime/sgdia_instances.h picks for dof and nsten.
+instance_of() {
+  d=$1; [ "$d" -ge 1 ] && [ "$d" -le 4 ] || d=0
+  case $2 in 5|7|9|13|19|25|27) s=$2 ;; *) s=0 ;; esac
+  echo "<$d, $s>"
+}
+# check_instances WHAT DIR INSTANCE: DIR's sgdia_cuda.cu and stncycle_cuda.cu, compiled there, hold
+# the product and the cycle kernel for INSTANCE and the generic <0, 0>, and no other.
+check_instances() {
+  want=$(printf '%s\n<0, 0>\n' "$3" | sort -u | tr '\n' ' ')
+  if (cd "$2" && nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c sgdia_cuda.cu -o sgdia_cuda.o &&
+        nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c stncycle_cuda.cu -o stncycle_cuda.o) >"$tmp/nvcc" 2>&1 && ! [ -s "$tmp/nvcc" ]; then
+    cycle=$(nm -C "$2/stncycle_cuda.o" | sed -n 's/.*gmres_cycle_kernel\(<[0-9]*, [0-9]*>\)(.*/\1/p' | sort -u | tr '\n' ' ')
+    mult=$(nm -C "$2/sgdia_cuda.o" | sed -n 's/.*sgdia_mult<\([0-9]*, [0-9]*\), \(true\|false\)>(.*/<\1>/p' | sort -u | tr '\n' ' ')
+    if [ "$cycle" = "$want" ] && [ "$mult" = "$want" ]; then ok
+    else bad "$1: the kernels compiled for $want, got cycle kernels $cycle, products $mult"; fi
+  else bad "$1: nvcc on sgdia_cuda.cu and stncycle_cuda.cu beside stn_program.h failed or warned"; head -20 "$tmp/nvcc"; fi
+}
+
 if command -v nvcc >/dev/null 2>&1; then
   root=$(pwd)
   for cu in runtime/*.cu; do
@@ -151,7 +170,15 @@ if command -v nvcc >/dev/null 2>&1; then
           nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c "$cu" -o "${cu%.cu}.o" || exit 1
         done) >"$tmp/nvcc" 2>&1 && ! [ -s "$tmp/nvcc" ]; then ok
     else bad "$name: nvcc on the CUDA sources failed or warned, or a runtime copy differs"; head -20 "$tmp/nvcc"; fi
+    # The copies as the program compiles them: beside its stn_program.h, for its matrix only.
+    dof=$(awk '$2 == "STN_PROGRAM_DOF" {print $3}' "$tmp/cu/stn_program.h")
+    nsten=$(awk '$2 == "STN_PROGRAM_NSTEN" {print $3}' "$tmp/cu/stn_program.h")
+    check_instances "$name (dof $dof, $nsten block diagonals)" "$tmp/cu" "$(instance_of "$dof" "$nsten")"
   done
+  # A matrix without an instance of its own (dof 5, 11 block diagonals): the generic one only.
+  rm -rf "$tmp/cu" && mkdir "$tmp/cu" && cp runtime/*.h runtime/sgdia_cuda.cu runtime/stncycle_cuda.cu "$tmp/cu/"
+  printf '#define STN_PROGRAM_DOF 5\n#define STN_PROGRAM_NSTEN 11\n' >"$tmp/cu/stn_program.h"
+  check_instances "dof 5, 11 block diagonals" "$tmp/cu" "<0, 0>"
 else
   echo "note: nvcc not found; the CUDA sources were not compiled"
 fi

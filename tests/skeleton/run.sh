@@ -25,7 +25,8 @@
 #               halfway (prlimit --fsize) leaves no file behind, removes the DIR
 #               it created, or leaves an empty DIR given empty
 #   5 names     a .stn named like a runtime file (report.stn, which -o could
-#               not build before) and one PETSc's `make clean` would delete
+#               not build before), like the generated stn_program.h
+#               (stn_program.stn) and one PETSc's `make clean` would delete
 #               (g_my.case-1.stn) get a safe NAME and build; -o builds report.stn
 #   6 cuda      (when a CUDA PETSc is at $SKELETON_CUDA_PETSC, default
 #               ~/.cache/stencilc/petsc-3.24.6-cuda, and nvcc is on PATH) the
@@ -260,7 +261,8 @@ N=$T/names
 mkdir -p "$N"
 cp examples/bratu2d.stn "$N/report.stn"
 cp examples/bratu2d.stn "$N/g_my.case-1.stn"
-for pair in "report.stn stn_report" "g_my.case-1.stn stn_g_my_case_1"; do
+cp examples/bratu2d.stn "$N/stn_program.stn"
+for pair in "report.stn stn_report" "g_my.case-1.stn stn_g_my_case_1" "stn_program.stn stn_stn_program"; do
   stn=${pair% *} name=${pair#* }
   d=$N/$name.sk
   if ! "$S" "$N/$stn" --skeleton "$d" >"$LOG/$name.stencilc" 2>&1; then bad "$stn: --skeleton failed"; show "$LOG/$name.stencilc"; continue; fi
