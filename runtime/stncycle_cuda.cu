@@ -9,7 +9,9 @@
         block) into h; w = w - sum_k h[k] V[k] (newest first), the block's part of ||w||^2, and w
         itself, unscaled, into a vector of its own; block 0 reads the host's stop flag (the read
         was issued at the step's start, so its trip over the bus overlaps the step) and publishes
-        what comes next: a step, a restart or the end;                                 barrier
+        what comes next: a step, a restart or the end; where the matrix is small beside L2, every
+        thread asks L2 for its rows of the matrix, so that the next product finds them there;
+                                                                                        barrier
      3. every block folds tt = ||w|| and writes V[it + 1] = w / tt for its own rows, and the next
         step's product reads V[it + 1]'s neighbours as the unscaled w times 1 / tt, the same bits
         as V[it + 1]'s: the scaled vector needs no barrier of its own (session 9: a third barrier
@@ -182,6 +184,18 @@ __device__ __forceinline__ void product_rows(const CycleArgs &a, Shared &sh, con
   }
 }
 
+/* Asks L2 for the matrix entries of the thread's rows, which the next product reads, so that DRAM
+   works while the step folds its norm and waits at the barrier. */
+template <int DOF, int NSTEN>
+__device__ __forceinline__ void prefetch_matrix(const CycleArgs &a)
+{
+  const int    dof = DOF ? DOF : a.g.dof, nsten = NSTEN ? NSTEN : a.g.nsten;
+  const size_t ld  = (size_t)a.g.nrows;
+  for_rows(a.n, [&](int, long t) {
+    for (int e = 0; e < nsten * dof; e++) asm volatile("prefetch.global.L2 [%0];" ::"l"(a.A + (size_t)e * ld + t));
+  });
+}
+
 /* Thread 0 of block 0: step it's Hessenberg update (hessenberg_update on the column h, tt, with
    the rotations and the right-hand side kept in shared memory through the cycle), its results
    into st for the host's solution, then the report and the flag. */
@@ -283,7 +297,9 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   return res;
 }
 
-template <int DOF, int NSTEN>
+/* PREFETCH: the matrix is asked into L2 before each norm's barrier (a compile-time choice: the
+   code alone, unused, cost 0.3 us per step at 256^2 x 4). */
+template <int DOF, int NSTEN, bool PREFETCH>
 /* __grid_constant__: the functions above take the arguments by reference, without a copy. */
 __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_constant__ CycleArgs a)
 {
@@ -306,6 +322,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
   for (;;) {
     const unsigned stop  = keeper ? *a.stop : 0u; /* used at the step's end: the load's trip overlaps the step */
     const int      nv    = it + 1;
+    const bool     more  = it + 1 < end; /* another step follows in this cycle */
     const bool     fresh = it == 0 || (cycle == 0 && it == a.it0); /* V[it] was written before the launch or by a restart */
 
     /* 1. This thread's rows of w = d .* (A V[it]), then the block's partial coefficients. V[it]'s
@@ -342,8 +359,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
       if (lane == 0) sh.h[k] = v;
     }
     __syncthreads();
-    double     sq   = 0.0;
-    const bool more = it + 1 < end; /* the next step reads w's neighbours (unscaled) */
+    double sq = 0.0;
     for (int k1 = nv; k1 > 0; k1 -= kGroup) { /* the vectors k1 - kGroup .. k1 - 1 (from 0) */
       for_rows(a.n, [&](int r, long t) {
         double s = sh.w[r][threadIdx.x];
@@ -362,6 +378,8 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
        it does not depend on the norm); V[it + 1] = w / tt (VecNormalize's arithmetic) for the
        thread's own rows, which only this thread reads before the next barrier. */
     if (keeper) a.decision[0] = stop == a.launch ? kEnd : more ? kStep : it + 1 == m && left > 0 && cycle + 1 < a.cycles ? kRestart : kEnd;
+    if constexpr (PREFETCH)
+      if (more) prefetch_matrix<DOF, NSTEN>(a);
     const double tt = sqrt(grid_sum(a, sh, sq, grid, a.decision));
     double      *y  = a.V[it + 1];
     xs              = tt != 0.0 ? 1.0 / tt : 1.0;
@@ -394,6 +412,7 @@ struct CycleControl {
   unsigned *host_stop, *dev_stop, *host_go, *dev_go, *decision, launch;
   double   *unscaled;
   long      unscaled_n;
+  long      l2_bytes; /* the device's L2 cache */
 };
 CycleControl control;
 
@@ -407,6 +426,9 @@ int control_ready()
   *(volatile unsigned *)control.host_go   = 0;
   if ((rc = check(cudaHostGetDevicePointer((void **)&control.dev_stop, control.host_stop, 0), "cudaHostGetDevicePointer"))) return rc;
   if ((rc = check(cudaHostGetDevicePointer((void **)&control.dev_go, control.host_go, 0), "cudaHostGetDevicePointer"))) return rc;
+  int dev, l2;
+  if ((rc = check(cudaGetDevice(&dev), "cudaGetDevice")) || (rc = check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "cudaDeviceGetAttribute (L2 size)"))) return rc;
+  control.l2_bytes = l2;
   return check(cudaMalloc((void **)&control.decision, 2 * sizeof(unsigned)), "cudaMalloc (GMRES cycle decisions)");
 }
 
@@ -423,16 +445,21 @@ int unscaled_ready(long n)
   return 0;
 }
 
-/* The blocks of a launch of instance <DOF, NSTEN> for n rows: as many as are resident at once,
+/* The blocks of a launch of instance <DOF, NSTEN> (either kernel) for n rows: as many as are resident at once,
    but no more than the rows need (a small n has no idle blocks at the barriers); 0 if n does not
    fit (more than kRows rows per thread) or the device cannot be asked. */
 template <int DOF, int NSTEN>
 long blocks_for(long n, int sms)
 {
   static int per_sm;
-  if (!per_sm && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gmres_cycle_kernel<DOF, NSTEN>, kThreads, 0) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
+  int        plain, prefetching; /* the two kernels of the instance: the fewer resident */
+  if (!per_sm) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, gmres_cycle_kernel<DOF, NSTEN, false>, kThreads, 0) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prefetching, gmres_cycle_kernel<DOF, NSTEN, true>, kThreads, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    per_sm = plain < prefetching ? plain : prefetching;
   }
   const long most = (long)per_sm * sms, need = (n + kThreads - 1) / kThreads;
   if (n > most * kThreads * kRows) return 0;
@@ -445,6 +472,7 @@ struct Instance {
   int        sms;
   CycleArgs *args;
   long       npartials;
+  bool       prefetch; /* launch the instance that asks L2 for the matrix */
   template <int DOF, int NSTEN>
   int run() const
   {
@@ -453,7 +481,8 @@ struct Instance {
     if (!blocks) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: n does not fit the cycle kernel (StnGMRESCycleFits)");
     if (blocks * kSlots > npartials) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the partial sums do not fit the scratch");
     void *p[] = {args};
-    return check(cudaLaunchCooperativeKernel((const void *)gmres_cycle_kernel<DOF, NSTEN>, dim3((unsigned)blocks), dim3(kThreads), p, 0, 0), "the GMRES cycle kernel");
+    const void *kernel = prefetch ? (const void *)gmres_cycle_kernel<DOF, NSTEN, true> : (const void *)gmres_cycle_kernel<DOF, NSTEN, false>;
+    return check(cudaLaunchCooperativeKernel(kernel, dim3((unsigned)blocks), dim3(kThreads), p, 0, 0), "the GMRES cycle kernel");
   }
 };
 
@@ -464,7 +493,7 @@ extern "C" int StnGMRESCycleFits(const StnBox *box, long n)
   StnGMRESScratch s;
   unsigned        first;
   if (n < 1 || !box || StnGMRESGetScratch(&s, 0, &first) || !s.cooperative) return 0;
-  return with_instance(box->dof, box->nsten, Instance{n, s.sms, nullptr, 0});
+  return with_instance(box->dof, box->nsten, Instance{n, s.sms, nullptr, 0, false});
 }
 
 extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *in, unsigned *first)
@@ -500,8 +529,12 @@ extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *i
   a.go       = control.dev_go;
   a.decision = control.decision;
   a.unscaled = control.unscaled;
+  /* The prefetch pays where the matrix takes at most a third of L2 and stays there beside the basis:
+     27.1 against 28.0 us per step at 64^3 (15 MB) on the H200's 60 MiB; at 256^2 x 4 (42 MB) it
+     pushed the basis out of L2, 33.5 against 31.3 (session 9, docs/codegen-decisions.md). */
+  const bool prefetch = (long)a.g.nsten * a.g.dof * a.n * (long)sizeof(double) <= control.l2_bytes / 3;
   *first     = a.first;
-  return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials});
+  return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials, prefetch});
 }
 
 extern "C" int StnGMRESCycleGo(unsigned ticket)

@@ -148,7 +148,7 @@ check_instances() {
   want=$(printf '%s\n<0, 0>\n' "$3" | sort -u | tr '\n' ' ')
   if (cd "$2" && nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c sgdia_cuda.cu -o sgdia_cuda.o &&
         nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c stncycle_cuda.cu -o stncycle_cuda.o) >"$tmp/nvcc" 2>&1 && ! [ -s "$tmp/nvcc" ]; then
-    cycle=$(nm -C "$2/stncycle_cuda.o" | sed -n 's/.*gmres_cycle_kernel\(<[0-9]*, [0-9]*>\)(.*/\1/p' | sort -u | tr '\n' ' ')
+    cycle=$(nm -C "$2/stncycle_cuda.o" | sed -n 's/.*gmres_cycle_kernel<\([0-9]*, [0-9]*\), \(true\|false\)>(.*/<\1>/p' | sort -u | tr '\n' ' ')
     mult=$(nm -C "$2/sgdia_cuda.o" | sed -n 's/.*sgdia_mult<\([0-9]*, [0-9]*\), \(true\|false\)>(.*/<\1>/p' | sort -u | tr '\n' ' ')
     if [ "$cycle" = "$want" ] && [ "$mult" = "$want" ]; then ok
     else bad "$1: the kernels compiled for $want, got cycle kernels $cycle, products $mult"; fi
