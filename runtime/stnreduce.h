@@ -48,8 +48,10 @@ __device__ void block_partials(const double acc[NV], double (*warp_part)[NV], do
 
 /* Folds nblocks * NV partials, laid out block by block, in a fixed order, so that every run (and
    every block that folds them) gets the same bits. Thread t takes entries t, t + blockDim.x, ...:
-   always the same k = t % NV (NV divides 32, blockDim.x is a multiple of 32), four loads in flight
-   at a time; then the threads of each k fold, lanes by shuffles, warps through shared memory.
+   always the same k = t % NV (NV divides 32, blockDim.x is a multiple of 32), entry j into sum
+   (j - t) / blockDim.x % 4, sixteen loads in flight at a time (MDot's 32 partials of 528 blocks
+   are 66 loads for each of 256 threads: a trip to L2 per four of them was most of the kernel's
+   tail); then the threads of each k fold, lanes by shuffles, warps through shared memory.
    Returns result k in thread k < NV. All threads of the block call it. */
 template <class Fold, int NV>
 __device__ double fold_partials(const double *partials, long nblocks, double (*warp_part)[NV])
@@ -58,6 +60,13 @@ __device__ double fold_partials(const double *partials, long nblocks, double (*w
   const long total = nblocks * NV, stride = blockDim.x;
   double     v[4]  = {0.0, 0.0, 0.0, 0.0};
   long       j     = threadIdx.x;
+  for (; j + 15 * stride < total; j += 16 * stride) {
+    double t[16];
+#pragma unroll
+    for (int u = 0; u < 16; u++) t[u] = __ldcg(&partials[j + u * stride]);
+#pragma unroll
+    for (int u = 0; u < 16; u++) v[u % 4] = Fold::combine(v[u % 4], t[u]);
+  }
   for (; j + 3 * stride < total; j += 4 * stride)
 #pragma unroll
     for (int u = 0; u < 4; u++) v[u] = Fold::combine(v[u], __ldcg(&partials[j + u * stride]));
