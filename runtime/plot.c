@@ -69,7 +69,7 @@ static PetscErrorCode NewtonMonitor(SNES snes, PetscInt its, PetscReal fnorm, vo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode KrylovMonitor(KSP ksp, PetscInt its, PetscReal rnorm, void *ctx)
+PetscErrorCode StnKrylovHistoryMonitor(KSP ksp, PetscInt its, PetscReal rnorm, void *ctx)
 {
   StnHistory h = (StnHistory)ctx;
 
@@ -111,7 +111,7 @@ PetscErrorCode StnRecordConvergence(SNES snes, StnHistory *history)
   /* the SNES frees the history when it is destroyed; the KSP only borrows it */
   PetscCall(SNESMonitorSet(snes, NewtonMonitor, *history, HistoryDestroy));
   PetscCall(SNESGetKSP(snes, &ksp));
-  PetscCall(KSPMonitorSet(ksp, KrylovMonitor, *history, NULL));
+  PetscCall(KSPMonitorSet(ksp, StnKrylovHistoryMonitor, *history, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

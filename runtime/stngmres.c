@@ -41,6 +41,7 @@
 ** same order.
 */
 #include "stngmres.h"
+#include "stnrt.h" /* StnKrylovHistoryMonitor */
 
 #if defined(PETSC_HAVE_CUDA) && defined(PETSC_USE_REAL_DOUBLE) && !defined(PETSC_USE_COMPLEX)
   #include <petsc/private/kspimpl.h>
@@ -194,8 +195,9 @@ static PetscErrorCode KSPBuildSolution_StnGMRES(KSP ksp, Vec ptr, Vec *result)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether the convergence test and the monitors work on the host alone: PETSc's default test
-   and the residual monitors (-ksp_monitor, -ksp_monitor_short) read only the norm they are given.
+/* Whether the convergence test and the monitors work on the host alone: PETSc's default test,
+   the residual monitors (-ksp_monitor, -ksp_monitor_short) and the program's own recorder for
+   -stn_plot_convergence (plot.c) read only the norm they are given.
    A restart on the device waits for the host's go, so the host must not wait for the device
    (a true residual monitor builds the solution on the device) between a cycle kernel's launch
    and its restarts. */
@@ -203,7 +205,9 @@ static PetscBool host_only_tests(KSP ksp)
 {
   if (ksp->converged != KSPConvergedDefault) return PETSC_FALSE;
   for (PetscInt i = 0; i < ksp->numbermonitors; i++)
-    if (ksp->monitor[i] != (KSPMonitorFn *)KSPMonitorResidual && ksp->monitor[i] != (KSPMonitorFn *)KSPMonitorResidualShort) return PETSC_FALSE;
+    if (ksp->monitor[i] != (KSPMonitorFn *)KSPMonitorResidual && ksp->monitor[i] != (KSPMonitorFn *)KSPMonitorResidualShort &&
+        ksp->monitor[i] != (KSPMonitorFn *)StnKrylovHistoryMonitor)
+      return PETSC_FALSE;
   return PETSC_TRUE;
 }
 

@@ -30,5 +30,8 @@ typedef struct _n_StnHistory *StnHistory;
 PetscErrorCode StnRecordConvergence(SNES snes, StnHistory *history);
 PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *program, const char *png);
 PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png);
+/* StnRecordConvergence's Krylov monitor: it stores the norm it is given and touches no vector,
+   so KSPSTNGMRES keeps its restarts on the device with it (stngmres.c, host_only_tests). */
+PetscErrorCode StnKrylovHistoryMonitor(KSP ksp, PetscInt its, PetscReal rnorm, void *ctx);
 
 #endif
