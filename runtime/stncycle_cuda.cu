@@ -141,8 +141,10 @@ __device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_g
   grid.sync();
   if (warp == 0) {
     const double s = fold_blocks(a.part + (long)(kSlots - 1) * gridDim.x, gridDim.x, lane);
-    if (lane == 0) sh.tt = s;
-    if (lane == 0 && decision) sh.next = *decision;
+    if (lane == 0) {
+      sh.tt = s;
+      if (decision) sh.next = *decision;
+    }
   }
   __syncthreads();
   return sh.tt;
@@ -165,9 +167,9 @@ __device__ __forceinline__ void for_rows(long n, F f)
 /* w = d .* (A x) (b NULL), or d .* (b - A x) (VecAXPY(b, -1, A x), then Jacobi's product), for
    the thread's rows (d NULL: no scaling), where x is the vector x * xs (each entry scaled as it
    is loaded). A warp past the end stops (the product's warp vote needs every lane; rows grow
-   with r). Inlined: as a call (one copy for the steps and the
-   restarts, 10 s less to compile) a step took 34.8 us instead of 31.7 at 256^2 x 4 on the H200,
-   34.0 instead of 29.5 at 64^3 (tests/gpu/gmres_cycle -bench). */
+   with r). Inlined: as a call (one copy for the steps and the restarts, 10 s less to compile) a
+   step took 34.8 us instead of 31.7 at 256^2 x 4 on the H200, 34.0 instead of 29.5 at 64^3
+   (tests/gpu/gmres_cycle -bench). */
 template <int DOF, int NSTEN>
 __device__ __forceinline__ void product_rows(const CycleArgs &a, Shared &sh, const double *x, double xs, const double *b)
 {
@@ -283,9 +285,9 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   product_rows<DOF, NSTEN>(a, sh, a.x, 1.0, a.b);
   double sq = 0.0;
   for_rows(a.n, [&](int r, long) { sq = fma(sh.w[r][threadIdx.x], sh.w[r][threadIdx.x], sq); });
-  const double res   = sqrt(grid_sum(a, sh, sq, grid));
-  const bool   scale = res != 0.0 && isfinite(res);
-  for_rows(a.n, [&](int r, long t) { a.V[0][t] = scale ? sh.w[r][threadIdx.x] * (1.0 / res) : sh.w[r][threadIdx.x]; });
+  const double res = sqrt(grid_sum(a, sh, sq, grid));
+  const double rs  = res != 0.0 && isfinite(res) ? 1.0 / res : 1.0; /* times 1: the same bits */
+  for_rows(a.n, [&](int r, long t) { a.V[0][t] = sh.w[r][threadIdx.x] * rs; });
   if (blockIdx.x == 0 && threadIdx.x == 0) { /* StnGMRESStart, then the report */
     sh.grs[0] = res;
     *a.st.grs = res;
@@ -445,15 +447,16 @@ int unscaled_ready(long n)
   return 0;
 }
 
-/* The blocks of a launch of instance <DOF, NSTEN> (either kernel) for n rows: as many as are resident at once,
-   but no more than the rows need (a small n has no idle blocks at the barriers); 0 if n does not
-   fit (more than kRows rows per thread) or the device cannot be asked. */
+/* The blocks of a launch of instance <DOF, NSTEN> (either kernel) for n rows: as many as are
+   resident at once, but no more than the rows need (a small n has no idle blocks at the
+   barriers); 0 if n does not fit (more than kRows rows per thread) or the device cannot be
+   asked. */
 template <int DOF, int NSTEN>
 long blocks_for(long n, int sms)
 {
-  static int per_sm;
-  int        plain, prefetching; /* the two kernels of the instance: the fewer resident */
+  static int per_sm; /* of the instance's two kernels, the fewer resident */
   if (!per_sm) {
+    int plain, prefetching;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, gmres_cycle_kernel<DOF, NSTEN, false>, kThreads, 0) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prefetching, gmres_cycle_kernel<DOF, NSTEN, true>, kThreads, 0) != cudaSuccess) {
       (void)cudaGetLastError();
