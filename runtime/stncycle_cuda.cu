@@ -41,7 +41,16 @@
 
    A thread holds up to kRows rows of the new vector, in shared memory (registers would need the
    row loops unrolled: kRows copies of the product, and minutes of compilation); kThreads per
-   block. */
+   block.
+
+   The first basis vectors on the chip. Both passes of a step read every basis vector so far, and
+   a thread reads only its own rows of them, so the shared memory the blocks leave unused holds
+   the thread's rows of V[0], V[1], ... as far as it goes ("cached" vectors: at 2^18 rows on the
+   H200, 11, or 7 where the matrix streams from DRAM: plan_shared), written when the vector is
+   and read instead of the global copy, which is still written for the host and for the
+   product's neighbours. The same values, so the same bits; the gain is the trips to L2: ncu
+   counted 119 MB read from L2 per step at 256^2 x 4 against 52 MB from DRAM, so L2, not DRAM,
+   was the busier (session 10, docs/performance.md). */
 #include "stncycle_cuda.h"
 
 #include "sgdia_instances.h"
@@ -77,6 +86,9 @@ struct CycleArgs {
   double             *V[STN_VEC_MAX_MULTI];
   double             *unscaled; /* n doubles: the new vector w before its scaling by 1 / ||w|| */
   long                n, budget;
+  int                 rows;   /* the most rows a thread holds in this launch (<= kRows) */
+  int                 cached; /* V[0 .. cached - 1] have the thread's rows in shared memory too */
+  int                 wlen;   /* doubles per thread of the rows of w (>= rows; the restart's HH too) */
   int                 it0, it1, cycles;
   double              haptol;
   StnGMRESState       st;
@@ -94,15 +106,38 @@ struct CycleArgs {
 /* What follows a step. */
 enum { kEnd, kStep, kRestart };
 
-/* The block's shared memory. */
+/* The block's shared memory: this struct, then (dynamic, sized at launch) the rows of w and the
+   cached basis vectors, each as [row][thread] so that a warp's 32 threads read 32 consecutive
+   doubles. */
 struct Shared {
   double warp_part[32][kSlots + 1]; /* +1: the warps' rows fall in different banks */
   double h[STN_VEC_MAX_MULTI];      /* the step's coefficients; at a restart, y */
   double tt;
   double col[STN_VEC_MAX_MULTI + 2], cs[STN_VEC_MAX_MULTI], sn[STN_VEC_MAX_MULTI], grs[STN_VEC_MAX_MULTI + 2]; /* block 0's keeper only */
-  double w[kRows][kThreads]; /* the thread's rows of the new vector, through the step; at a restart, HH */
   int    next;
 };
+extern __shared__ double dyn[]; /* wlen * blockDim.x doubles of w (at a restart, HH), then the cache */
+
+/* Row r of w held by this thread, through a step. */
+__device__ __forceinline__ double &w_row(int r) { return dyn[r * blockDim.x + threadIdx.x]; }
+
+/* Row r of basis vector k held by this thread (k < a.cached). */
+__device__ __forceinline__ double &cached_row(const CycleArgs &a, int k, int r)
+{
+  return dyn[((long)a.wlen + (long)k * a.rows + r) * blockDim.x + threadIdx.x];
+}
+
+/* V[k][t], row r of this thread, from its cached copy (CACHED, k < a.cached) or from V[k]. A
+   compile-time choice: a run-time one per load cost 1.3 us per step at 256^2 x 4 on the H200. */
+template <bool CACHED>
+__device__ __forceinline__ double basis(const CycleArgs &a, int k, int r, long t) { return CACHED ? cached_row(a, k, r) : a.V[k][t]; }
+
+/* V[k][t] = v, row r of this thread, and its cached copy. */
+__device__ __forceinline__ void set_basis(const CycleArgs &a, int k, int r, long t, double v)
+{
+  a.V[k][t] = v;
+  if (k < a.cached) cached_row(a, k, r) = v;
+}
 
 /* The sum of the nb values at p (one per block), by one warp, in a fixed order: lane l adds
    entries l, l + 32, ... into four sums, then the lanes fold. In lane 0. (Issuing all the loads
@@ -171,7 +206,7 @@ __device__ __forceinline__ void for_rows(long n, F f)
    step took 34.8 us instead of 31.7 at 256^2 x 4 on the H200, 34.0 instead of 29.5 at 64^3
    (tests/gpu/gmres_cycle -bench). */
 template <int DOF, int NSTEN>
-__device__ __forceinline__ void product_rows(const CycleArgs &a, Shared &sh, const double *x, double xs, const double *b)
+__device__ __forceinline__ void product_rows(const CycleArgs &a, const double *x, double xs, const double *b)
 {
   const long stride = (long)gridDim.x * blockDim.x, first = (long)blockIdx.x * blockDim.x + threadIdx.x;
   const int  lane   = threadIdx.x & 31;
@@ -182,7 +217,7 @@ __device__ __forceinline__ void product_rows(const CycleArgs &a, Shared &sh, con
     const bool   active  = t < a.n;
     const double v       = row_value<DOF, NSTEN, true, false, true>(a.g, a.A, x, (int)t, active, xs);
     const double u       = active && b ? fma(-1.0, v, __ldg(b + t)) : v;
-    sh.w[r][threadIdx.x] = active ? (a.d ? __ldg(a.d + t) * u : u) : 0.0;
+    w_row(r)             = active ? (a.d ? __ldg(a.d + t) * u : u) : 0.0;
   }
 }
 
@@ -196,6 +231,55 @@ __device__ __forceinline__ void prefetch_matrix(const CycleArgs &a)
   for_rows(a.n, [&](int, long t) {
     for (int e = 0; e < nsten * dof; e++) asm volatile("prefetch.global.L2 [%0];" ::"l"(a.A + (size_t)e * ld + t));
   });
+}
+
+/* Pass 1 over V[k0 .. k1 - 1], kGroup vectors at a time: warp_part[warp][k] = the warp's sum
+   of w V[k] over the threads' rows (each k's sum over the rows in the same order however the
+   vectors are split). */
+template <bool CACHED>
+__device__ __forceinline__ void coefficients(const CycleArgs &a, Shared &sh, int k0, int k1)
+{
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (; k0 < k1; k0 += kGroup) {
+    double acc[kGroup];
+#pragma unroll
+    for (int j = 0; j < kGroup; j++) acc[j] = 0.0;
+    for_rows(a.n, [&](int r, long t) {
+      const double wr = w_row(r);
+#pragma unroll
+      for (int j = 0; j < kGroup; j++)
+        if (k0 + j < k1) acc[j] = fma(wr, basis<CACHED>(a, k0 + j, r, t), acc[j]);
+    });
+#pragma unroll
+    for (int j = 0; j < kGroup; j++)
+      if (k0 + j < k1) {
+        const double v = warp_fold<Sum>(acc[j]);
+        if (lane == 0) sh.warp_part[warp][k0 + j] = v;
+      }
+  }
+}
+
+/* Pass 2 over V[k1 - 1] down to V[k0], kGroup vectors at a time: w = w - h[k] V[k] for each of
+   the thread's rows, in that order (one chain per row, whatever the grouping). With last (the
+   range that ends at V[0]), the group that reaches k0 also adds the rows' squares into sq and,
+   when another step follows, stores w unscaled. */
+template <bool CACHED>
+__device__ __forceinline__ void subtract(const CycleArgs &a, Shared &sh, int k1, int k0, bool last, bool more, double &sq)
+{
+  for (; k1 > k0; k1 -= kGroup) {
+    const bool ends = last && k1 - kGroup <= k0; /* this group reaches V[0] */
+    for_rows(a.n, [&](int r, long t) {
+      double s = w_row(r);
+#pragma unroll
+      for (int j = 1; j <= kGroup; j++)
+        if (k1 - j >= k0) s = fma(-sh.h[k1 - j], basis<CACHED>(a, k1 - j, r, t), s);
+      w_row(r) = s;
+      if (ends) {
+        sq = fma(s, s, sq);
+        if (more) a.unscaled[t] = s;
+      }
+    });
+  }
 }
 
 /* Thread 0 of block 0: step it's Hessenberg update (hessenberg_update on the column h, tt, with
@@ -265,7 +349,7 @@ template <int DOF, int NSTEN>
 __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group &grid)
 {
   const int m  = a.st.max_k;
-  double   *hh = &sh.w[0][0]; /* m * m <= 31 * 31 doubles: w is free until the residual */
+  double   *hh = dyn; /* m * m <= wlen * blockDim.x doubles: w is free until the residual */
 
   for (int e = threadIdx.x; e < m * m; e += blockDim.x) hh[e] = __ldcg(a.st.hh + (long)(e / m) * a.st.ld + e % m);
   for (int k = threadIdx.x; k < m; k += blockDim.x) sh.h[k] = __ldcg(a.st.grs + k);
@@ -274,20 +358,22 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   __syncthreads();
 
   /* x = x + V y: VecMAXPBY into a temporary (fma from 0, in k's order), then VecAXPY with 1. */
-  for_rows(a.n, [&](int, long t) {
+  for_rows(a.n, [&](int r, long t) {
     double s = 0.0;
-    for (int k = 0; k < m; k++) s = fma(sh.h[k], a.V[k][t], s);
+    int    k = 0;
+    for (; k < a.cached; k++) s = fma(sh.h[k], basis<true>(a, k, r, t), s);
+    for (; k < m; k++) s = fma(sh.h[k], basis<false>(a, k, r, t), s);
     a.x[t] = a.x[t] + s;
   });
   grid.sync();
 
   /* V[0] = d .* (b - A x), normalized. */
-  product_rows<DOF, NSTEN>(a, sh, a.x, 1.0, a.b);
+  product_rows<DOF, NSTEN>(a, a.x, 1.0, a.b);
   double sq = 0.0;
-  for_rows(a.n, [&](int r, long) { sq = fma(sh.w[r][threadIdx.x], sh.w[r][threadIdx.x], sq); });
+  for_rows(a.n, [&](int r, long) { sq = fma(w_row(r), w_row(r), sq); });
   const double res = sqrt(grid_sum(a, sh, sq, grid));
   const double rs  = res != 0.0 && isfinite(res) ? 1.0 / res : 1.0; /* times 1: the same bits */
-  for_rows(a.n, [&](int r, long t) { a.V[0][t] = sh.w[r][threadIdx.x] * rs; });
+  for_rows(a.n, [&](int r, long t) { set_basis(a, 0, r, t, w_row(r) * rs); });
   if (blockIdx.x == 0 && threadIdx.x == 0) { /* StnGMRESStart, then the report */
     sh.grs[0] = res;
     *a.st.grs = res;
@@ -318,6 +404,9 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
       if (j <= m) sh.cs[j] = a.st.cc[j], sh.sn[j] = a.st.ss[j];
     }
 
+  /* V[0..it0], written before the launch, into the cache. */
+  for (int k = 0; k <= a.it0 && k < a.cached; k++) for_rows(a.n, [&](int r, long t) { cached_row(a, k, r) = a.V[k][t]; });
+
   int    it = a.it0, cycle = 0, end = a.it1; /* this cycle's steps: it .. end - 1 */
   long   left = a.budget - (a.it1 - a.it0);  /* steps after this cycle */
   double xs   = 0.0;                         /* after a step: its 1 / ||w|| (or 1) */
@@ -330,24 +419,10 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     /* 1. This thread's rows of w = d .* (A V[it]), then the block's partial coefficients. V[it]'s
        neighbours in other blocks are read as the previous step's unscaled w times its 1 / ||w||:
        the same bits, and no barrier between its scaling and this product. */
-    product_rows<DOF, NSTEN>(a, sh, fresh ? a.V[it] : a.unscaled, fresh ? 1.0 : xs, nullptr);
-    for (int k0 = 0; k0 < nv; k0 += kGroup) {
-      double acc[kGroup];
-#pragma unroll
-      for (int j = 0; j < kGroup; j++) acc[j] = 0.0;
-      for_rows(a.n, [&](int r, long t) {
-        const double wr = sh.w[r][threadIdx.x];
-#pragma unroll
-        for (int j = 0; j < kGroup; j++)
-          if (k0 + j < nv) acc[j] = fma(wr, a.V[k0 + j][t], acc[j]);
-      });
-#pragma unroll
-      for (int j = 0; j < kGroup; j++)
-        if (k0 + j < nv) {
-          const double v = warp_fold<Sum>(acc[j]);
-          if (lane == 0) sh.warp_part[warp][k0 + j] = v;
-        }
-    }
+    product_rows<DOF, NSTEN>(a, fresh ? a.V[it] : a.unscaled, fresh ? 1.0 : xs, nullptr);
+    const int nc = nv < a.cached ? nv : a.cached; /* V[0 .. nc - 1] are read from shared memory */
+    coefficients<true>(a, sh, 0, nc);
+    coefficients<false>(a, sh, nc, nv);
     __syncthreads();
     for (int k = warp; k < nv; k += nwarps) block_slot(sh.warp_part, k, a.part, lane);
     grid.sync();
@@ -362,19 +437,8 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     }
     __syncthreads();
     double sq = 0.0;
-    for (int k1 = nv; k1 > 0; k1 -= kGroup) { /* the vectors k1 - kGroup .. k1 - 1 (from 0) */
-      for_rows(a.n, [&](int r, long t) {
-        double s = sh.w[r][threadIdx.x];
-#pragma unroll
-        for (int j = 1; j <= kGroup; j++)
-          if (k1 - j >= 0) s = fma(-sh.h[k1 - j], a.V[k1 - j][t], s);
-        sh.w[r][threadIdx.x] = s;
-        if (k1 <= kGroup) {
-          sq = fma(s, s, sq);
-          if (more) a.unscaled[t] = s;
-        }
-      });
-    }
+    subtract<false>(a, sh, nv, nc, nc == 0, more, sq);
+    subtract<true>(a, sh, nc, 0, true, more, sq);
 
     /* 3. tt = ||w||, every block alike, and what comes next (decided before the norm's barrier:
        it does not depend on the norm); V[it + 1] = w / tt (VecNormalize's arithmetic) for the
@@ -383,9 +447,8 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     if constexpr (PREFETCH)
       if (more) prefetch_matrix<DOF, NSTEN>(a);
     const double tt = sqrt(grid_sum(a, sh, sq, grid, a.decision));
-    double      *y  = a.V[it + 1];
     xs              = tt != 0.0 ? 1.0 / tt : 1.0;
-    for_rows(a.n, [&](int r, long t) { y[t] = sh.w[r][threadIdx.x] * xs; });
+    for_rows(a.n, [&](int r, long t) { set_basis(a, it + 1, r, t, w_row(r) * xs); });
     if (keeper) finish_step(a, sh, cycle, it, tt); /* sh.h stays until the next fold */
     if (sh.next == kStep) {
       it++;
@@ -415,6 +478,7 @@ struct CycleControl {
   double   *unscaled;
   long      unscaled_n;
   long      l2_bytes; /* the device's L2 cache */
+  long      smem_per_sm, smem_per_block, smem_reserved; /* shared memory: an SM's, a block's most, the system's per block */
 };
 CycleControl control;
 
@@ -431,6 +495,14 @@ int control_ready()
   int dev, l2;
   if ((rc = check(cudaGetDevice(&dev), "cudaGetDevice")) || (rc = check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "cudaDeviceGetAttribute (L2 size)"))) return rc;
   control.l2_bytes = l2;
+  int per_sm, per_block, reserved;
+  if ((rc = check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), "cudaDeviceGetAttribute (shared memory)")) ||
+      (rc = check(cudaDeviceGetAttribute(&per_block, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "cudaDeviceGetAttribute (shared memory)")) ||
+      (rc = check(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev), "cudaDeviceGetAttribute (shared memory)")))
+    return rc;
+  control.smem_per_sm    = per_sm;
+  control.smem_per_block = per_block;
+  control.smem_reserved  = reserved;
   return check(cudaMalloc((void **)&control.decision, 2 * sizeof(unsigned)), "cudaMalloc (GMRES cycle decisions)");
 }
 
@@ -448,17 +520,18 @@ int unscaled_ready(long n)
 }
 
 /* The blocks of a launch of instance <DOF, NSTEN> (either kernel) for n rows: as many as are
-   resident at once, but no more than the rows need (a small n has no idle blocks at the
-   barriers); 0 if n does not fit (more than kRows rows per thread) or the device cannot be
-   asked. */
+   resident at once with kRows rows of w each in shared memory, but no more than the rows need (a
+   small n has no idle blocks at the barriers); 0 if n does not fit (more than kRows rows per
+   thread) or the device cannot be asked. */
 template <int DOF, int NSTEN>
 long blocks_for(long n, int sms)
 {
-  static int per_sm; /* of the instance's two kernels, the fewer resident */
+  static int   per_sm; /* of the instance's two kernels, the fewer resident */
+  const size_t w_bytes = (size_t)kRows * kThreads * sizeof(double);
   if (!per_sm) {
     int plain, prefetching;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, gmres_cycle_kernel<DOF, NSTEN, false>, kThreads, 0) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prefetching, gmres_cycle_kernel<DOF, NSTEN, true>, kThreads, 0) != cudaSuccess) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, gmres_cycle_kernel<DOF, NSTEN, false>, kThreads, w_bytes) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prefetching, gmres_cycle_kernel<DOF, NSTEN, true>, kThreads, w_bytes) != cudaSuccess) {
       (void)cudaGetLastError();
       return 0;
     }
@@ -467,6 +540,40 @@ long blocks_for(long n, int sms)
   const long most = (long)per_sm * sms, need = (n + kThreads - 1) / kThreads;
   if (n > most * kThreads * kRows) return 0;
   return need < most ? need : most;
+}
+
+/* The dynamic shared memory of a launch of kernel with blocks blocks on sms SMs: the rows of w
+   (and room for the restart's HH), then as many basis vectors as fit in what an SM's shared memory
+   leaves each of its blocks, at most max_k; sets a->rows, a->wlen, a->cached and *bytes, and lets
+   the kernel have that much. Fewer vectors if the blocks would not all be resident. Where the
+   matrix streams from DRAM (streaming), kL1Keep of the SM's shared memory is left to L1, which
+   holds the loads in flight: at 256^2 x 4 on the H200, 30.3-30.7 us per step with 164 KB of shared
+   memory, 30.7-30.8 with all 228 KB, 31.2-31.3 with 132; at 64^3 (the matrix in L2) all of it,
+   23.7-23.8, against 24.4-24.6 with 164 (session 10). */
+constexpr long kL1Keep = 64 * 1024;
+int plan_shared(const void *kernel, long blocks, int sms, bool streaming, CycleArgs *a, size_t *bytes)
+{
+  cudaFuncAttributes fa;
+  int                rc;
+  const int          m        = a->st.max_k;
+  const long         resident = (blocks + sms - 1) / sms; /* blocks per SM */
+  a->rows                     = (int)((a->n + blocks * kThreads - 1) / (blocks * kThreads));
+  a->wlen                     = a->rows > (m * m + kThreads - 1) / kThreads ? a->rows : (m * m + kThreads - 1) / kThreads;
+  if ((rc = check(cudaFuncGetAttributes(&fa, kernel), "cudaFuncGetAttributes (GMRES cycle kernel)"))) return rc;
+  const long per_sm = streaming && control.smem_per_sm > 2 * kL1Keep ? control.smem_per_sm - kL1Keep : control.smem_per_sm;
+  long       room   = per_sm / resident - control.smem_reserved;
+  const long limit  = control.smem_per_block;
+  room              = (room < limit ? room : limit) - (long)fa.sharedSizeBytes;
+  const long vector = (long)a->rows * kThreads * sizeof(double), fixed = (long)a->wlen * kThreads * sizeof(double);
+  a->cached         = room > fixed ? (int)((room - fixed) / vector) : 0;
+  if (a->cached > m) a->cached = m;
+  for (;; a->cached--) {
+    int fit;
+    *bytes = (size_t)(fixed + a->cached * vector);
+    if ((rc = check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*bytes), "cudaFuncSetAttribute (GMRES cycle kernel)"))) return rc;
+    if ((rc = check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, kernel, kThreads, *bytes), "cudaOccupancyMaxActiveBlocksPerMultiprocessor (GMRES cycle kernel)"))) return rc;
+    if ((long)fit * sms >= blocks || a->cached == 0) return 0;
+  }
 }
 
 /* What to do with an instance: how many blocks it takes (args NULL), or launch it. */
@@ -483,9 +590,11 @@ struct Instance {
     if (!args) return blocks > 0;
     if (!blocks) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: n does not fit the cycle kernel (StnGMRESCycleFits)");
     if (blocks * kSlots > npartials) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the partial sums do not fit the scratch");
-    void *p[] = {args};
+    void       *p[]   = {args};
     const void *kernel = prefetch ? (const void *)gmres_cycle_kernel<DOF, NSTEN, true> : (const void *)gmres_cycle_kernel<DOF, NSTEN, false>;
-    return check(cudaLaunchCooperativeKernel(kernel, dim3((unsigned)blocks), dim3(kThreads), p, 0, 0), "the GMRES cycle kernel");
+    size_t      bytes;
+    if (int rc = plan_shared(kernel, blocks, sms, !prefetch, args, &bytes)) return rc;
+    return check(cudaLaunchCooperativeKernel(kernel, dim3((unsigned)blocks), dim3(kThreads), p, bytes, 0), "the GMRES cycle kernel");
   }
 };
 

@@ -19,7 +19,8 @@
 ** -bench: microseconds per step at 256^2 x 4 (5-point star) and 64^3 (7-point star), the cycle
 ** kernel against the product and the fused step queued without waits (as KSPSTNGMRES runs them),
 ** whole cycles of 30 steps, and with restarts on the device: the evidence for the kernel
-** (docs/performance.md).
+** (docs/performance.md). -profile: only three queued cycles on each of those two, no checks, for
+** a profiler: ncu --kernel-name regex:gmres_cycle_kernel build/gpu-tests/gmres_cycle -profile.
 */
 #include <math.h>
 #include <stdio.h>
@@ -402,6 +403,21 @@ static void bench(const Problem *p, int reps)
   cudaFree(x), cudaFree(b);
 }
 
+/* -profile: three queued cycles of 30 steps on each of the two large problems and nothing else,
+   for a profiler (ncu) that replays each kernel: the checks' step path waits on mapped flags,
+   which a replayed kernel does not set. */
+static void profile(const Problem *p)
+{
+  Run r;
+  run_create(&r, p);
+  for (int c = 0; c < 3; c++) {
+    stn(StnGMRESStart(&r.st, 1.0), "StnGMRESStart");
+    launch(&r, p, 1, MAXK, NULL, NULL);
+  }
+  cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  run_destroy(&r);
+}
+
 int main(int argc, char **argv)
 {
   Problem p[8];
@@ -416,6 +432,12 @@ int main(int argc, char **argv)
   if (!(argc > 1 && !strcmp(argv[1], "-small"))) {
     problem_create(&p[np++], "cavity-like 256^2 x 4", 2, 4, 0, 256, 256, 1);
     problem_create(&p[np++], "sfi-like 64^3", 3, 1, 0, 64, 64, 64);
+  }
+  if (argc > 1 && !strcmp(argv[1], "-profile")) {
+    for (int i = np - 2; i < np; i++) profile(&p[i]);
+    for (int i = 0; i < np; i++) problem_destroy(&p[i]);
+    printf("gmres_cycle: profiled\n");
+    return 0;
   }
   {
     /* The first use of an instance loads it (CUDA's lazy loading): a cost of the first solve. */
