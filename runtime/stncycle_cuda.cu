@@ -46,7 +46,7 @@
    The first basis vectors on the chip. Both passes of a step read every basis vector so far, and
    a thread reads only its own rows of them, so the shared memory the blocks leave unused holds
    the thread's rows of V[0], V[1], ... as far as it goes ("cached" vectors: at 2^18 rows on the
-   H200, 11, or 7 where the matrix streams from DRAM: plan_shared), written when the vector is
+   H200, 12, or 8 where the matrix streams from DRAM: plan_shared), written when the vector is
    and read instead of the global copy, which is still written for the host and for the
    product's neighbours. The same values, so the same bits; the gain is the trips to L2: ncu
    counted 119 MB read from L2 per step at 256^2 x 4 against 52 MB from DRAM, so L2, not DRAM,
@@ -66,9 +66,11 @@ using namespace stn_sgdia;
 using namespace stn_reduce;
 namespace cg = cooperative_groups;
 
-/* Blocks of 1024 threads with 4 rows each (half the blocks at each barrier) took 30.8 us per step
-   at 256^2 x 4 against 31.6, but 31.2 at 64^3 against 29.5 (H200, session 8). */
-constexpr int kThreads = 512; /* per block */
+/* Blocks of 1024 threads, one per SM: every block folds every block's partial sums after each
+   barrier, so half the blocks halve those reads. With the basis cache (session 10, H200) 28.3-28.4
+   us per step at 256^2 x 4 and 22.8 at 64^3, against 29.6-29.8 and 23.8-24.3 with 512 threads
+   (session 8, before the cache: 30.8 against 31.6 at 256^2 x 4, but 31.2 against 29.5 at 64^3). */
+constexpr int kThreads = 1024; /* per block */
 constexpr int kRows    = 8;   /* the most rows a thread holds */
 constexpr int kGroup   = 8;   /* coefficients accumulated at once (registers) */
 constexpr int kSlots   = STN_VEC_MAX_MULTI + 1; /* partial sums per block: the coefficients, then ||w||^2 */
@@ -530,7 +532,9 @@ long blocks_for(long n, int sms)
   const size_t w_bytes = (size_t)kRows * kThreads * sizeof(double);
   if (!per_sm) {
     int plain, prefetching;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, gmres_cycle_kernel<DOF, NSTEN, false>, kThreads, w_bytes) != cudaSuccess ||
+    if (cudaFuncSetAttribute(gmres_cycle_kernel<DOF, NSTEN, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)w_bytes) != cudaSuccess ||
+        cudaFuncSetAttribute(gmres_cycle_kernel<DOF, NSTEN, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)w_bytes) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, gmres_cycle_kernel<DOF, NSTEN, false>, kThreads, w_bytes) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prefetching, gmres_cycle_kernel<DOF, NSTEN, true>, kThreads, w_bytes) != cudaSuccess) {
       (void)cudaGetLastError();
       return 0;
