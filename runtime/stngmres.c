@@ -58,6 +58,7 @@ typedef struct {
   PetscInt       max_k;            /* the restart */
   PetscReal      haptol, breakdowntol, rnorm0;
   Vec           *work;             /* V[0..max_k], then the two temporaries */
+  void          *block;            /* their device arrays, one allocation (StnVecDuplicateBlock) */
   Vec           *V, temp, temp_matop;
   Vec            sol_temp;         /* KSPBuildSolution's result when the caller gives no vector */
   PetscInt       it;               /* the last step done in this cycle (-1: none), for KSPBuildSolution */
@@ -107,14 +108,18 @@ static PetscErrorCode KSPSetUp_StnGMRES(KSP ksp)
 {
   KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
   PetscBool     cuda;
+  Vec          *like;
 
   PetscFunctionBegin;
-  PetscCall(KSPCreateVecs(ksp, g->max_k + 3, &g->work, 0, NULL));
+  PetscCall(KSPCreateVecs(ksp, 1, &like, 0, NULL));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)like[0], &cuda, VECSEQCUDA, VECMPICUDA, ""));
+  if (!cuda) PetscCall(VecDestroyVecs(1, &like));
+  PetscCheck(cuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_type stngmres needs CUDA vectors (-stn_device gpu); use -ksp_type gmres");
+  PetscCall(StnVecDuplicateBlock(like[0], g->max_k + 3, &g->work, &g->block)); /* one allocation for all */
+  PetscCall(VecDestroyVecs(1, &like));
   g->V          = g->work;
   g->temp       = g->work[g->max_k + 1];
   g->temp_matop = g->work[g->max_k + 2];
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)g->V[0], &cuda, VECSEQCUDA, VECMPICUDA, ""));
-  PetscCheck(cuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_type stngmres needs CUDA vectors (-stn_device gpu); use -ksp_type gmres");
   STN_CUDA_CALL(StnGMRESCreate(&g->st, (int)g->max_k));
   g->st.fused   = g->fused;
   g->st.threads = (int)g->step_threads;
@@ -127,7 +132,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
   KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
 
   PetscFunctionBegin;
-  if (g->work) PetscCall(VecDestroyVecs(g->max_k + 3, &g->work));
+  if (g->work) PetscCall(StnVecDestroyBlock(g->max_k + 3, &g->work, &g->block));
   PetscCall(VecDestroy(&g->jacobi));
   g->op = OP_PETSC;
   PetscCall(VecDestroy(&g->sol_temp));

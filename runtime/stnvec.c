@@ -631,6 +631,41 @@ PetscErrorCode              PetscDLLibraryRegister_stnvec(void)
   return StnVecRegister();
 }
 
+/* m vectors with tmpl's layout, type and operations whose device arrays are consecutive slices of
+   one allocation: one cudaMalloc instead of one per vector at its first use on the device (60-90
+   us each on the H200: 2-3 ms for the basis of GMRES(30), in the first KSPSolve). */
+PetscErrorCode StnVecDuplicateBlock(Vec tmpl, PetscInt m, Vec **vs, void **block)
+{
+  PetscInt  n, N, bs;
+  PetscBool mpi;
+  MPI_Comm  comm;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(tmpl, &n));
+  PetscCall(VecGetSize(tmpl, &N));
+  PetscCall(VecGetBlockSize(tmpl, &bs));
+  PetscCall(PetscObjectGetComm((PetscObject)tmpl, &comm));
+  PetscCall(PetscObjectTypeCompare((PetscObject)tmpl, VECMPICUDA, &mpi));
+  STN_CUDA_CALL(StnCUDAMalloc(block, (size_t)(m * n > 0 ? m * n : 1) * sizeof(PetscScalar)));
+  PetscCall(PetscMalloc1(m, vs));
+  for (PetscInt i = 0; i < m; i++) {
+    PetscScalar *slice = (PetscScalar *)*block + (size_t)i * n;
+    if (mpi) PetscCall(VecCreateMPICUDAWithArray(comm, bs, n, N, slice, &(*vs)[i]));
+    else PetscCall(VecCreateSeqCUDAWithArray(comm, bs, n, slice, &(*vs)[i]));
+    if (tmpl->ops->dot == dot) PetscCall(StnVecUseKernels((*vs)[i]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block)
+{
+  PetscFunctionBegin;
+  PetscCall(VecDestroyVecs(m, vs));
+  if (*block) STN_CUDA_CALL(StnCUDAFree(*block));
+  *block = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 #else /* no CUDA, or not real double: PETSc's own CUDA vectors (if any) */
 
 PetscErrorCode StnVecRegister(void)

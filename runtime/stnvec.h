@@ -30,6 +30,11 @@
     do { \
       if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
     } while (0)
+/* m vectors like tmpl (a CUDA vector: its layout and type, and stencilc's operations where tmpl
+   has them) whose device arrays are slices of one device allocation, *block; StnVecDestroyBlock
+   destroys them and frees it. Defined where VECSTNCUDA is (real double precision). */
+PetscErrorCode StnVecDuplicateBlock(Vec tmpl, PetscInt m, Vec **vs, void **block);
+PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block);
 #endif
 
 /* Registers VECSTNCUDA and the log events; safe to call more than once. */
