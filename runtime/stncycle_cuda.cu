@@ -553,7 +553,8 @@ long blocks_for(long n, int sms)
    matrix streams from DRAM (streaming), kL1Keep of the SM's shared memory is left to L1, which
    holds the loads in flight: at 256^2 x 4 on the H200, 30.3-30.7 us per step with 164 KB of shared
    memory, 30.7-30.8 with all 228 KB, 31.2-31.3 with 132; at 64^3 (the matrix in L2) all of it,
-   23.7-23.8, against 24.4-24.6 with 164 (session 10). */
+   23.7-23.8, against 24.4-24.6 with 164 (session 10, measured with two 512-thread blocks per SM;
+   not measured again for one block of 1024). */
 constexpr long kL1Keep = 64 * 1024;
 int plan_shared(const void *kernel, long blocks, int sms, bool streaming, CycleArgs *a, size_t *bytes)
 {
