@@ -71,7 +71,9 @@ namespace cg = cooperative_groups;
    us per step at 256^2 x 4 and 22.8 at 64^3, against 29.6-29.8 and 23.8-24.3 with 512 threads
    (session 8, before the cache: 30.8 against 31.6 at 256^2 x 4, but 31.2 against 29.5 at 64^3). */
 constexpr int kThreads = 1024; /* per block */
-constexpr int kRows    = 8;   /* the most rows a thread holds */
+constexpr int kRows    = 16;  /* the most rows a thread holds: 2162688 rows on an H200 (SFI at 128^3:
+                                 205.8-206.0 us per Krylov iteration against 241.9-243.1 with the
+                                 step's kernels, session 10) */
 constexpr int kGroup   = 8;   /* coefficients accumulated at once (registers) */
 constexpr int kSlots   = STN_VEC_MAX_MULTI + 1; /* partial sums per block: the coefficients, then ||w||^2 */
 constexpr unsigned long long kGoWaitNs = 20000000; /* how long a restart waits for the host's go */

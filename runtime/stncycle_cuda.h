@@ -29,8 +29,8 @@ extern "C" {
 
 /* Whether the cycle kernel can take the matrix of box (its dof and stencil pick the instance) with
    n rows on the current device: 1 or 0 (and 0 when the device cannot be asked). It needs
-   cooperative launches and holds every row on the chip for the whole step: n at most 8 rows per
-   thread of the blocks resident at once (1081344 on an H200: one block of 1024 threads per SM). */
+   cooperative launches and holds every row on the chip for the whole step: n at most 16 rows per
+   thread of the blocks resident at once (2162688 on an H200: one block of 1024 threads per SM). */
 int StnGMRESCycleFits(const StnBox *box, long n);
 
 /* The most cycles of one launch (its tickets, cycles * (max_k + 1), stay far from wrapping). */

@@ -3,7 +3,8 @@
 ** SG-DIA product with Jacobi's scaling (StnSGDIAMultCUDA, add = 2) followed by the fused step
 ** (StnGMRESStep), on the device (run by tests/gpu/vec-tests.sh, from scripts/gpu-check.sh).
 **
-** For each grid (1D, 2D and 3D, dof 1 to 5, star and box stencils, from 15 rows to 2^18) a
+** For each grid (1D, 2D and 3D, dof 1 to 5, star and box stencils, from 15 rows to 1.18 M, where
+** a thread of the H200 holds 9 rows and only V[0] fits in shared memory beside them) a
 ** random SG-DIA matrix A with a dominant diagonal, a random positive scaling d and a random
 ** normalized V[0] run a whole cycle of 30 steps in the cycle kernel. Each step is then redone the
 ** reference way on the cycle's own basis V[0..it] (the two sum in different orders, and over a
@@ -420,7 +421,7 @@ static void profile(const Problem *p)
 
 int main(int argc, char **argv)
 {
-  Problem p[8];
+  Problem p[9];
   int     np = 0;
 
   problem_create(&p[np++], "2D star dof 4, 16 x 16", 2, 4, 0, 16, 16, 1);
@@ -430,6 +431,7 @@ int main(int argc, char **argv)
   problem_create(&p[np++], "3D box dof 5, 6 x 5 x 4 (run-time sizes)", 3, 5, 1, 6, 5, 4);
   problem_create(&p[np++], "1D dof 2, 1000", 1, 2, 0, 1000, 1, 1);
   if (!(argc > 1 && !strcmp(argv[1], "-small"))) {
+    problem_create(&p[np++], "3D star dof 1, 128 x 96 x 96 (9 rows per thread on an H200)", 3, 1, 0, 128, 96, 96);
     problem_create(&p[np++], "cavity-like 256^2 x 4", 2, 4, 0, 256, 256, 1);
     problem_create(&p[np++], "sfi-like 64^3", 3, 1, 0, 64, 64, 64);
   }
