@@ -24,11 +24,27 @@ using namespace stn_reduce;
 static double *partials, *out; static unsigned *ticket; static int sms;
 template <int NV> struct Ptrs { const double *y[NV]; };
 
+/* The runtime's end of a reduction: the block's partial sums, then the last block to finish folds
+   them into out. */
+template <int NV>
+__device__ void finish(const double *acc, double *partials, unsigned *ticket, double *out)
+{
+  __shared__ double warp_part[32][NV];
+  __shared__ bool   last;
+  block_partials<Sum, NV>(acc, warp_part, partials);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  const double t = fold_partials<Sum, NV>(partials, gridDim.x, warp_part);
+  if (threadIdx.x < NV) out[threadIdx.x] = t;
+}
+
 template <int NV, int VW>
 __global__ void __launch_bounds__(512) mdot(const double *x, Ptrs<NV> p, int nv, long n, double *partials, unsigned *ticket, double *out)
 {
-  __shared__ double warp_part[32][NV];
-  __shared__ bool last;
   double acc[NV];
   for (int k = 0; k < NV; k++) acc[k] = 0.0;
   const long stride = (long)gridDim.x * blockDim.x;
@@ -52,15 +68,7 @@ __global__ void __launch_bounds__(512) mdot(const double *x, Ptrs<NV> p, int nv,
     if (n & 1 && blockIdx.x == 0 && threadIdx.x == 0)
       for (int k = 0; k < NV; k++) acc[k] = fma(x[n - 1], p.y[k][n - 1], acc[k]);
   }
-  block_partials<Sum, NV>(acc, warp_part, partials);
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  const double t = fold_partials<Sum, NV>(partials, gridDim.x, warp_part);
-  if (threadIdx.x < NV) out[threadIdx.x] = t;
+  finish<NV>(acc, partials, ticket, out);
 }
 
 
@@ -69,8 +77,6 @@ __global__ void __launch_bounds__(512) mdot(const double *x, Ptrs<NV> p, int nv,
 template <int NV, int R, int U>
 __global__ void __launch_bounds__(256) mdot_rows(const double *x, Ptrs<NV> p, int nv, long n, double *partials, unsigned *ticket, double *out)
 {
-  __shared__ double warp_part[32][NV];
-  __shared__ bool last;
   double acc[NV];
   for (int k = 0; k < NV; k++) acc[k] = 0.0;
   const long step = (long)gridDim.x * blockDim.x * R;
@@ -91,15 +97,7 @@ __global__ void __launch_bounds__(256) mdot_rows(const double *x, Ptrs<NV> p, in
         for (int r = 0; r < R; r++) acc[k0 + u] = fma(xr[r], yv[u][r], acc[k0 + u]);
     }
   }
-  block_partials<Sum, NV>(acc, warp_part, partials);
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  const double t = fold_partials<Sum, NV>(partials, gridDim.x, warp_part);
-  if (threadIdx.x < NV) out[threadIdx.x] = t;
+  finish<NV>(acc, partials, ticket, out);
 }
 
 template <int NV, int R, int U>
