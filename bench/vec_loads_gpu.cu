@@ -100,21 +100,33 @@ __global__ void __launch_bounds__(256) mdot_rows(const double *x, Ptrs<NV> p, in
   finish<NV>(acc, partials, ticket, out);
 }
 
+/* us per call of launch(): one call to warm up, then 5 batches of reps back-to-back calls timed by
+   CUDA events; the median batch. */
+template <class L>
+float median_us(const L &launch, int reps)
+{
+  static cudaEvent_t a, b;
+  if (!a) cudaEventCreate(&a), cudaEventCreate(&b);
+  launch();
+  std::vector<float> ts;
+  for (int r = 0; r < 5; r++) {
+    cudaEventRecord(a);
+    for (int i = 0; i < reps; i++) launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms;
+    cudaEventElapsedTime(&ms, a, b);
+    ts.push_back(ms * 1000 / reps);
+  }
+  std::sort(ts.begin(), ts.end());
+  return ts[2];
+}
+
 template <int NV, int R, int U>
 float time_rows(const double *x, Ptrs<NV> p, int nv, long n, int threads, int bps, int reps)
 {
   long blocks = bps ? (long)bps * sms : std::min<long>((n / R + threads - 1) / threads, 32L * sms);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  mdot_rows<NV, R, U><<<blocks, threads>>>(x, p, nv, n, partials, ticket, out);
-  std::vector<float> ts;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < reps; i++) mdot_rows<NV, R, U><<<blocks, threads>>>(x, p, nv, n, partials, ticket, out);
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000 / reps);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[2];
+  return median_us([&] { mdot_rows<NV, R, U><<<blocks, threads>>>(x, p, nv, n, partials, ticket, out); }, reps);
 }
 
 template <int VW>
@@ -139,33 +151,13 @@ template <int NV, int VW>
 float time_mdot(const double *x, Ptrs<NV> p, int nv, long n, int threads, int bps, int reps)
 {
   long blocks = bps ? (long)bps * sms : std::min<long>((n / VW + threads - 1) / threads, 32L * sms);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  mdot<NV, VW><<<blocks, threads>>>(x, p, nv, n, partials, ticket, out);
-  std::vector<float> ts;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < reps; i++) mdot<NV, VW><<<blocks, threads>>>(x, p, nv, n, partials, ticket, out);
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000 / reps);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[2];
+  return median_us([&] { mdot<NV, VW><<<blocks, threads>>>(x, p, nv, n, partials, ticket, out); }, reps);
 }
 template <int VW>
 float time_axpy(double *y, const double *x, long n, int threads, int bps, int reps)
 {
   long blocks = bps ? (long)bps * sms : (n / VW + threads - 1) / threads;
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  axpy<VW><<<blocks, threads>>>(y, x, 1e-9, n);
-  std::vector<float> ts;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < reps; i++) axpy<VW><<<blocks, threads>>>(y, x, 1e-9, n);
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000 / reps);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[2];
+  return median_us([&] { axpy<VW><<<blocks, threads>>>(y, x, 1e-9, n); }, reps);
 }
 
 int main()
@@ -203,13 +195,9 @@ int main()
     }
     double *res; cudaMalloc(&res, 30 * 8); cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
     double *one, *zero; cudaMalloc(&one, 8); cudaMalloc(&zero, 8); double o = 1, z = 0; cudaMemcpy(one, &o, 8, cudaMemcpyHostToDevice); cudaMemcpy(zero, &z, 8, cudaMemcpyHostToDevice);
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, x, 1, zero, res, 1);
-    std::vector<float> ts;
-    for (int r = 0; r < 5; r++) { cudaEventRecord(a); for (int i = 0; i < reps; i++) cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, x, 1, zero, res, 1); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000 / reps); }
-    std::sort(ts.begin(), ts.end());
+    const float gemv = median_us([&] { cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, x, 1, zero, res, 1); }, reps);
     double bytes = 31.0 * n * 8;
-    printf("SUMMARY mdot30 n=%ld: vw1 %.1f us (%d,%d) %.2f TB/s | vw2 %.1f us (%d,%d) %.2f TB/s | cublas dgemv %.1f us %.2f TB/s\n", n, best[0], bt[0], bb[0], bytes / best[0] / 1e6, best[1], bt[1], bb[1], bytes / best[1] / 1e6, ts[2], bytes / ts[2] / 1e6);
+    printf("SUMMARY mdot30 n=%ld: vw1 %.1f us (%d,%d) %.2f TB/s | vw2 %.1f us (%d,%d) %.2f TB/s | cublas dgemv %.1f us %.2f TB/s\n", n, best[0], bt[0], bb[0], bytes / best[0] / 1e6, best[1], bt[1], bb[1], bytes / best[1] / 1e6, gemv, bytes / gemv / 1e6);
   }
   cudaFree(V);
   // Dot and AXPY at 1e8 (and 1e7)
@@ -226,15 +214,13 @@ int main()
       best[0] = std::min(best[0], a); best[1] = std::min(best[1], b); bax[0] = std::min(bax[0], c); bax[1] = std::min(bax[1], d);
     }
     double *res; cudaMalloc(&res, 8);
-    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<float> ts, tx; double al = 1e-9;
+    const double al = 1e-9;
     cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
-    for (int r = 0; r < 5; r++) { cudaEventRecord(a); for (int i = 0; i < reps; i++) cublasDdot(h, n, x, 1, y, 1, res); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ts.push_back(ms * 1000 / reps); }
+    const float dot = median_us([&] { cublasDdot(h, n, x, 1, y, 1, res); }, reps);
     cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
-    for (int r = 0; r < 5; r++) { cudaEventRecord(a); for (int i = 0; i < reps; i++) cublasDaxpy(h, n, &al, x, 1, y, 1); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); tx.push_back(ms * 1000 / reps); }
-    std::sort(ts.begin(), ts.end()); std::sort(tx.begin(), tx.end());
-    printf("SUMMARY dot n=%ld: vw1 %.1f vw2 %.1f cublas %.1f us (%.2f / %.2f / %.2f TB/s)\n", n, best[0], best[1], ts[2], 16.0 * n / best[0] / 1e6, 16.0 * n / best[1] / 1e6, 16.0 * n / ts[2] / 1e6);
-    printf("SUMMARY axpy n=%ld: vw1 %.1f vw2 %.1f cublas %.1f us (%.2f / %.2f / %.2f TB/s)\n", n, bax[0], bax[1], tx[2], 24.0 * n / bax[0] / 1e6, 24.0 * n / bax[1] / 1e6, 24.0 * n / tx[2] / 1e6);
+    const float daxpy = median_us([&] { cublasDaxpy(h, n, &al, x, 1, y, 1); }, reps);
+    printf("SUMMARY dot n=%ld: vw1 %.1f vw2 %.1f cublas %.1f us (%.2f / %.2f / %.2f TB/s)\n", n, best[0], best[1], dot, 16.0 * n / best[0] / 1e6, 16.0 * n / best[1] / 1e6, 16.0 * n / dot / 1e6);
+    printf("SUMMARY axpy n=%ld: vw1 %.1f vw2 %.1f cublas %.1f us (%.2f / %.2f / %.2f TB/s)\n", n, bax[0], bax[1], daxpy, 24.0 * n / bax[0] / 1e6, 24.0 * n / bax[1] / 1e6, 24.0 * n / daxpy / 1e6);
     cudaFree(x); cudaFree(y);
   }
   printf("err %s\n", cudaGetErrorString(cudaGetLastError()));
