@@ -564,8 +564,9 @@ int plan_shared(const void *kernel, long blocks, int sms, bool streaming, CycleA
   int                rc;
   const int          m        = a->st.max_k;
   const long         resident = (blocks + sms - 1) / sms; /* blocks per SM */
+  const int          hh_rows  = (m * m + kThreads - 1) / kThreads; /* the restart's HH, over the block's threads */
   a->rows                     = (int)((a->n + blocks * kThreads - 1) / (blocks * kThreads));
-  a->wlen                     = a->rows > (m * m + kThreads - 1) / kThreads ? a->rows : (m * m + kThreads - 1) / kThreads;
+  a->wlen                     = a->rows > hh_rows ? a->rows : hh_rows;
   if ((rc = check(cudaFuncGetAttributes(&fa, kernel), "cudaFuncGetAttributes (GMRES cycle kernel)"))) return rc;
   const long per_sm = streaming && control.smem_per_sm > 2 * kL1Keep ? control.smem_per_sm - kL1Keep : control.smem_per_sm;
   long       room   = per_sm / resident - control.smem_reserved;
