@@ -254,12 +254,9 @@ __device__ __forceinline__ void coefficients(const CycleArgs &a, Shared &sh, int
       for (int j = 0; j < kGroup; j++)
         if (k0 + j < k1) acc[j] = fma(wr, basis<CACHED>(a, k0 + j, r, t), acc[j]);
     });
-#pragma unroll
-    for (int j = 0; j < kGroup; j++)
-      if (k0 + j < k1) {
-        const double v = warp_fold<Sum>(acc[j]);
-        if (lane == 0) sh.warp_part[warp][k0 + j] = v;
-      }
+    int          j; /* which coefficient this lane's sum is (warp_sums: the bits of warp_fold's) */
+    const double v = warp_sums<kGroup>(acc, lane, &j);
+    if (lane % (32 / kGroup) == 0 && k0 + j < k1) sh.warp_part[warp][k0 + j] = v;
   }
 }
 
