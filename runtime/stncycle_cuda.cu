@@ -151,6 +151,26 @@ __device__ double fold_blocks(const double *p, long nb, int lane)
 {
   double v[4] = {0.0, 0.0, 0.0, 0.0};
   long   j    = lane;
+  if (nb <= 256) {
+    /* Up to 8 entries a lane (one block per SM: 132 on the H200): all loads first, one trip to
+       L2 instead of one per loop below; then the loop's sums in its order (the entries past nb
+       are 0, and v + 0 is v: v is never -0). */
+    double t[8];
+#pragma unroll
+    for (int u = 0; u < 8; u++) t[u] = j + 32 * u < nb ? __ldcg(p + j + 32 * u) : 0.0;
+    int rest = 0; /* the first entry the loop of fours leaves to v[0] */
+#pragma unroll
+    for (int g = 0; g < 2; g++)
+      if (rest == 4 * g && j + 32 * (4 * g + 3) < nb) {
+#pragma unroll
+        for (int u = 0; u < 4; u++) v[u] += t[4 * g + u];
+        rest = 4 * g + 4;
+      }
+#pragma unroll
+    for (int u = 0; u < 8; u++)
+      if (u >= rest) v[0] += t[u];
+    return warp_fold<Sum>((v[0] + v[1]) + (v[2] + v[3]));
+  }
   for (; j + 96 < nb; j += 128)
 #pragma unroll
     for (int u = 0; u < 4; u++) v[u] += __ldcg(p + j + 32 * u);
