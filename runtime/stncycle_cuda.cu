@@ -144,9 +144,10 @@ __device__ __forceinline__ void set_basis(const CycleArgs &a, int k, int r, long
 }
 
 /* The sum of the nb values at p (one per block), by one warp, in a fixed order: lane l adds
-   entries l, l + 32, ... into four sums, then the lanes fold. In lane 0. (Issuing all the loads
-   of up to 512 blocks before the sums, through L1 so that the blocks of an SM share them, made
-   the step 0.9-1.0 us slower on the H200, session 9.) */
+   entries l, l + 32, ... into four sums, then the lanes fold. In lane 0. Up to 256 blocks, a
+   lane's loads all go out before the sums (session 11: 0.9-1.0 us less per step on the H200, two
+   folds a step). (Session 9, with up to 512 blocks, issued all of them through L1, so that the
+   blocks of an SM would share them: 0.9-1.0 us slower.) */
 __device__ double fold_blocks(const double *p, long nb, int lane)
 {
   double v[4] = {0.0, 0.0, 0.0, 0.0};
