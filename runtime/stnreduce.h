@@ -28,17 +28,6 @@ __device__ double warp_fold(double v)
   return v; /* in lane 0 */
 }
 
-/* The warp's sums of v[0..N-1] (N a power of two up to 32; v is overwritten), each with the bits
-   of warp_fold<Sum> of that value: the same pairs are added in the same tree, and a + b is b + a.
-   At each of the first log2 N levels a lane keeps half of its values and trades the other half
-   with the lane off away (off = 16, 8, ...), adding what it gets to what it kept; then every lane
-   holds one sum, and the last levels fold it as warp_fold does. That is N - 1 + 5 - log2 N
-   shuffles of a double instead of 5 N: 9 instead of 40 for 8 values, 31 instead of 160 for 32.
-   It matters because an SM issues one warp's 32-bit shuffle per clock and a double takes two:
-   pass 1 of the GMRES cycle kernel folded 15.5 coefficients per step in 32 warps per SM, about
-   5000 shuffles, 2.5 us per step on the H200. Returns the lane's sum and sets *j to its index:
-   sum j is in the lanes whose bits 4, 3, ... (from the top, log2 N of them) spell j in binary,
-   e.g. for N = 8 in lanes 4 j .. 4 j + 3 (lane % (32 / N) == 0 picks one of them). */
 /* One level of warp_sums: with H values left, trade half of them with the lane OFF away; with
    none left to trade (H = 0), fold the one sum with that lane. Then the next level. A template
    per level, so that every index into v is a constant (a loop over the levels left v in local
@@ -61,6 +50,17 @@ __device__ __forceinline__ void warp_sums_level(double (&v)[N], int lane, int &i
   }
 }
 
+/* The warp's sums of v[0..N-1] (N a power of two up to 32; v is overwritten), each with the bits
+   of warp_fold<Sum> of that value: the same pairs are added in the same tree, and a + b is b + a.
+   At each of the first log2 N levels a lane keeps half of its values and trades the other half
+   with the lane off away (off = 16, 8, ...), adding what it gets to what it kept; then every lane
+   holds one sum, and the last levels fold it as warp_fold does. That is N - 1 + 5 - log2 N
+   shuffles of a double instead of 5 N: 9 instead of 40 for 8 values, 31 instead of 160 for 32.
+   It matters because an SM issues one warp's 32-bit shuffle per clock and a double takes two:
+   pass 1 of the GMRES cycle kernel folded 15.5 coefficients per step in 32 warps per SM, about
+   5000 issue slots, 2.5 us per step on the H200 by count (1.1-1.4 us measured, session 11). Returns the lane's sum and sets *j to its index:
+   sum j is in the lanes whose bits 4, 3, ... (from the top, log2 N of them) spell j in binary,
+   e.g. for N = 8 in lanes 4 j .. 4 j + 3 (lane % (32 / N) == 0 picks one of them). */
 template <int N>
 __device__ __forceinline__ double warp_sums(double (&v)[N], int lane, int *j)
 {
@@ -71,44 +71,41 @@ __device__ __forceinline__ double warp_sums(double (&v)[N], int lane, int *j)
   return v[0];
 }
 
+/* The warp's folds of v[0..NV-1] (v is overwritten): out(k, result k) in one lane per result.
+   warp_sums where the fold commutes bitwise and NV is a power of two (the same bits, fewer
+   shuffles), else warp_fold per value (in lane 0). */
+template <class Fold, int NV, class Out>
+__device__ __forceinline__ void warp_results(double (&v)[NV], int lane, Out out)
+{
+  if constexpr (Fold::commutes && NV > 1 && (NV & (NV - 1)) == 0) {
+    int          j;
+    const double s = warp_sums<NV>(v, lane, &j);
+    if (lane % (32 / NV) == 0) out(j, s);
+  } else {
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+      const double s = warp_fold<Fold>(v[k]);
+      if (lane == 0) out(k, s);
+    }
+  }
+}
+
 /* A block's NV partial results: each warp folds its lanes with shuffles, warp 0 folds the warps,
-   and thread 0 writes partials[blockIdx.x * NV + k]. warp_part: the block's shared scratch. All
+   and partials[blockIdx.x * NV + k] gets result k. warp_part: the block's shared scratch. All
    threads of the block call it. */
 template <class Fold, int NV>
 __device__ void block_partials(const double acc[NV], double (*warp_part)[NV], double *partials)
 {
-  const int      lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  constexpr bool many = Fold::commutes && NV > 1 && (NV & (NV - 1)) == 0; /* warp_sums: the same bits */
-  if constexpr (many) {
-    double v[NV];
-    int    j;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  double    v[NV];
 #pragma unroll
-    for (int k = 0; k < NV; k++) v[k] = acc[k];
-    const double s = warp_sums<NV>(v, lane, &j);
-    if (lane % (32 / NV) == 0) warp_part[warp][j] = s;
-  } else {
-#pragma unroll
-    for (int k = 0; k < NV; k++) {
-      const double v = warp_fold<Fold>(acc[k]);
-      if (lane == 0) warp_part[warp][k] = v;
-    }
-  }
+  for (int k = 0; k < NV; k++) v[k] = acc[k];
+  warp_results<Fold, NV>(v, lane, [&](int k, double s) { warp_part[warp][k] = s; });
   __syncthreads();
   if (warp == 0) {
-    if constexpr (many) {
-      double v[NV];
-      int    j;
 #pragma unroll
-      for (int k = 0; k < NV; k++) v[k] = lane < nwarps ? warp_part[lane][k] : 0.0;
-      const double s = warp_sums<NV>(v, lane, &j);
-      if (lane % (32 / NV) == 0) partials[(long)blockIdx.x * NV + j] = s;
-    } else {
-#pragma unroll
-      for (int k = 0; k < NV; k++) {
-        const double v = warp_fold<Fold>(lane < nwarps ? warp_part[lane][k] : 0.0);
-        if (lane == 0) partials[(long)blockIdx.x * NV + k] = v;
-      }
-    }
+    for (int k = 0; k < NV; k++) v[k] = lane < nwarps ? warp_part[lane][k] : 0.0;
+    warp_results<Fold, NV>(v, lane, [&](int k, double s) { partials[(long)blockIdx.x * NV + k] = s; });
   }
 }
 
