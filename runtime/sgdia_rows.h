@@ -85,13 +85,22 @@ __host__ __device__ __forceinline__ bool in_fast_yz(const Geometry &g, int j, in
   return j >= g.fast_lo[1] && j < g.fast_hi[1] && k >= g.fast_lo[2] && k < g.fast_hi[2];
 }
 
+/* Which neighbours row_product tests before it reads them. */
+enum Edge {
+  kNoEdge, /* none: (i, j, k) is in the fast range */
+  kXEdge,  /* x's: (j, k) in the fast range, x not periodic; a neighbour beyond the x edge of the
+              domain is skipped, every other one is at base + lin[s] */
+  kEdges   /* every non-periodic direction's, where no direction wraps (x's box holds the periodic
+              neighbours): a neighbour beyond an edge is skipped, every other one is at base + lin[s] */
+};
+
 /* (A x)[t] for the row t at point (i, j, k): every neighbour's A entry times x, in the order of
-   the block columns. CHECKED: test each neighbour (any point). XEDGE: (j, k) in the fast range
-   and x not periodic: a neighbour beyond the x edge of the domain is skipped, every other one is
-   at base + lin[s] (the launcher checked that the stencil stays in x's box). Otherwise (i, j, k)
-   must be in the fast range. XRO: x is read-only while the kernel runs (load_x). XSCALE: the
-   vector is x * xs, each entry scaled as it is loaded (the same bits as a vector scaled before). */
-template <int DOF, int NSTEN, bool STREAM, bool CHECKED, bool XEDGE = false, bool XRO = true, bool XSCALE = false>
+   the block columns. CHECKED: test each neighbour, wrapping periodic ones (any point). Otherwise
+   EDGE says which neighbours are tested; an untested one is at base + lin[s] (the launcher checked
+   that every neighbour that exists lies in x's box). XRO: x is read-only while the kernel runs
+   (load_x). XSCALE: the vector is x * xs, each entry scaled as it is loaded (the same bits as a
+   vector scaled before). Every path adds the same terms in the same order: the same bits. */
+template <int DOF, int NSTEN, bool STREAM, bool CHECKED, int EDGE = kNoEdge, bool XRO = true, bool XSCALE = false>
 __host__ __device__ __forceinline__ double row_product(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, int i, int j, int k, double xs = 1.0)
 {
   const int     dof = DOF ? DOF : g.dof, nsten = NSTEN ? NSTEN : g.nsten;
@@ -103,9 +112,16 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
     const int base = ((k - g.b[2]) * g.bm[1] + (j - g.b[1])) * g.bm[0] + (i - g.b[0]);
     STN_UNROLL
     for (int s = 0; s < nsten; s++) {
-      if (XEDGE) {
+      if (EDGE == kXEdge) {
         const int ni = i + g.off[3 * s];
         if (ni < 0 || ni >= g.n[0]) continue;
+      }
+      if (EDGE == kEdges) {
+        const int nb[3] = {i + g.off[3 * s], j + g.off[3 * s + 1], k + g.off[3 * s + 2]};
+        bool      out   = false;
+        STN_UNROLL
+        for (int d = 0; d < 3; d++) out = out || (g.skip[d] && (unsigned)nb[d] >= (unsigned)g.n[d]);
+        if (out) continue;
       }
       const double *xn = x + (base + g.lin[s]) * dof;
       STN_UNROLL
@@ -132,9 +148,12 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
   return acc;
 }
 
-/* (A x)[t], or 0 where !active (t past the last row): the path (fast, x edge, checked) chosen by
-   a vote of the whole warp, so that the paths never diverge inside a warp. Every lane of the warp
-   must call it, active or not. */
+/* (A x)[t], or 0 where !active (t past the last row): the path (fast, x edge, edges, checked)
+   chosen by a vote of the whole warp, so that the paths never diverge inside a warp. Every lane of
+   the warp must call it, active or not. The edges' path keeps a warp at a y or z face of the
+   domain from the checked one, several times its instructions: at 64^3 a block of such warps
+   finished its product about 2 us after the others, and every block waited for it at the next
+   grid barrier (session 12, docs/performance.md). */
 template <int DOF, int NSTEN, bool STREAM, bool XRO = true, bool XSCALE = false>
 __device__ __forceinline__ double row_value(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, bool active, double xs = 1.0)
 {
@@ -142,10 +161,12 @@ __device__ __forceinline__ double row_value(const Geometry &g, const double *__r
   if (active) row_point<DOF>(g, t, &i, &j, &k);
   /* The vote needs every lane of the warp, so the rows past the end vote too (as fast). */
   if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k)))
-    return active ? row_product<DOF, NSTEN, STREAM, false, false, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
+    return active ? row_product<DOF, NSTEN, STREAM, false, kNoEdge, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
   if (__all_sync(0xffffffffu, !active || (g.skip[0] && in_fast_yz(g, j, k)))) /* a warp at an x face of the domain: test x only */
-    return active ? row_product<DOF, NSTEN, STREAM, false, true, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
-  return active ? row_product<DOF, NSTEN, STREAM, true, false, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
+    return active ? row_product<DOF, NSTEN, STREAM, false, kXEdge, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
+  if (!g.wrap[0] && !g.wrap[1] && !g.wrap[2]) /* the same for every warp */
+    return active ? row_product<DOF, NSTEN, STREAM, false, kEdges, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
+  return active ? row_product<DOF, NSTEN, STREAM, true, kNoEdge, XRO, XSCALE>(g, A, x, t, i, j, k, xs) : 0.0;
 }
 
 } // namespace stn_sgdia

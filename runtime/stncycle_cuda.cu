@@ -7,7 +7,7 @@
         partial sums of the coefficients V[k]^T w, k = 0..it;                          barrier
      2. every block folds the coefficients (the same code on the same data: the same bits in every
         block) into h; w = w - sum_k h[k] V[k] (newest first), the block's part of ||w||^2, and w
-        itself, unscaled, into a vector of its own; block 0 reads the host's stop flag (the read
+        itself, unscaled, into a vector of its own; the keeper reads the host's stop flag (the read
         was issued at the step's start, so its trip over the bus overlaps the step) and publishes
         what comes next: a step, a restart or the end; where the matrix is small beside L2, every
         thread asks L2 for its rows of the matrix, so that the next product finds them there;
@@ -17,9 +17,13 @@
         as V[it + 1]'s: the scaled vector needs no barrier of its own (session 9: a third barrier
         per step until then).
 
-   The Hessenberg update of step it (one thread, a few hundred cycles at it = 30) is done by
-   thread 0 of block 0 after the second barrier, while the others start step it + 1: nothing in
-   the next step waits for it, only the host, through the report.
+   The Hessenberg update of step it, the report to the host and its system-wide fence (one
+   thread, about 3 us on the H200) are done by the keeper, thread 0 of the last block, after the
+   second barrier, while the others start step it + 1: nothing in the next step waits for it, only
+   the host, through the report. But its block waits for it at the next barrier, and so every
+   block does: the last block, which holds the fewest rows where n does not divide evenly (half as
+   many as the others at 64^3 on the H200), has the most time to spare (session 12: 0.2-0.8 us
+   less per step at 64^3 than with the keeper in block 0; docs/performance.md).
 
    A restart (after a full cycle, once the host says go) takes four more barriers: every block
    solves the triangular system for y itself (one thread, 465 multiply-subtracts at max_k = 30);
@@ -78,6 +82,16 @@ constexpr int kGroup   = 8;   /* coefficients accumulated at once (registers) */
 constexpr int kSlots   = STN_VEC_MAX_MULTI + 1; /* partial sums per block: the coefficients, then ||w||^2 */
 constexpr unsigned long long kGoWaitNs = 20000000; /* how long a restart waits for the host's go */
 
+/* STN_CYCLE_TRACE: a build that finds where a step's time goes (docs/performance.md, "Tracing the
+   step"). Thread 0 of each block adds the clock64() cycles from one mark to the next into its
+   block's row of stn_cycle_trace, read by StnGMRESCycleTraceRead; without it the marks are
+   nothing. */
+enum { kTrProduct, kTrPass1, kTrBlockSums, kTrBarrier1, kTrFold1, kTrPass2, kTrNormSums, kTrBarrier2, kTrFold2, kTrScale, kTrSteps, kTrPhases };
+#ifdef STN_CYCLE_TRACE
+constexpr int                 kTraceBlocks = 1024;
+__device__ unsigned long long stn_cycle_trace[kTraceBlocks][kTrPhases];
+#endif
+
 int check(cudaError_t err, const char *what)
 {
   return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what);
@@ -102,7 +116,7 @@ struct CycleArgs {
   unsigned            first, launch;
   volatile unsigned  *stop;     /* mapped: the host writes launch here to end the kernel */
   volatile unsigned  *go;       /* mapped: the host writes a restart's ticket here to let it go */
-  volatile unsigned  *decision; /* device: block 0's decisions, read by every block after a
+  volatile unsigned  *decision; /* device: the keeper's decisions, read by every block after a
                                    barrier: [0] after each step, [1] at a restart */
   __device__ unsigned ticket(int cycle, int it) const { return first + (unsigned)(cycle * (st.max_k + 1) + it); }
 };
@@ -117,13 +131,31 @@ struct Shared {
   double warp_part[32][kSlots + 1]; /* +1: the warps' rows fall in different banks */
   double h[STN_VEC_MAX_MULTI];      /* the step's coefficients; at a restart, y */
   double tt;
-  double col[STN_VEC_MAX_MULTI + 2], cs[STN_VEC_MAX_MULTI], sn[STN_VEC_MAX_MULTI], grs[STN_VEC_MAX_MULTI + 2]; /* block 0's keeper only */
+  double col[STN_VEC_MAX_MULTI + 2], cs[STN_VEC_MAX_MULTI], sn[STN_VEC_MAX_MULTI], grs[STN_VEC_MAX_MULTI + 2]; /* the keeper's block only */
   int    next;
+#ifdef STN_CYCLE_TRACE
+  unsigned long long trace[kTrPhases], mark;
+#endif
 };
 extern __shared__ double dyn[]; /* wlen * blockDim.x doubles of w (at a restart, HH), then the cache */
 
+/* Whether this thread is the keeper: thread 0 of the last block (see the top). */
+__device__ __forceinline__ bool is_keeper() { return blockIdx.x == gridDim.x - 1 && threadIdx.x == 0; }
+
 /* Row r of w held by this thread, through a step. */
 __device__ __forceinline__ double &w_row(int r) { return dyn[r * blockDim.x + threadIdx.x]; }
+
+/* The end of phase ph, in a tracing build: thread 0 adds the cycles since its last mark. */
+__device__ __forceinline__ void trace_mark(Shared &sh, int ph)
+{
+#ifdef STN_CYCLE_TRACE
+  if (threadIdx.x == 0) {
+    const unsigned long long t = clock64();
+    sh.trace[ph] += t - sh.mark;
+    sh.mark = t;
+  }
+#endif
+}
 
 /* Row r of basis vector k held by this thread (k < a.cached). */
 __device__ __forceinline__ double &cached_row(const CycleArgs &a, int k, int r)
@@ -198,7 +230,9 @@ __device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_g
   if (lane == 0) sh.warp_part[warp][kSlots - 1] = v;
   __syncthreads();
   if (warp == 0) block_slot(sh.warp_part, kSlots - 1, a.part, lane);
+  trace_mark(sh, kTrNormSums);
   grid.sync();
+  trace_mark(sh, kTrBarrier2);
   if (warp == 0) {
     const double s = fold_blocks(a.part + (long)(kSlots - 1) * gridDim.x, gridDim.x, lane);
     if (lane == 0) {
@@ -207,6 +241,7 @@ __device__ double grid_sum(const CycleArgs &a, Shared &sh, double sq, cg::grid_g
     }
   }
   __syncthreads();
+  trace_mark(sh, kTrFold2);
   return sh.tt;
 }
 
@@ -304,7 +339,7 @@ __device__ __forceinline__ void subtract(const CycleArgs &a, Shared &sh, int k1,
   }
 }
 
-/* Thread 0 of block 0: step it's Hessenberg update (hessenberg_update on the column h, tt, with
+/* The keeper: step it's Hessenberg update (hessenberg_update on the column h, tt, with
    the rotations and the right-hand side kept in shared memory through the cycle), its results
    into st for the host's solution, then the report and the flag. */
 __device__ void finish_step(const CycleArgs &a, Shared &sh, int cycle, int it, double tt)
@@ -329,7 +364,7 @@ __device__ unsigned long long global_ns()
   return t;
 }
 
-/* Thread 0 of block 0, after a full cycle c: whether to restart. Waits for the host's go (or its
+/* The keeper, after a full cycle c: whether to restart. Waits for the host's go (or its
    stop, or kGoWaitNs) and looks for a zero on HH's diagonal (the host's back substitution reports
    the breakdown then); when not restarting, says so in the restart's report. */
 __device__ bool restart_allowed(const CycleArgs &a, int c)
@@ -396,7 +431,7 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   const double res = sqrt(grid_sum(a, sh, sq, grid));
   const double rs  = res != 0.0 && isfinite(res) ? 1.0 / res : 1.0; /* times 1: the same bits */
   for_rows(a.n, [&](int r, long t) { set_basis(a, 0, r, t, w_row(r) * rs); });
-  if (blockIdx.x == 0 && threadIdx.x == 0) { /* StnGMRESStart, then the report */
+  if (is_keeper()) { /* StnGMRESStart, then the report */
     sh.grs[0] = res;
     *a.st.grs = res;
     a.report[m] = StnGMRESReport{res, 0.0, 0, 0, 1};
@@ -417,7 +452,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
   cg::grid_group    grid = cg::this_grid();
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   const long        nb     = gridDim.x;
-  const bool        keeper = blockIdx.x == 0 && threadIdx.x == 0; /* does the Hessenberg updates */
+  const bool        keeper = is_keeper(); /* does the Hessenberg updates */
   const int         m      = a.st.max_k;
 
   if (keeper)
@@ -425,6 +460,13 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
       sh.grs[j] = a.st.grs[j];
       if (j <= m) sh.cs[j] = a.st.cc[j], sh.sn[j] = a.st.ss[j];
     }
+
+#ifdef STN_CYCLE_TRACE
+  if (threadIdx.x == 0) {
+    for (int p = 0; p < kTrPhases; p++) sh.trace[p] = 0;
+    sh.mark = clock64();
+  }
+#endif
 
   /* V[0..it0], written before the launch, into the cache. */
   for (int k = 0; k <= a.it0 && k < a.cached; k++) for_rows(a.n, [&](int r, long t) { cached_row(a, k, r) = a.V[k][t]; });
@@ -441,13 +483,18 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     /* 1. This thread's rows of w = d .* (A V[it]), then the block's partial coefficients. V[it]'s
        neighbours in other blocks are read as the previous step's unscaled w times its 1 / ||w||:
        the same bits, and no barrier between its scaling and this product. */
+    trace_mark(sh, kTrScale); /* the previous step's end (or the start) to this one's start */
     product_rows<DOF, NSTEN>(a, fresh ? a.V[it] : a.unscaled, fresh ? 1.0 : xs, nullptr);
+    trace_mark(sh, kTrProduct);
     const int nc = nv < a.cached ? nv : a.cached; /* V[0 .. nc - 1] are read from shared memory */
     coefficients<true>(a, sh, 0, nc);
     coefficients<false>(a, sh, nc, nv);
+    trace_mark(sh, kTrPass1);
     __syncthreads();
     for (int k = warp; k < nv; k += nwarps) block_slot(sh.warp_part, k, a.part, lane);
+    trace_mark(sh, kTrBlockSums);
     grid.sync();
+    trace_mark(sh, kTrBarrier1);
 
     /* 2. The coefficients, folded by every block alike; then w = w - sum_k h[k] V[k] and the
        block's part of ||w||^2. The vectors are taken newest first, kGroup at a time over all the
@@ -458,9 +505,11 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
       if (lane == 0) sh.h[k] = v;
     }
     __syncthreads();
+    trace_mark(sh, kTrFold1);
     double sq = 0.0;
     subtract<false>(a, sh, nv, nc, nc == 0, more, sq);
     subtract<true>(a, sh, nc, 0, true, more, sq);
+    trace_mark(sh, kTrPass2);
 
     /* 3. tt = ||w||, every block alike, and what comes next (decided before the norm's barrier:
        it does not depend on the norm); V[it + 1] = w / tt (VecNormalize's arithmetic) for the
@@ -472,6 +521,9 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     xs              = tt != 0.0 ? 1.0 / tt : 1.0;
     for_rows(a.n, [&](int r, long t) { set_basis(a, it + 1, r, t, w_row(r) * xs); });
     if (keeper) finish_step(a, sh, cycle, it, tt); /* sh.h stays until the next fold */
+#ifdef STN_CYCLE_TRACE
+    if (threadIdx.x == 0) sh.trace[kTrSteps]++;
+#endif
     if (sh.next == kStep) {
       it++;
       continue;
@@ -491,9 +543,13 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     end  = left < m ? (int)left : m;
     left = left - end;
   }
+#ifdef STN_CYCLE_TRACE
+  if (threadIdx.x == 0 && blockIdx.x < kTraceBlocks)
+    for (int p = 0; p < kTrPhases; p++) stn_cycle_trace[blockIdx.x][p] += sh.trace[p];
+#endif
 }
 
-/* The host side: the flags (mapped), block 0's decisions (device), the launches so far, the
+/* The host side: the flags (mapped), the keeper's decisions (device), the launches so far, the
    unscaled new vector (device, room for unscaled_n doubles). */
 struct CycleControl {
   unsigned *host_stop, *dev_stop, *host_go, *dev_go, *decision, launch;
@@ -674,6 +730,17 @@ extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *i
   *first     = a.first;
   return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials, prefetch});
 }
+
+#ifdef STN_CYCLE_TRACE
+extern "C" int StnGMRESCycleTraceRead(unsigned long long *out, int blocks, int reset)
+{
+  static unsigned long long zero[kTraceBlocks][kTrPhases];
+  int                       rc = 0;
+  if (out) rc = check(cudaMemcpyFromSymbol(out, stn_cycle_trace, (size_t)(blocks < kTraceBlocks ? blocks : kTraceBlocks) * kTrPhases * sizeof(unsigned long long)), "cudaMemcpyFromSymbol (cycle trace)");
+  if (!rc && reset) rc = check(cudaMemcpyToSymbol(stn_cycle_trace, zero, sizeof zero), "cudaMemcpyToSymbol (cycle trace)");
+  return rc;
+}
+#endif
 
 extern "C" int StnGMRESCycleGo(unsigned ticket)
 {

@@ -365,6 +365,41 @@ static void run_restarting(Run *r, const Problem *p, int cycles, double *x, cons
   }
 }
 
+#ifdef STN_CYCLE_TRACE
+/* A tracing build's phases of the queued cycles (stncycle_cuda.h): us per step at the SM clock
+   CUDA reports, for block 1, the mean over the blocks and their most; us_step: as timed. */
+static void trace_print(const Problem *p, double us_step)
+{
+  enum { NB = 1024, NP = STN_CYCLE_TRACE_PHASES };
+  static unsigned long long t[NB][NP];
+  static const char *const  name[NP - 1] = {"product", "pass 1", "block's partial sums", "barrier 1", "coefficients' fold", "pass 2", "norm's partial sums (+ prefetch)", "barrier 2", "norm's fold", "V[it + 1], step's end"};
+  int                       khz, dev, nb = 0;
+  double                    total = 0.0;
+  cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev), "cudaDeviceGetAttribute");
+  stn(StnGMRESCycleTraceRead(&t[0][0], NB, 0), "StnGMRESCycleTraceRead");
+  while (nb < NB && t[nb][NP - 1]) nb++;
+  if (nb < 2) return;
+  printf("trace: %s: %d blocks, %.1f us per step timed; phases in us per step at %d MHz (block 1 | mean over blocks | most)\n", p->name, nb, us_step, khz / 1000);
+  for (int ph = 0; ph < NP - 1; ph++) {
+    double mean = 0.0, most = 0.0;
+    for (int b = 0; b < nb; b++) {
+      const double us = 1e3 * t[b][ph] / khz / t[b][NP - 1];
+      mean += us / nb;
+      if (us > most) most = us;
+    }
+    total += 1e3 * t[1][ph] / khz / t[1][NP - 1];
+    printf("trace: | %s | %.2f | %.2f | %.2f |\n", name[ph], 1e3 * t[1][ph] / khz / t[1][NP - 1], mean, most);
+  }
+  printf("trace: | sum (block 1) | %.2f | | |\n", total);
+  for (int b = 0; b < nb; b++) { /* each block's phases, for a closer look */
+    printf("trace-block: %s: %d:", p->name, b);
+    for (int ph = 0; ph < NP - 1; ph++) printf(" %.2f", 1e3 * t[b][ph] / khz / t[b][NP - 1]);
+    printf("\n");
+  }
+}
+#endif
+
 /* Microseconds per step over reps cycles of 30 steps, three ways: the product and the fused step
    launched without waits; one cycle kernel per cycle, also without waits (no restarts: every
    cycle starts from the same V[0]); one cycle kernel for all of them, restarting on the device,
@@ -382,6 +417,9 @@ static void bench(const Problem *p, int reps)
   for (int way = 0; way < 3; way++)
     for (int warm = 1; warm >= 0; warm--) {
       const int cycles = warm ? 2 : reps;
+#ifdef STN_CYCLE_TRACE
+      if (way == 1 && !warm) stn(StnGMRESCycleTraceRead(NULL, 0, 1), "StnGMRESCycleTraceRead");
+#endif
       cudaEventRecord(e0, 0);
       if (way == 2) run_restarting(&r, p, cycles, x, b);
       for (int c = 0; way < 2 && c < cycles; c++) {
@@ -396,6 +434,9 @@ static void bench(const Problem *p, int reps)
       cudaEventRecord(e1, 0);
       cuda(cudaEventSynchronize(e1), "cudaEventSynchronize");
       cudaEventElapsedTime(&ms[way], e0, e1);
+#ifdef STN_CYCLE_TRACE
+      if (way == 1 && !warm) trace_print(p, 1e3 * ms[1] / (reps * MAXK));
+#endif
     }
   printf("| %s | %ld | %.1f | %.1f | %.2f | %.1f | %.1f |\n", p->name, p->n, 1e3 * ms[0] / (reps * MAXK), 1e3 * ms[1] / (reps * MAXK), ms[0] / ms[1], 1e3 * ms[2] / (reps * MAXK),
          1e3 * (ms[2] - ms[1]) / (reps - 1));
