@@ -18,12 +18,13 @@
         per step until then).
 
    The Hessenberg update of step it, the report to the host and its system-wide fence (one
-   thread, about 3 us on the H200) are done by the keeper, thread 0 of the last block, after the
-   second barrier, while the others start step it + 1: nothing in the next step waits for it, only
-   the host, through the report. But its block waits for it at the next barrier, and so every
-   block does: the last block, which holds the fewest rows where n does not divide evenly (half as
-   many as the others at 64^3 on the H200), has the most time to spare (session 12: 0.2-0.8 us
-   less per step at 64^3 than with the keeper in block 0; docs/performance.md).
+   thread, about 3.4 us on the H200) are done by the keeper, thread 0 of block 0, after the second
+   barrier, while the others start step it + 1: nothing in the next step waits for it, only the
+   host, through the report. Its block, though, reaches the next barrier about 1.4 us after the
+   others at 64^3 (bench/cycle_trace_gpu.sh). The last block, which holds half the rows there, has
+   time to spare, but with the keeper in it the cavity's steps with restarts took 0.4-0.5 us more
+   and its whole solve 0.2-0.8 us more per iteration, for 0.1-0.2 us less at 64^3 (session 12,
+   docs/performance.md): not done.
 
    A restart (after a full cycle, once the host says go) takes four more barriers: every block
    solves the triangular system for y itself (one thread, 465 multiply-subtracts at max_k = 30);
@@ -139,8 +140,8 @@ struct Shared {
 };
 extern __shared__ double dyn[]; /* wlen * blockDim.x doubles of w (at a restart, HH), then the cache */
 
-/* Whether this thread is the keeper: thread 0 of the last block (see the top). */
-__device__ __forceinline__ bool is_keeper() { return blockIdx.x == gridDim.x - 1 && threadIdx.x == 0; }
+/* Whether this thread is the keeper: thread 0 of block 0 (see the top). */
+__device__ __forceinline__ bool is_keeper() { return blockIdx.x == 0 && threadIdx.x == 0; }
 
 /* Row r of w held by this thread, through a step. */
 __device__ __forceinline__ double &w_row(int r) { return dyn[r * blockDim.x + threadIdx.x]; }
