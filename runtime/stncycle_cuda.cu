@@ -26,10 +26,12 @@
    and its whole solve 0.2-0.8 us more per iteration, for 0.1-0.2 us less at 64^3 (session 12,
    docs/performance.md): not done.
 
-   A restart (after a full cycle, once the host says go) takes four more barriers: every block
-   solves the triangular system for y itself (one thread, 465 multiply-subtracts at max_k = 30);
-   x = x + V y for its rows;                                                             barrier
-   w = d .* (b - A x) and the block's part of ||w||^2;                                   barrier
+   A restart (after a full cycle) takes four more barriers:                              barrier
+   every block solves the triangular system for y itself (one thread, 465 multiply-subtracts at
+   max_k = 30) and computes x + V y for its rows into the unscaled vector, x untouched, while
+   the host tests the cycle's last step and says go (or stop);                           barrier
+   x = x + V y; w = d .* (b - A x), x's neighbours read from the unscaled vector, and the block's
+   part of ||w||^2;                                                                      barrier
    res = ||w||, V[0] = w / res;                                                          barrier
    and the next cycle's first step reads V[0].
 
@@ -40,9 +42,9 @@
    store before it, in whatever block, even where the SM read the line before (the acquire
    invalidates L1): step it writes the unscaled w, read by other threads only after the norm's
    barrier and rewritten only after the next step's first barrier; V[it + 1] is read by the
-   thread that wrote it (its own rows) until the kernel ends; a restart writes x and V[0], read
-   only after the next barrier. The partial sums are rewritten every step and read through L2
-   (__ldcg).
+   thread that wrote it (its own rows) until the kernel ends; a restart writes x + V y into the
+   unscaled vector, then x and V[0], each read only after the next barrier. The partial sums are
+   rewritten every step and read through L2 (__ldcg).
 
    A thread holds up to kRows rows of the new vector, in shared memory (registers would need the
    row loops unrolled: kRows copies of the product, and minutes of compilation); kThreads per
@@ -103,7 +105,7 @@ struct CycleArgs {
   const double       *A, *d, *b;
   double             *x;
   double             *V[STN_VEC_MAX_MULTI];
-  double             *unscaled; /* n doubles: the new vector w before its scaling by 1 / ||w|| */
+  double             *unscaled; /* n doubles: the new vector w before its scaling by 1 / ||w||; at a restart, x + V y */
   long                n, budget;
   int                 rows;   /* the most rows a thread holds in this launch (<= kRows) */
   int                 cached; /* V[0 .. cached - 1] have the thread's rows in shared memory too */
@@ -399,13 +401,13 @@ __device__ void back_substitute(const double *hh, int m, double *y)
   }
 }
 
-/* The restart after full cycle c, by every block (stncycle_cuda.h says what it computes): returns
-   the new residual's norm. */
-template <int DOF, int NSTEN>
-__device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group &grid)
+/* The first part of the restart after a full cycle, by every block, before the host's go: y, and
+   x + V y into the unscaled vector and into the rows of w, x untouched (stncycle_cuda.h says what
+   a restart computes). After a barrier that follows the cycle's last Hessenberg update. */
+__device__ void restart_update(const CycleArgs &a, Shared &sh)
 {
   const int m  = a.st.max_k;
-  double   *hh = dyn; /* m * m <= wlen * blockDim.x doubles: w is free until the residual */
+  double   *hh = dyn; /* m * m <= wlen * blockDim.x doubles: w is free until x + V y */
 
   for (int e = threadIdx.x; e < m * m; e += blockDim.x) hh[e] = __ldcg(a.st.hh + (long)(e / m) * a.st.ld + e % m);
   for (int k = threadIdx.x; k < m; k += blockDim.x) sh.h[k] = __ldcg(a.st.grs + k);
@@ -413,18 +415,29 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   if (threadIdx.x == 0) back_substitute(hh, m, sh.h);
   __syncthreads();
 
-  /* x = x + V y: VecMAXPBY into a temporary (fma from 0, in k's order), then VecAXPY with 1. */
+  /* x + V y: VecMAXPBY into a temporary (fma from 0, in k's order), then VecAXPY with 1. */
   for_rows(a.n, [&](int r, long t) {
     double s = 0.0;
     int    k = 0;
     for (; k < a.cached; k++) s = fma(sh.h[k], basis<true>(a, k, r, t), s);
     for (; k < m; k++) s = fma(sh.h[k], basis<false>(a, k, r, t), s);
-    a.x[t] = a.x[t] + s;
+    const double x = a.x[t] + s;
+    a.unscaled[t]  = x;
+    w_row(r)       = x;
   });
-  grid.sync();
+}
 
-  /* V[0] = d .* (b - A x), normalized. */
-  product_rows<DOF, NSTEN>(a, a.x, 1.0, a.b);
+/* The rest of the restart after full cycle c, once the host has said go and after a barrier:
+   returns the new residual's norm. */
+template <int DOF, int NSTEN>
+__device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group &grid)
+{
+  const int m = a.st.max_k;
+
+  /* x = x + V y, then V[0] = d .* (b - A x), normalized; x's neighbours from the unscaled vector
+     (the same values: every block's rows of it are written before the barrier). */
+  for_rows(a.n, [&](int r, long t) { a.x[t] = w_row(r); });
+  product_rows<DOF, NSTEN>(a, a.unscaled, 1.0, a.b);
   double sq = 0.0;
   for_rows(a.n, [&](int r, long) { sq = fma(w_row(r), w_row(r), sq); });
   const double res = sqrt(grid_sum(a, sh, sq, grid));
@@ -529,7 +542,10 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     }
     if (sh.next == kEnd) break;
 
-    /* A restart, once the host has tested the cycle's last step and said go. */
+    /* A restart: x + V y while the host tests the cycle's last step, then the rest once it has
+       said go. */
+    grid.sync(); /* the cycle's last Hessenberg column is whole */
+    restart_update(a, sh);
     if (keeper) a.decision[1] = restart_allowed(a, cycle);
     grid.sync();
     if (threadIdx.x == 0) sh.next = a.decision[1];
