@@ -612,25 +612,33 @@ int unscaled_ready(long n)
   return 0;
 }
 
-/* The blocks of a launch of instance <DOF, NSTEN> (either kernel) for n rows: as many as are
-   resident at once with kRows rows of w each in shared memory, but no more than the rows need (a
-   small n has no idle blocks at the barriers); 0 if n does not fit (more than kRows rows per
-   thread) or the device cannot be asked. */
-template <int DOF, int NSTEN>
+/* Whether a launch for this matrix takes the kernel that asks L2 for the matrix. The prefetch pays
+   where the matrix takes at most a third of L2 and stays there beside the basis: 27.1 against 28.0
+   us per step at 64^3 (15 MB) on the H200's 60 MiB; at 256^2 x 4 (42 MB) it pushed the basis out
+   of L2, 33.5 against 31.3 (session 9, docs/codegen-decisions.md). After control_ready. */
+bool prefetches(int dof, int nsten, long n)
+{
+  return (long)nsten * dof * n * (long)sizeof(double) <= control.l2_bytes / 3;
+}
+
+/* The blocks of a launch of instance <DOF, NSTEN, PREFETCH> for n rows: as many as are resident at
+   once with kRows rows of w each in shared memory, but no more than the rows need (a small n has
+   no idle blocks at the barriers); 0 if n does not fit (more than kRows rows per thread) or the
+   device cannot be asked. Asks about that kernel only: CUDA loads a kernel the first time it is
+   asked about or launched (lazily), and a program launches one of the two (0.2 ms of the first
+   solve at 64^3 on the H200 was the other's load; session 12). */
+template <int DOF, int NSTEN, bool PREFETCH>
 long blocks_for(long n, int sms)
 {
-  static int   per_sm; /* of the instance's two kernels, the fewer resident */
+  static int   per_sm; /* resident blocks per SM */
   const size_t w_bytes = (size_t)kRows * kThreads * sizeof(double);
   if (!per_sm) {
-    int plain, prefetching;
-    if (cudaFuncSetAttribute(gmres_cycle_kernel<DOF, NSTEN, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)w_bytes) != cudaSuccess ||
-        cudaFuncSetAttribute(gmres_cycle_kernel<DOF, NSTEN, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)w_bytes) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&plain, gmres_cycle_kernel<DOF, NSTEN, false>, kThreads, w_bytes) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prefetching, gmres_cycle_kernel<DOF, NSTEN, true>, kThreads, w_bytes) != cudaSuccess) {
+    if (cudaFuncSetAttribute(gmres_cycle_kernel<DOF, NSTEN, PREFETCH>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)w_bytes) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gmres_cycle_kernel<DOF, NSTEN, PREFETCH>, kThreads, w_bytes) != cudaSuccess) {
       (void)cudaGetLastError();
+      per_sm = 0;
       return 0;
     }
-    per_sm = plain < prefetching ? plain : prefetching;
   }
   const long most = (long)per_sm * sms, need = (n + kThreads - 1) / kThreads;
   if (n > most * kThreads * kRows) return 0;
@@ -679,11 +687,11 @@ struct Instance {
   int        sms;
   CycleArgs *args;
   long       npartials;
-  bool       prefetch; /* launch the instance that asks L2 for the matrix */
+  bool       prefetch; /* the kernel that asks L2 for the matrix (prefetches) */
   template <int DOF, int NSTEN>
   int run() const
   {
-    const long blocks = blocks_for<DOF, NSTEN>(n, sms);
+    const long blocks = prefetch ? blocks_for<DOF, NSTEN, true>(n, sms) : blocks_for<DOF, NSTEN, false>(n, sms);
     if (!args) return blocks > 0;
     if (!blocks) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: n does not fit the cycle kernel (StnGMRESCycleFits)");
     if (blocks * kSlots > npartials) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the partial sums do not fit the scratch");
@@ -701,8 +709,8 @@ extern "C" int StnGMRESCycleFits(const StnBox *box, long n)
 {
   StnGMRESScratch s;
   unsigned        first;
-  if (n < 1 || !box || StnGMRESGetScratch(&s, 0, &first) || !s.cooperative) return 0;
-  return with_instance(box->dof, box->nsten, Instance{n, s.sms, nullptr, 0, false});
+  if (n < 1 || !box || StnGMRESGetScratch(&s, 0, &first) || !s.cooperative || control_ready()) return 0;
+  return with_instance(box->dof, box->nsten, Instance{n, s.sms, nullptr, 0, prefetches(box->dof, box->nsten, n)});
 }
 
 extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *in, unsigned *first)
@@ -738,12 +746,8 @@ extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *i
   a.go       = control.dev_go;
   a.decision = control.decision;
   a.unscaled = control.unscaled;
-  /* The prefetch pays where the matrix takes at most a third of L2 and stays there beside the basis:
-     27.1 against 28.0 us per step at 64^3 (15 MB) on the H200's 60 MiB; at 256^2 x 4 (42 MB) it
-     pushed the basis out of L2, 33.5 against 31.3 (session 9, docs/codegen-decisions.md). */
-  const bool prefetch = (long)a.g.nsten * a.g.dof * a.n * (long)sizeof(double) <= control.l2_bytes / 3;
   *first     = a.first;
-  return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials, prefetch});
+  return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials, prefetches(a.g.dof, a.g.nsten, a.n)});
 }
 
 #ifdef STN_CYCLE_TRACE
