@@ -58,9 +58,10 @@ __device__ __forceinline__ void warp_sums_level(double (&v)[N], int lane, int &i
    shuffles of a double instead of 5 N: 9 instead of 40 for 8 values, 31 instead of 160 for 32.
    It matters because an SM issues one warp's 32-bit shuffle per clock and a double takes two:
    pass 1 of the GMRES cycle kernel folded 15.5 coefficients per step in 32 warps per SM, about
-   5000 issue slots, 2.5 us per step on the H200 by count (1.1-1.4 us measured, session 11). Returns the lane's sum and sets *j to its index:
-   sum j is in the lanes whose bits 4, 3, ... (from the top, log2 N of them) spell j in binary,
-   e.g. for N = 8 in lanes 4 j .. 4 j + 3 (lane % (32 / N) == 0 picks one of them). */
+   5000 issue slots, 2.5 us per step on the H200 by count (1.1-1.4 us measured, session 11).
+   Returns the lane's sum and sets *j to its index: sum j is in the lanes whose bits 4, 3, ...
+   (from the top, log2 N of them) spell j in binary, e.g. for N = 8 in lanes 4 j .. 4 j + 3
+   (lane % (32 / N) == 0 picks one of them). */
 template <int N>
 __device__ __forceinline__ double warp_sums(double (&v)[N], int lane, int *j)
 {

@@ -366,6 +366,12 @@ static void run_restarting(Run *r, const Problem *p, int cycles, double *x, cons
 }
 
 #ifdef STN_CYCLE_TRACE
+/* Phase ph of block b of a tracing build, in us per step at an SM clock of khz. */
+static double phase_us(const unsigned long long t[][STN_CYCLE_TRACE_PHASES], int b, int ph, int khz)
+{
+  return 1e3 * t[b][ph] / khz / t[b][STN_CYCLE_TRACE_PHASES - 1];
+}
+
 /* A tracing build's phases of the queued cycles (stncycle_cuda.h): us per step at the SM clock
    CUDA reports, for block 1, the mean over the blocks and their most; us_step: as timed. */
 static void trace_print(const Problem *p, double us_step)
@@ -384,17 +390,17 @@ static void trace_print(const Problem *p, double us_step)
   for (int ph = 0; ph < NP - 1; ph++) {
     double mean = 0.0, most = 0.0;
     for (int b = 0; b < nb; b++) {
-      const double us = 1e3 * t[b][ph] / khz / t[b][NP - 1];
+      const double us = phase_us(t, b, ph, khz);
       mean += us / nb;
       if (us > most) most = us;
     }
-    total += 1e3 * t[1][ph] / khz / t[1][NP - 1];
-    printf("trace: | %s | %.2f | %.2f | %.2f |\n", name[ph], 1e3 * t[1][ph] / khz / t[1][NP - 1], mean, most);
+    total += phase_us(t, 1, ph, khz);
+    printf("trace: | %s | %.2f | %.2f | %.2f |\n", name[ph], phase_us(t, 1, ph, khz), mean, most);
   }
   printf("trace: | sum (block 1) | %.2f | | |\n", total);
   for (int b = 0; b < nb; b++) { /* each block's phases, for a closer look */
     printf("trace-block: %s: %d:", p->name, b);
-    for (int ph = 0; ph < NP - 1; ph++) printf(" %.2f", 1e3 * t[b][ph] / khz / t[b][NP - 1]);
+    for (int ph = 0; ph < NP - 1; ph++) printf(" %.2f", phase_us(t, b, ph, khz));
     printf("\n");
   }
 }
