@@ -17,14 +17,18 @@
         as V[it + 1]'s: the scaled vector needs no barrier of its own (session 9: a third barrier
         per step until then).
 
-   The Hessenberg update of step it, the report to the host and its system-wide fence (one
-   thread, about 3.4 us on the H200) are done by the keeper, thread 0 of block 0, after the second
-   barrier, while the others start step it + 1: nothing in the next step waits for it, only the
-   host, through the report. Its block, though, reaches the next barrier about 1.4 us after the
-   others at 64^3 (bench/cycle_trace_gpu.sh). The last block, which holds half the rows there, has
-   time to spare, but with the keeper in it the cavity's steps with restarts took 0.4-0.5 us more
-   and its whole solve 0.2-0.8 us more per iteration, for 0.1-0.2 us less at 64^3 (session 12,
-   docs/performance.md): not done.
+   The Hessenberg update of step it and its report to the host (one thread, about 1.5 us on the
+   H200) are done by the keeper, thread 0 of the last block, after the second barrier, while the
+   others start step it + 1: nothing in the next step waits for it, only the host. The grid-stride
+   rows leave the last block the fewest rows (half the others' at 64^3 and at 256^2 x 4), so it
+   has time to spare. The flag that tells the host the report is there must follow a system-wide
+   fence (a trip to the host's memory): the keeper issues both in the next step's first barrier,
+   after its arrival, while the other blocks arrive (sync_publishing). Until session 12 the keeper
+   was thread 0 of block 0 and did all of it after the second barrier (3.4 us), and its block
+   reached the next barrier about 1.4 us after the others at 64^3 (bench/cycle_trace_gpu.sh);
+   moved to the last block with its fence where it was, it cost the cavity's steps with restarts
+   0.4-0.5 us (session 12); with the fence in the barrier's wait it costs nothing there (session
+   13, docs/performance.md).
 
    A restart (after a full cycle) takes four more barriers:                              barrier
    every block solves the triangular system for y itself (one thread, 465 multiply-subtracts at
@@ -143,8 +147,9 @@ struct Shared {
 };
 extern __shared__ double dyn[]; /* wlen * blockDim.x doubles of w (at a restart, HH), then the cache */
 
-/* Whether this thread is the keeper: thread 0 of block 0 (see the top). */
-__device__ __forceinline__ bool is_keeper() { return blockIdx.x == 0 && threadIdx.x == 0; }
+/* Whether this thread is the keeper: thread 0 of the last block, which has the fewest rows (see
+   the top). */
+__device__ __forceinline__ bool is_keeper() { return blockIdx.x == gridDim.x - 1 && threadIdx.x == 0; }
 
 /* Row r of w held by this thread, through a step. */
 __device__ __forceinline__ double &w_row(int r) { return dyn[r * blockDim.x + threadIdx.x]; }
@@ -344,7 +349,7 @@ __device__ __forceinline__ void subtract(const CycleArgs &a, Shared &sh, int k1,
 /* The keeper: step it's Hessenberg update (hessenberg_update on the column h, tt, with
    the rotations and the right-hand side kept in shared memory through the cycle), its results
    into st for the host's solution, then the report and the flag. */
-__device__ void finish_step(const CycleArgs &a, Shared &sh, int cycle, int it, double tt)
+__device__ void finish_step(const CycleArgs &a, Shared &sh, int it, double tt)
 {
   for (int j = 0; j <= it; j++) sh.col[j] = sh.h[j];
   *a.st.tt = tt;
@@ -355,8 +360,25 @@ __device__ void finish_step(const CycleArgs &a, Shared &sh, int cycle, int it, d
   a.st.ss[it]      = sh.sn[it];
   a.st.grs[it]     = sh.grs[it];
   a.st.grs[it + 1] = sh.grs[it + 1];
+}
+
+/* The keeper: the flag that says report `ticket` and HH can be read, after them. */
+__device__ void publish(const CycleArgs &a, unsigned ticket)
+{
   __threadfence_system(); /* the report and HH reach their readers before the flag does */
-  *a.done = a.ticket(cycle, it);
+  *a.done = ticket;
+}
+
+/* A grid barrier in whose wait the keeper publishes the report of `ticket`, when `due`: the
+   system fence's wait (a trip to the host's memory) overlaps the other blocks' arrival. */
+__device__ __forceinline__ void sync_publishing(const CycleArgs &a, cg::grid_group &grid, bool &due, unsigned ticket)
+{
+  auto token = grid.barrier_arrive();
+  if (due) {
+    publish(a, ticket);
+    due = false;
+  }
+  grid.barrier_wait(std::move(token));
 }
 
 __device__ unsigned long long global_ns()
@@ -444,14 +466,13 @@ __device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group 
   const double res = sqrt(grid_sum(a, sh, sq, grid));
   const double rs  = res != 0.0 && isfinite(res) ? 1.0 / res : 1.0; /* times 1: the same bits */
   for_rows(a.n, [&](int r, long t) { set_basis(a, 0, r, t, w_row(r) * rs); });
-  if (is_keeper()) { /* StnGMRESStart, then the report */
+  bool due = is_keeper();
+  if (due) { /* StnGMRESStart, then the report */
     sh.grs[0] = res;
     *a.st.grs = res;
     a.report[m] = StnGMRESReport{res, 0.0, 0, 0, 1};
-    __threadfence_system();
-    *a.done = a.ticket(c, m);
   }
-  grid.sync(); /* V[0] is whole before the next step reads it */
+  sync_publishing(a, grid, due, a.ticket(c, m)); /* V[0] is whole before the next step reads it */
   return res;
 }
 
@@ -465,7 +486,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
   cg::grid_group    grid = cg::this_grid();
   const int         lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   const long        nb     = gridDim.x;
-  const bool        keeper = is_keeper(); /* does the Hessenberg updates */
+  const bool        keeper = is_keeper(); /* the host's flags, the decisions, the Hessenberg updates */
   const int         m      = a.st.max_k;
 
   if (keeper)
@@ -487,6 +508,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
   int    it = a.it0, cycle = 0, end = a.it1; /* this cycle's steps: it .. end - 1 */
   long   left = a.budget - (a.it1 - a.it0);  /* steps after this cycle */
   double xs   = 0.0;                         /* after a step: its 1 / ||w|| (or 1) */
+  bool   due  = false;                       /* the keeper: the previous step's report is still to be flagged */
   for (;;) {
     const unsigned stop  = keeper ? *a.stop : 0u; /* used at the step's end: the load's trip overlaps the step */
     const int      nv    = it + 1;
@@ -506,7 +528,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     __syncthreads();
     for (int k = warp; k < nv; k += nwarps) block_slot(sh.warp_part, k, a.part, lane);
     trace_mark(sh, kTrBlockSums);
-    grid.sync();
+    sync_publishing(a, grid, due, a.ticket(cycle, it - 1));
     trace_mark(sh, kTrBarrier1);
 
     /* 2. The coefficients, folded by every block alike; then w = w - sum_k h[k] V[k] and the
@@ -533,7 +555,11 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     const double tt = sqrt(grid_sum(a, sh, sq, grid, a.decision));
     xs              = tt != 0.0 ? 1.0 / tt : 1.0;
     for_rows(a.n, [&](int r, long t) { set_basis(a, it + 1, r, t, w_row(r) * xs); });
-    if (keeper) finish_step(a, sh, cycle, it, tt); /* sh.h stays until the next fold */
+    if (keeper) { /* sh.h stays until the next fold */
+      finish_step(a, sh, it, tt);
+      if (sh.next == kStep) due = true; /* published in the next step's first barrier */
+      else publish(a, a.ticket(cycle, it));
+    }
 #ifdef STN_CYCLE_TRACE
     if (threadIdx.x == 0) sh.trace[kTrSteps]++;
 #endif

@@ -161,10 +161,17 @@ __device__ inline void hessenberg_update(double *hh, double *cc, double *ss, dou
   hapbnd     = fabs(tt / grs[it]);
   if (hapbnd > haptol) hapbnd = haptol;
   hapend = tt < hapbnd;
-  for (int j = 1; j <= it; j++) { /* the previous rotations, on the new column */
-    t         = hh[j - 1];
-    hh[j - 1] = cc[j - 1] * t + ss[j - 1] * hh[j];
-    hh[j]     = cc[j - 1] * hh[j] - ss[j - 1] * t;
+  if (it > 0) { /* the previous rotations, on the new column; the entry that rotation j - 1 hands
+                   on to the next stays in a register (0.1 us per step at 64^3, session 13) */
+    double below = hh[0];
+#pragma unroll 4
+    for (int j = 1; j <= it; j++) {
+      const double c = cc[j - 1], s = ss[j - 1], next = hh[j];
+      t         = below;
+      hh[j - 1] = c * t + s * next;
+      below     = c * next - s * t;
+    }
+    hh[it] = below;
   }
   if (!hapend) {
     t = sqrt(hh[it] * hh[it] + hh[it + 1] * hh[it + 1]);
