@@ -406,8 +406,7 @@ __device__ bool restart_allowed(const CycleArgs &a, int c)
   for (int k = 0; go && k < a.st.max_k; k++) go = a.st.hh[(long)k * a.st.ld + k] != 0.0;
   if (!go) {
     a.report[a.st.max_k] = StnGMRESReport{0.0, 0.0, 0, 0, 0};
-    __threadfence_system();
-    *a.done = ticket;
+    publish(a, ticket);
   }
   return go;
 }
