@@ -17,10 +17,10 @@
                        each result is checked against PETSc's
 
    For each n, in this order, freeing each phase's memory before the next (n = 1e8: 34 vectors,
-   27 GB, at most at once; the tuner's 19 vectors, 15 GB, come and go before them):
+   27 GB, at most at once; the tuner's 33 vectors, 26 GB, come and go before them):
    1. tune: StnTuneVectorKernels(n) into DIR/vec_gpu_tuning.txt (timed: the search's cost); the
-      cache's lines for this device and size class give the tuner's own figures (16 vectors
-      for mdot and maxpy, its TUNE_NV).
+      cache's lines for this device and size class give the tuner's own figures (30 vectors
+      for mdot, 16 for maxpy: its TUNE_NV_MDOT and TUNE_NV).
    2. raw device arrays (MDot's and MAXPY's vectors contiguous, column-major n x nv):
       - the triad w = x + 1.5 y (bench/vec_gpu_kernels.cu): the bandwidth reference at this n;
       - each of the 13 kernels through StnVecRunShape with the default shape and with the shape
@@ -1066,7 +1066,7 @@ static PetscErrorCode write_outputs(const char *dir, Ctx *c, const long *sizes, 
     } else md("%s\n", shapes_note);
     md("Shape: threads per block x elements per thread x blocks per SM (0: one block per threads*ept elements). "
        "Re-measured here with StnVecRunShape on the raw arrays (the main table's timing; %d vectors for mdot and maxpy); "
-       "the tuner's own figures (best of 3 batches of about 2 ms, 16 vectors for mdot and maxpy) from its cache.\n\n",
+       "the tuner's own figures (best of 3 batches of about 2 ms, 30 vectors for mdot, 16 for maxpy) from its cache.\n\n",
        c->nv);
     md("| n | kernel | default shape | default us | tuned shape | tuned us | default/tuned | tuner: default us | tuner: tuned us |\n");
     md("|--:|---|---|--:|---|--:|--:|--:|--:|\n");

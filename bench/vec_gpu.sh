@@ -18,7 +18,7 @@
 #
 # The build follows PETSc's petscvariables (PCC for the C files; PETSc's external libraries)
 # and compiles the CUDA files with nvcc for ARCH (default sm_90). NVCC overrides nvcc.
-# GPU memory: at n = 1e8, 34 vectors (27 GB) at once, and the tuner's 19 (15 GB) before them.
+# GPU memory: at n = 1e8, 34 vectors (27 GB) at once, and the tuner's 33 (26 GB) before them.
 # Time (estimated, not yet measured): build about 30 s, measurements about 40 s, and the tuner,
 # whose cost at n = 1e8 is mostly its CPU reference (recomputed for every shape it checks: mdot
 # about 8 s each on a 2020s x86 core), so 1.5-2.5 min there; -tune_sizes 100000,1000000,10000000

@@ -24,7 +24,8 @@
 
    Many-vector kernels (MDot, MAXPBY) are instantiated for 1, 2, 4, 8, 16 and 32 vectors, the
    smallest at least nv, and skip the unused slots with a uniform branch; nv above 32 runs in
-   passes of 32. */
+   passes of 32. MDot of more than 8 vectors has a kernel of its own (mdot_groups_kernel): blocks
+   take 8 vectors each over a contiguous chunk, as cuBLAS's dgemv does. */
 #include "stnvec_cuda.h"
 
 #include "sgdia_cuda.h" /* StnCUDARecordError */
@@ -105,6 +106,37 @@ struct DotNorm2Op {
   __device__ void   epilogue(const double *) const {}
 };
 
+/* The end of a reduction kernel, after every block has written its NV partials (block_partials):
+   the last block to finish folds the nparts partials of each result and writes all NV results
+   to out, zeros past o.count() (MDot's unused slots), then o's epilogue, then raises the flag.
+   warp_part: the block's shared scratch. All threads of every block call it. */
+template <class Fold, int NV, class Op>
+__device__ void reduction_end(const Op &o, const double *partials, long nparts, unsigned *ticket, double *out,
+                              volatile unsigned *done, unsigned seq, double (*warp_part)[NV])
+{
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    __threadfence(); /* the partials are visible before the ticket is */
+    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  {
+    const double t = fold_partials<Fold, NV>(partials, nparts, warp_part);
+    if (threadIdx.x < NV) {
+      const int k = threadIdx.x;
+      out[k]      = k < o.count() ? o.finish(k, t) : 0.0;
+      __threadfence_system(); /* the result reaches the host before the flag does */
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    o.epilogue(out); /* GMRES: the Hessenberg update (stngmres.c) */
+    __threadfence_system();
+    *done = seq; /* the host waits for this (wait_result) */
+  }
+}
+
 /* __launch_bounds__: the register budget of the largest block the kernel runs with, so that
    every shape launches. */
 template <class Op, int EPT>
@@ -113,7 +145,6 @@ __global__ void __launch_bounds__(Op::max_threads) reduce_kernel(Op op, long n, 
   constexpr int NV = Op::nvals;
   using Fold       = typename Op::Fold;
   __shared__ double warp_part[32][NV];
-  __shared__ bool   last;
   double            acc[NV];
   const Op         &o = op; /* in the parameter space: its pointers come from the constant bank */
 
@@ -128,27 +159,65 @@ __global__ void __launch_bounds__(Op::max_threads) reduce_kernel(Op op, long n, 
     }
   }
   block_partials<Fold, NV>(acc, warp_part, partials);
-  if (threadIdx.x == 0) {
-    __threadfence(); /* the partials are visible before the ticket is */
-    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  /* The last block folds the partials: all NV results, zeros past count() (MDot's unused slots). */
-  {
-    const double t = fold_partials<Fold, NV>(partials, gridDim.x, warp_part);
-    if (threadIdx.x < NV) {
-      const int k = threadIdx.x;
-      out[k]      = k < o.count() ? o.finish(k, t) : 0.0;
-      __threadfence_system(); /* the result reaches the host before the flag does */
+  reduction_end<Fold, NV>(o, partials, gridDim.x, ticket, out, done, seq, warp_part);
+}
+
+/* MDot of more than kGroup vectors, the way cuBLAS's dgemv (T) reads an n x 30 matrix: a block
+   takes a group of kGroup of the vectors over one contiguous chunk of the entries, so that an SM
+   streams kGroup + 1 arrays instead of 31, each in long runs, with EPT entries of each in flight
+   per thread. x is read once per group, from L2 after the first, because the G blocks of a chunk
+   are neighbours in launch order. Session 14 (bench/mdot_probe_gpu.cu, docs/gpu-runs/mdot.md):
+   30 vectors at n = 1e7 in 555 us (4.47 TB/s) against 603 for reduce_kernel's grid-wide stride
+   over all 32 slots and 559 for cuBLAS's dgemv.
+   Block b is group b % G of chunk b / G, so block_partials' partials[b * kGroup + k] is entry
+   k + kGroup (b % G) of chunk b / G's G * kGroup, the layout fold_partials reads. */
+constexpr int kGroup = 8;
+
+template <int G>
+struct MDotGroups {
+  static constexpr int max_threads = 512; /* EPT 4: 100 registers */
+  const double *x;
+  const double *y[G * kGroup];
+  int           nv;
+  long          chunk; /* entries per chunk: a multiple of 32, so every warp's loads stay aligned */
+  __device__ int    count() const { return nv; }
+  __device__ double finish(int, double v) const { return v; }
+  __device__ void   epilogue(const double *) const {}
+};
+
+template <int G, int EPT>
+__global__ void __launch_bounds__(MDotGroups<G>::max_threads) mdot_groups_kernel(MDotGroups<G> a, long n, double *partials, unsigned *ticket, double *out, volatile unsigned *done, unsigned seq)
+{
+  constexpr int NT = G * kGroup;
+  __shared__ double warp_part[32][NT];
+  const int  g = blockIdx.x % G, nk = min(kGroup, a.nv - g * kGroup); /* nk <= 0: an empty group (nv 17-24) */
+  const long first = (long)(blockIdx.x / G) * a.chunk, end = min(n, first + a.chunk);
+  double     acc[kGroup];
+  const double *y[kGroup];
+#pragma unroll
+  for (int k = 0; k < kGroup; k++) acc[k] = 0.0, y[k] = a.y[g * kGroup + k];
+  if (nk > 0)
+    for (long base = first + threadIdx.x; base < end; base += (long)blockDim.x * EPT) {
+      double xe[EPT], ye[kGroup][EPT];
+#pragma unroll
+      for (int e = 0; e < EPT; e++) {
+        const long i = base + (long)e * blockDim.x;
+        xe[e]        = i < end ? a.x[i] : 0.0;
+      }
+#pragma unroll
+      for (int k = 0; k < kGroup; k++)
+#pragma unroll
+        for (int e = 0; e < EPT; e++) {
+          const long i = base + (long)e * blockDim.x;
+          ye[k][e]     = k < nk && i < end ? y[k][i] : 0.0; /* every load before the first fma */
+        }
+#pragma unroll
+      for (int e = 0; e < EPT; e++)
+#pragma unroll
+        for (int k = 0; k < kGroup; k++) acc[k] = fma(xe[e], ye[k][e], acc[k]);
     }
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    o.epilogue(out); /* GMRES: the Hessenberg update (stngmres.c) */
-    __threadfence_system();
-    *done = seq; /* the host waits for this (wait_result) */
-  }
+  block_partials<Sum, kGroup>(acc, reinterpret_cast<double (*)[kGroup]>(&warp_part[0][0]), partials);
+  reduction_end<Sum, NT>(a, partials, gridDim.x / G, ticket, out, done, seq, warp_part);
 }
 
 /* GMRES: w = w - sum_j HH(j, it) V[j] and ||w||, then in the last block the Hessenberg update
@@ -284,6 +353,9 @@ constexpr int kClasses = 64;
 
 const StnLaunch map_default    = {256, 1, 0};
 const StnLaunch reduce_default = {512, 2, 4}; /* a full SM (2048 threads), few blocks to fold */
+/* MDot: for more than 8 vectors 8 blocks per SM of 256 threads with 4 entries each in flight
+   (100 registers: 2 resident, the rest in waves), the fastest in session 14's probe at 1e7. */
+const StnLaunch mdot_default = {256, 4, 8};
 
 StnLaunch shapes[STN_K_COUNT][kClasses]; /* all zero: the defaults */
 
@@ -405,26 +477,65 @@ int launch_reduce(StnLaunch s, long n, const Op &op, int count, double *out)
 }
 
 template <int NV>
-int mdot_pass(StnLaunch s, const double *x, int nv, const double *const y[], long n, double z[])
+int start_mdot_one_pass(StnLaunch s, const double *x, int nv, const double *const y[], long n, double *dev_out, unsigned *seq)
 {
   MDotOp<NV> op;
   op.x  = x;
   op.nv = nv;
   for (int k = 0; k < NV; k++) op.y[k] = k < nv ? y[k] : x;
-  return launch_reduce(s, n, op, nv, z);
+  return start_reduce(s, n, op, dev_out, seq);
+}
+
+/* G groups of kGroup vectors (mdot_groups_kernel). The shape's blocks are the chunks times G:
+   one chunk per threads * ept entries, or with bps, at most bps * sms blocks in all. */
+template <int G>
+int start_mdot_groups(StnLaunch s, const double *x, int nv, const double *const y[], long n, double *dev_out, unsigned *seq_out)
+{
+  MDotGroups<G> a;
+  if (s.threads > MDotGroups<G>::max_threads) s.threads = MDotGroups<G>::max_threads;
+  const long max_blocks = (long)(s.bps ? s.bps : kMaxBps) * scratch.sms; /* the scratch holds kMaxBps per SM */
+  long       chunks     = (n + (long)s.threads * s.ept - 1) / ((long)s.threads * s.ept);
+  if (chunks * G > max_blocks) chunks = max_blocks / G > 0 ? max_blocks / G : 1;
+  a.chunk = ((n + chunks - 1) / chunks + 31) / 32 * 32;
+  chunks  = (n + a.chunk - 1) / a.chunk;
+  a.x     = x;
+  a.nv    = nv;
+  for (int k = 0; k < G * kGroup; k++) a.y[k] = k < nv ? y[k] : x; /* never read: nk stops short of them */
+  const unsigned blocks = (unsigned)(chunks * G), seq = ++scratch.seq;
+  switch (s.ept) {
+  case 1: mdot_groups_kernel<G, 1><<<blocks, s.threads>>>(a, n, scratch.partials, scratch.ticket, dev_out, scratch.dev_done, seq); break;
+  case 2: mdot_groups_kernel<G, 2><<<blocks, s.threads>>>(a, n, scratch.partials, scratch.ticket, dev_out, scratch.dev_done, seq); break;
+  default: mdot_groups_kernel<G, 4><<<blocks, s.threads>>>(a, n, scratch.partials, scratch.ticket, dev_out, scratch.dev_done, seq); break;
+  }
+  *seq_out = seq;
+  return check(cudaGetLastError(), "the MDot kernel");
+}
+
+/* Starts z = y[0..nv-1]^T x for nv <= STN_VEC_MAX_MULTI into dev_out (device or mapped memory),
+   all STN_VEC_MAX_MULTI entries up to the kernel's slots written (zeros past nv): up to kGroup
+   vectors reduce_kernel's grid-wide stride, more in groups. n must be at least 1. */
+int start_mdot(StnLaunch s, const double *x, int nv, const double *const y[], long n, double *dev_out, unsigned *seq)
+{
+  if (nv <= 1) return start_mdot_one_pass<1>(s, x, nv, y, n, dev_out, seq);
+  if (nv <= 2) return start_mdot_one_pass<2>(s, x, nv, y, n, dev_out, seq);
+  if (nv <= 4) return start_mdot_one_pass<4>(s, x, nv, y, n, dev_out, seq);
+  if (nv <= kGroup) return start_mdot_one_pass<kGroup>(s, x, nv, y, n, dev_out, seq);
+  if (nv <= 2 * kGroup) return start_mdot_groups<2>(s, x, nv, y, n, dev_out, seq);
+  return start_mdot_groups<4>(s, x, nv, y, n, dev_out, seq);
 }
 
 int mdot(StnLaunch s, const double *x, int nv, const double *const y[], long n, double z[])
 {
+  if (n <= 0) {
+    for (int k = 0; k < nv; k++) z[k] = 0.0;
+    return 0;
+  }
   for (int done = 0; done < nv;) {
     const int m = nv - done < STN_VEC_MAX_MULTI ? nv - done : STN_VEC_MAX_MULTI;
-    int       rc;
-    if (m <= 1) rc = mdot_pass<1>(s, x, m, y + done, n, z + done);
-    else if (m <= 2) rc = mdot_pass<2>(s, x, m, y + done, n, z + done);
-    else if (m <= 4) rc = mdot_pass<4>(s, x, m, y + done, n, z + done);
-    else if (m <= 8) rc = mdot_pass<8>(s, x, m, y + done, n, z + done);
-    else if (m <= 16) rc = mdot_pass<16>(s, x, m, y + done, n, z + done);
-    else rc = mdot_pass<32>(s, x, m, y + done, n, z + done);
+    unsigned  seq;
+    int       rc = start_mdot(s, x, m, y + done, n, scratch.dev_out, &seq);
+    if (!rc) rc = wait_result(seq);
+    for (int k = 0; k < m; k++) z[done + k] = rc ? 0.0 : scratch.host_out[k];
     if (rc) return rc;
     done += m;
   }
@@ -507,15 +618,11 @@ template <int NV>
 int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, unsigned *seq)
 {
   const int        nv = it + 1;
-  MDotOp<NV>       dot;
   GMRESUpdateOp<NV> up;
   unsigned         s1;
   int              rc;
 
-  dot.x  = w;
-  dot.nv = nv;
-  for (int k = 0; k < NV; k++) dot.y[k] = k < nv ? V[k] : w; /* unused slots: w again, from cache */
-  if ((rc = start_reduce(StnVecGetLaunch(STN_K_MDOT, n), n, dot, st->hh + (long)it * st->ld, &s1))) return rc;
+  if ((rc = start_mdot(StnVecGetLaunch(STN_K_MDOT, n), w, nv, V, n, st->hh + (long)it * st->ld, &s1))) return rc;
   up.y      = w;
   up.coef   = st->hh + (long)it * st->ld;
   up.nv     = nv;
@@ -725,7 +832,7 @@ int StnVecSetLaunch(StnVecKernel k, int c, StnLaunch s)
 StnLaunch StnVecGetLaunch(StnVecKernel k, long n)
 {
   const StnLaunch s = shapes[k][StnVecSizeClass(n)];
-  return s.threads ? s : is_reduction(k) ? reduce_default : map_default;
+  return s.threads ? s : k == STN_K_MDOT ? mdot_default : is_reduction(k) ? reduce_default : map_default;
 }
 
 int StnVecRunShape(StnVecKernel k, StnLaunch s, long n, int nv, double *a, double *b, double *c, const double *const *d, const double *sc, double *out)

