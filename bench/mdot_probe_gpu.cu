@@ -16,6 +16,7 @@
      nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime bench/mdot_probe_gpu.cu -o mdot_probe -lcublas
      ./mdot_probe          the timing table (about 20 s; 2.5 GB of device memory twice)
      ./mdot_probe once     each form once at its default shape, for ncu */
+#include "median_us.h"
 #include "stnreduce.h"
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -117,26 +118,6 @@ __global__ void __launch_bounds__(256) mdot_cols(const double *x, Ptrs p, long n
   if (!last) return;
   const double t = fold_partials<Sum, 32>(partials, nchunks, wp32);
   if (threadIdx.x < 32) out[threadIdx.x] = t;
-}
-
-template <class F>
-float median_us(const F &launch, int reps)
-{
-  static cudaEvent_t a, b;
-  if (!a) cudaEventCreate(&a), cudaEventCreate(&b);
-  launch();
-  std::vector<float> ts;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < reps; i++) launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    ts.push_back(ms * 1000 / reps);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[2];
 }
 
 typedef void (*Kernel)(const double *, Ptrs, long, double *, unsigned *, double *);

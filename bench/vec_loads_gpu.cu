@@ -13,6 +13,7 @@
 
      nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime bench/vec_loads_gpu.cu -o vec_loads -lcublas
      ./vec_loads        (on the GPU; about 35 s; 2.5 GB of device memory) */
+#include "median_us.h"
 #include "stnreduce.h"
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -98,28 +99,6 @@ __global__ void __launch_bounds__(256) mdot_rows(const double *x, Ptrs<NV> p, in
     }
   }
   finish<NV>(acc, partials, ticket, out);
-}
-
-/* us per call of launch(): one call to warm up, then 5 batches of reps back-to-back calls timed by
-   CUDA events; the median batch. */
-template <class L>
-float median_us(const L &launch, int reps)
-{
-  static cudaEvent_t a, b;
-  if (!a) cudaEventCreate(&a), cudaEventCreate(&b);
-  launch();
-  std::vector<float> ts;
-  for (int r = 0; r < 5; r++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < reps; i++) launch();
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    ts.push_back(ms * 1000 / reps);
-  }
-  std::sort(ts.begin(), ts.end());
-  return ts[2];
 }
 
 template <int NV, int R, int U>
