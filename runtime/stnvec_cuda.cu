@@ -189,7 +189,7 @@ template <int G, int EPT>
 __global__ void __launch_bounds__(MDotGroups<G>::max_threads) mdot_groups_kernel(MDotGroups<G> a, long n, double *partials, unsigned *ticket, double *out, volatile unsigned *done, unsigned seq)
 {
   constexpr int NT = G * kGroup;
-  __shared__ double warp_part[32][NT];
+  __shared__ double warp_part[32][NT]; /* the block's own kGroup sums use its start, the last fold all */
   const int  g = blockIdx.x % G, nk = min(kGroup, a.nv - g * kGroup); /* nk <= 0: an empty group (nv 17-24) */
   const long first = (long)(blockIdx.x / G) * a.chunk, end = min(n, first + a.chunk);
   double     acc[kGroup];
