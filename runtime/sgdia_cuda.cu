@@ -108,6 +108,7 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
       if (g->n[d] < 1 || g->m[d] < 0 || g->s[d] < 0 || g->s[d] > g->n[d] - g->m[d])
         return fail(bad, "StnSGDIA: the owned box %d..%d in %c does not lie in the grid 0..%d", g->s[d], g->s[d] + g->m[d] - 1, axis[d], g->n[d] - 1);
     }
+    for (int d = 0; d < 2; d++) g->div_m[d] = StnFastDivMake(g->m[d] > 0 ? g->m[d] : 1); /* an empty box has no rows to place */
   }
   for (int t = 0; t < box->nsten; t++)
     for (int d = 0; d < 3; d++) {

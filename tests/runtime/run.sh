@@ -5,6 +5,8 @@
 #                on 1, 2 and 4 MPI ranks
 #   vecref       the GPU vector kernels' CPU reference (runtime/stnvec_ref.c) against naive
 #                loops (tests/runtime/vecref.c); plain C, no PETSc or CUDA
+#   fastdiv_test the SG-DIA kernels' division by a multiply (runtime/stnfastdiv.h) against the
+#                C operator (tests/runtime/fastdiv_test.c); plain C
 #
 # Builds into build/tests/ with mpicc and PETSc's pkg-config flags, the flags generated programs
 # use. Prints one line per case; exits non-zero if anything fails to build or any case fails.
@@ -23,6 +25,13 @@ if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/te
   echo "FAIL: building tests/runtime/vecref.c"
   vecfail=1
 elif ! build/tests/vecref; then
+  vecfail=1
+fi
+# The SG-DIA kernels' division by the box's extents (runtime/stnfastdiv.h): plain C too.
+if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/tests/fastdiv_test tests/runtime/fastdiv_test.c; then
+  echo "FAIL: building tests/runtime/fastdiv_test.c"
+  vecfail=1
+elif ! build/tests/fastdiv_test; then
   vecfail=1
 fi
 
