@@ -42,13 +42,27 @@ __device__ __forceinline__ double load(const double *p)
   return v;
 }
 
+/* The runtime's end of a reduction, once every block has written its partials: the last block to
+   finish folds the nchunks x 32 of them into out (device memory here, no host flag). */
+__device__ void last_block_folds(const double *partials, long nchunks, unsigned *ticket, double *out, double (*wp)[32])
+{
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  const double t = fold_partials<Sum, 32>(partials, nchunks, wp);
+  if (threadIdx.x < 32) out[threadIdx.x] = t;
+}
+
 /* NL vectors loaded (30, or 32 with the last two x again); 32 accumulators either way. CHUNK: each
    block takes a contiguous range instead of the grid-wide stride. */
 template <int NL, int L, bool CHUNK>
 __global__ void __launch_bounds__(512) mdot(const double *x, Ptrs p, long n, double *partials, unsigned *ticket, double *out)
 {
   __shared__ double warp_part[32][32];
-  __shared__ bool   last;
   double acc[32];
 #pragma unroll
   for (int k = 0; k < 32; k++) acc[k] = 0.0;
@@ -65,14 +79,7 @@ __global__ void __launch_bounds__(512) mdot(const double *x, Ptrs p, long n, dou
     for (int k = 0; k < NL; k++) acc[k] = fma(xi, load<L>(p.y[k] + i), acc[k]);
   }
   block_partials<Sum, 32>(acc, warp_part, partials);
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  const double t = fold_partials<Sum, 32>(partials, gridDim.x, warp_part);
-  if (threadIdx.x < 32) out[threadIdx.x] = t;
+  last_block_folds(partials, gridDim.x, ticket, out, warp_part);
 }
 
 /* cuBLAS's way (its gemv T kernel at this shape: 132 blocks of 8 warps, 166 registers, a split-K
@@ -86,7 +93,6 @@ __global__ void __launch_bounds__(256) mdot_cols(const double *x, Ptrs p, long n
   constexpr int G = 32 / NC;
   __shared__ double warp_part[32][NC];
   __shared__ double wp32[32][32];
-  __shared__ bool   last;
   const int  g = blockIdx.x % G, nchunks = gridDim.x / G;
   const long chunk = blockIdx.x / G, len = ((n + nchunks - 1) / nchunks + 255) / 256 * 256;
   const long end = min(n, (chunk + 1) * len);
@@ -110,14 +116,7 @@ __global__ void __launch_bounds__(256) mdot_cols(const double *x, Ptrs p, long n
   /* block_partials writes partials[blockIdx.x * NC + k]: shift the base so that this block's land
      at chunk * 32 + g * NC + k. */
   block_partials<Sum, NC>(acc, warp_part, partials + (chunk * 32 + g * NC) - (long)blockIdx.x * NC);
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  const double t = fold_partials<Sum, 32>(partials, nchunks, wp32);
-  if (threadIdx.x < 32) out[threadIdx.x] = t;
+  last_block_folds(partials, nchunks, ticket, out, wp32);
 }
 
 typedef void (*Kernel)(const double *, Ptrs, long, double *, unsigned *, double *);
@@ -153,43 +152,38 @@ int main(int argc, char **argv)
   double ref[32];
   cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, V + 30 * n, 1, zero, res, 1);
   cudaMemcpy(ref, res, 30 * 8, cudaMemcpyDeviceToHost);
-  if (once) {
-    for (const Form &f : forms) {
-      Ptrs p; for (int k = 0; k < 32; k++) p.y[k] = V + (k < 30 ? k : 30) * n;
-      f.k<<<sms, 512>>>(V + 30 * n, p, n, partials, ticket, out);
-    }
-    cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, V + 30 * n, 1, zero, res, 1);
+  auto rel_err = [&] { /* the last launch's results against dgemv's */
+    double got[32], err = 0;
+    cudaMemcpy(got, out, 32 * 8, cudaMemcpyDeviceToHost);
+    for (int k = 0; k < 30; k++) err = std::max(err, fabs(got[k] - ref[k]) / fabs(ref[k]));
+    return err;
+  };
+  Ptrs one_p; /* layout 0's pointers; the unused slots 30 and 31 are x */
+  for (int k = 0; k < 32; k++) one_p.y[k] = V + (k < 30 ? k : 30) * n;
+  const double *one_x = V + 30 * n;
+  if (once) { /* each form once, for ncu */
+    for (const Form &f : forms) f.k<<<sms, 512>>>(one_x, one_p, n, partials, ticket, out);
+    mdot_cols<8, 2><<<33 * 4, 256>>>(one_x, one_p, n, partials, ticket, out);
+    cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, one_x, 1, zero, res, 1);
     cudaDeviceSynchronize();
     printf("once: %s\n", cudaGetErrorString(cudaGetLastError()));
+    return 0;
   }
-  {
-    Ptrs p; for (int k = 0; k < 32; k++) p.y[k] = V + (k < 30 ? k : 30) * n;
-    const double *x = V + 30 * n;
-    const struct { const char *name; Kernel k; } cols[] = {
-      {"cols NC8 EPT1", mdot_cols<8, 1>}, {"cols NC8 EPT2", mdot_cols<8, 2>}, {"cols NC8 EPT4", mdot_cols<8, 4>},
-      {"cols NC16 EPT1", mdot_cols<16, 1>}, {"cols NC16 EPT2", mdot_cols<16, 2>}, {"cols NC4 EPT4", mdot_cols<4, 4>}};
-    for (auto &c : cols) {
-      if (once) break;
-      const int G = strstr(c.name, "NC16") ? 2 : strstr(c.name, "NC8") ? 4 : 8;
-      float best = 1e9; int bt = 0, bc = 0;
-      printf("%-28s one  ", c.name);
-      for (int t : {128, 256}) for (int bps : {1, 2, 4, 8}) { /* blocks per SM */
-        const int nchunks = bps * sms / G;
-        const float us = median_us([&] { c.k<<<nchunks * G, t>>>(x, p, n, partials, ticket, out); }, reps);
-        printf(" %d/%d %.1f", t, nchunks, us);
-        if (us < best) best = us, bt = t, bc = nchunks;
-      }
-      double got[32]; cudaMemcpy(got, out, 32 * 8, cudaMemcpyDeviceToHost);
-      double err = 0; for (int k = 0; k < 30; k++) err = std::max(err, fabs(got[k] - ref[k]) / fabs(ref[k]));
-      printf(" | best %.1f us (%d threads, %d chunks) %.2f TB/s, rel.err %.1e\n", best, bt, bc, bytes / best / 1e6, err);
+  const struct { const char *name; Kernel k; int groups; } cols[] = {
+    {"cols NC8 EPT1", mdot_cols<8, 1>, 4}, {"cols NC8 EPT2", mdot_cols<8, 2>, 4}, {"cols NC8 EPT4", mdot_cols<8, 4>, 4},
+    {"cols NC16 EPT1", mdot_cols<16, 1>, 2}, {"cols NC16 EPT2", mdot_cols<16, 2>, 2}, {"cols NC4 EPT4", mdot_cols<4, 4>, 8}};
+  for (auto &c : cols) {
+    float best = 1e9; int bt = 0, bc = 0;
+    printf("%-28s one  ", c.name);
+    for (int t : {128, 256}) for (int bps : {1, 2, 4, 8}) { /* blocks per SM */
+      const int nchunks = bps * sms / c.groups;
+      const float us = median_us([&] { c.k<<<nchunks * c.groups, t>>>(one_x, one_p, n, partials, ticket, out); }, reps);
+      printf(" %d/%d %.1f", t, nchunks, us);
+      if (us < best) best = us, bt = t, bc = nchunks;
     }
-    if (once) {
-      mdot_cols<8, 2><<<33 * 4, 256>>>(x, p, n, partials, ticket, out);
-      cudaDeviceSynchronize();
-      return 0;
-    }
+    printf(" | best %.1f us (%d threads, %d chunks) %.2f TB/s, rel.err %.1e\n", best, bt, bc, bytes / best / 1e6, rel_err());
   }
-  const float gemv = median_us([&] { cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, V + 30 * n, 1, zero, res, 1); }, reps);
+  const float gemv = median_us([&] { cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, one_x, 1, zero, res, 1); }, reps);
   printf("cublas dgemv: %.1f us %.2f TB/s\n", gemv, bytes / gemv / 1e6);
   for (int layout = 0; layout < 2; layout++)
     for (const Form &f : forms) {
@@ -203,10 +197,8 @@ int main(int argc, char **argv)
         printf(" %d/%d %.1f", t, bps, us);
         if (us < best) best = us, bt = t, bb = bps;
       }
-      double got[32]; cudaMemcpy(got, out, 32 * 8, cudaMemcpyDeviceToHost);
-      double err = 0; for (int k = 0; k < 30; k++) err = std::max(err, fabs(got[k] - ref[k]) / fabs(ref[k]));
-      printf(" | best %.1f us (%d,%d) %.2f TB/s %.3fx dgemv, rel.err %.1e\n", best, bt, bb, bytes / best / 1e6, gemv / best, err);
+      printf(" | best %.1f us (%d,%d) %.2f TB/s %.3fx dgemv, rel.err %.1e\n", best, bt, bb, bytes / best / 1e6, gemv / best, rel_err());
     }
-  printf("cublas dgemv again: %.1f us\n", median_us([&] { cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, V + 30 * n, 1, zero, res, 1); }, reps));
+  printf("cublas dgemv again: %.1f us\n", median_us([&] { cublasDgemv(h, CUBLAS_OP_T, n, 30, one, V, n, one_x, 1, zero, res, 1); }, reps));
   return 0;
 }

@@ -19,7 +19,6 @@
 #endif
 
 typedef struct StnFastDiv {
-  int      d;     /* the divisor, >= 1 */
   unsigned mul;   /* ceil(2^(31+l) / d), 0 for d = 1 */
   int      shift; /* l - 1 */
 } StnFastDiv;
@@ -27,7 +26,7 @@ typedef struct StnFastDiv {
 /* The magic number of d (1 <= d < 2^31). */
 static inline StnFastDiv StnFastDivMake(int d)
 {
-  StnFastDiv f = {d, 0u, 0};
+  StnFastDiv f = {0u, 0};
   int        l = 0;
   if (d <= 1) return f;
   while ((1ull << l) < (unsigned long long)d) l++;
@@ -36,7 +35,7 @@ static inline StnFastDiv StnFastDivMake(int d)
   return f;
 }
 
-/* n / f.d for 0 <= n < 2^31. */
+/* n / d for 0 <= n < 2^31, f = StnFastDivMake(d). */
 STN_FASTDIV_HD static inline int StnFastDivide(int n, StnFastDiv f)
 {
   if (!f.mul) return n;

@@ -22,10 +22,11 @@
    calls cuBLAS's nrm2, which scales as it goes so that no square overflows. Ours sums the squares
    directly: it overflows only when entries pass 1e154, and reads x once at full bandwidth.
 
-   Many-vector kernels (MDot, MAXPBY) are instantiated for 1, 2, 4, 8, 16 and 32 vectors, the
-   smallest at least nv, and skip the unused slots with a uniform branch; nv above 32 runs in
-   passes of 32. MDot of more than 8 vectors has a kernel of its own (mdot_groups_kernel): blocks
-   take 8 vectors each over a contiguous chunk, as cuBLAS's dgemv does. */
+   Many-vector kernels are instantiated for a number of slots, the smallest at least nv, and
+   skip the unused slots without a branch per vector: MAXPBY for 1, 2, 4, 8, 16 and 32 vectors;
+   MDot for 1, 2, 4 and 8 in reduce_kernel, and beyond 8 in a kernel of its own
+   (mdot_groups_kernel: blocks take 8 vectors each over a contiguous chunk, as cuBLAS's dgemv
+   does) with 2 or 4 groups. nv above 32 runs in passes of 32. */
 #include "stnvec_cuda.h"
 
 #include "sgdia_cuda.h" /* StnCUDARecordError */
@@ -57,7 +58,8 @@ int check(cudaError_t err, const char *what)
 template <int NV>
 struct MDotOp {
   using Fold = Sum;
-  static constexpr int nvals = NV, max_threads = NV >= 16 ? 512 : 1024, max_ept = NV >= 8 ? 1 : 4;
+  static_assert(NV <= 8, "more vectors: mdot_groups_kernel");
+  static constexpr int nvals = NV, max_threads = 1024, max_ept = NV >= 8 ? 1 : 4;
   const double *x;
   const double *y[NV];
   int           nv;
@@ -461,19 +463,25 @@ int start_reduce(StnLaunch s, long n, const Op &op, double *dev_out, unsigned *s
   return check(cudaGetLastError(), "a vector reduction kernel");
 }
 
+/* After a reduction into scratch.dev_out started with status rc as number seq: waits for it and
+   copies its first count results to out (host memory; zeros if it failed). */
+int collect(int rc, unsigned seq, int count, double *out)
+{
+  if (!rc) rc = wait_result(seq);
+  for (int k = 0; k < count; k++) out[k] = rc ? 0.0 : scratch.host_out[k];
+  return rc;
+}
+
 /* Runs a reduction and waits for it; the count() results go to out (host memory). */
 template <class Op>
 int launch_reduce(StnLaunch s, long n, const Op &op, int count, double *out)
 {
-  unsigned seq;
+  unsigned seq = 0;
   if (n <= 0) {
     for (int k = 0; k < count; k++) out[k] = 0.0;
     return 0;
   }
-  int rc = start_reduce(s, n, op, scratch.dev_out, &seq);
-  if (!rc) rc = wait_result(seq);
-  for (int k = 0; k < count; k++) out[k] = rc ? 0.0 : scratch.host_out[k];
-  return rc;
+  return collect(start_reduce(s, n, op, scratch.dev_out, &seq), seq, count, out);
 }
 
 template <int NV>
@@ -532,10 +540,8 @@ int mdot(StnLaunch s, const double *x, int nv, const double *const y[], long n, 
   }
   for (int done = 0; done < nv;) {
     const int m = nv - done < STN_VEC_MAX_MULTI ? nv - done : STN_VEC_MAX_MULTI;
-    unsigned  seq;
-    int       rc = start_mdot(s, x, m, y + done, n, scratch.dev_out, &seq);
-    if (!rc) rc = wait_result(seq);
-    for (int k = 0; k < m; k++) z[done + k] = rc ? 0.0 : scratch.host_out[k];
+    unsigned  seq = 0;
+    const int rc  = collect(start_mdot(s, x, m, y + done, n, scratch.dev_out, &seq), seq, m, z + done);
     if (rc) return rc;
     done += m;
   }
