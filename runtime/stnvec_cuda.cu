@@ -481,7 +481,8 @@ int launch_reduce(StnLaunch s, long n, const Op &op, int count, double *out)
     for (int k = 0; k < count; k++) out[k] = 0.0;
     return 0;
   }
-  return collect(start_reduce(s, n, op, scratch.dev_out, &seq), seq, count, out);
+  const int rc = start_reduce(s, n, op, scratch.dev_out, &seq); /* before collect reads seq */
+  return collect(rc, seq, count, out);
 }
 
 template <int NV>
@@ -540,9 +541,10 @@ int mdot(StnLaunch s, const double *x, int nv, const double *const y[], long n, 
   }
   for (int done = 0; done < nv;) {
     const int m = nv - done < STN_VEC_MAX_MULTI ? nv - done : STN_VEC_MAX_MULTI;
-    unsigned  seq = 0;
-    const int rc  = collect(start_mdot(s, x, m, y + done, n, scratch.dev_out, &seq), seq, m, z + done);
-    if (rc) return rc;
+    unsigned  seq    = 0;
+    const int rc     = start_mdot(s, x, m, y + done, n, scratch.dev_out, &seq); /* before collect reads seq */
+    const int failed = collect(rc, seq, m, z + done);
+    if (failed) return failed;
     done += m;
   }
   return 0;
