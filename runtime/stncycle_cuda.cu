@@ -37,9 +37,7 @@
    x = x + V y; w = d .* (b - A x), x's neighbours read from the unscaled vector, and the block's
    part of ||w||^2;                                                                      barrier
    res = ||w||, V[0] = w / res;                                                          barrier
-   and the next cycle's first step reads V[0]. A launch may start the same way, with the initial
-   residual (the last two stretches, from x or from a zero x) in a kernel of its own just before
-   (gmres_start_kernel), so that a solve needs no other kernels and no wait before its launch.
+   and the next cycle's first step reads V[0].
 
    Coherence. The basis, x and the unscaled new vector are written and read within the launch,
    and their loads use the L1 cache (the product reads each x entry up to dof * nsten times). A
@@ -451,20 +449,17 @@ __device__ void restart_update(const CycleArgs &a, Shared &sh)
   });
 }
 
-/* V[0] = d .* (b - A x) normalized (ZERO: d .* b, the residual of a zero initial guess, without
-   the product and x), in PETSc's arithmetic (KSPInitialResidual with left preconditioning d, then
-   VecNormalize), GRS(0) = its norm, and the report of the restart after cycle c, which has ticket
-   a.ticket(c, max_k): c = -1 is the launch's start (StnGMRESCycleArgs.start). Returns the norm.
-   x may be the unscaled vector: every block's rows of it are written before the barrier that
-   precedes this. */
-template <int DOF, int NSTEN, bool ZERO>
-__device__ double new_residual(const CycleArgs &a, Shared &sh, const double *x, int c, cg::grid_group &grid)
+/* The rest of the restart after full cycle c, once the host has said go and after a barrier:
+   returns the new residual's norm. */
+template <int DOF, int NSTEN>
+__device__ double restart(const CycleArgs &a, Shared &sh, int c, cg::grid_group &grid)
 {
   const int m = a.st.max_k;
 
-  if constexpr (!ZERO) product_rows<DOF, NSTEN>(a, x, 1.0, a.b);
-  else /* VecCopy, then Jacobi's pointwise product: the same bits */
-    for_rows(a.n, [&](int r, long t) { w_row(r) = a.d ? __ldg(a.b + t) * __ldg(a.d + t) : __ldg(a.b + t); });
+  /* x = x + V y, then V[0] = d .* (b - A x), normalized; x's neighbours from the unscaled vector
+     (the same values: every block's rows of it are written before the barrier). */
+  for_rows(a.n, [&](int r, long t) { a.x[t] = w_row(r); });
+  product_rows<DOF, NSTEN>(a, a.unscaled, 1.0, a.b);
   double sq = 0.0;
   for_rows(a.n, [&](int r, long) { sq = fma(w_row(r), w_row(r), sq); });
   const double res = sqrt(grid_sum(a, sh, sq, grid));
@@ -478,18 +473,6 @@ __device__ double new_residual(const CycleArgs &a, Shared &sh, const double *x, 
   }
   sync_publishing(a, grid, due, a.ticket(c, m)); /* V[0] is whole before the next step reads it */
   return res;
-}
-
-/* The launch's start (StnGMRESCycleArgs.start): V[0] from the initial guess (ZERO: from zero), on
-   the cycle kernel's grid, just before it. A kernel of its own: the cycle kernel uses all of its 64
-   registers, and the start's product beside the steps' made ptxas spill some (nvcc -Xptxas -v),
-   into the steps too: 1.1-1.8 us more per step on the H200 (session 15, docs/performance.md). */
-template <int DOF, int NSTEN, bool ZERO>
-__global__ void __launch_bounds__(kThreads) gmres_start_kernel(const __grid_constant__ CycleArgs a)
-{
-  __shared__ Shared sh;
-  cg::grid_group    grid = cg::this_grid();
-  new_residual<DOF, NSTEN, ZERO>(a, sh, a.x, -1, grid);
 }
 
 /* PREFETCH: the matrix is asked into L2 before each norm's barrier (a compile-time choice: the
@@ -518,9 +501,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
   }
 #endif
 
-  /* No steps from a residual of 0, infinite or NaN (the start kernel's: the host's test ends the
-     solve); else V[0..it0], written before the launch, into the cache. */
-  if (const double g0 = __ldcg(a.st.grs); g0 == 0.0 || !isfinite(g0)) return;
+  /* V[0..it0], written before the launch, into the cache. */
   for (int k = 0; k <= a.it0 && k < a.cached; k++) for_rows(a.n, [&](int r, long t) { cached_row(a, k, r) = a.V[k][t]; });
 
   int    it = a.it0, cycle = 0, end = a.it1; /* this cycle's steps: it .. end - 1 */
@@ -596,8 +577,7 @@ __global__ void __launch_bounds__(kThreads) gmres_cycle_kernel(const __grid_cons
     if (threadIdx.x == 0) sh.next = a.decision[1];
     __syncthreads();
     if (!sh.next) break;
-    for_rows(a.n, [&](int r, long t) { a.x[t] = w_row(r); }); /* x = x + V y */
-    const double res = new_residual<DOF, NSTEN, false>(a, sh, a.unscaled, cycle, grid); /* x's neighbours from there: the same values */
+    const double res = restart<DOF, NSTEN>(a, sh, cycle, grid);
     if (res == 0.0 || !isfinite(res)) break; /* the host's test ends the solve */
     cycle++;
     it   = 0;
@@ -727,33 +707,13 @@ int plan_shared(const void *kernel, long blocks, int sms, bool streaming, CycleA
   }
 }
 
-/* Launches the start kernel of instance <DOF, NSTEN> (from zero or from x) on the cycle kernel's
-   grid, with a's plan (plan_shared): the rows of w in shared memory, no cached vectors. */
-template <int DOF, int NSTEN>
-int launch_start(const CycleArgs &a, long blocks, int start)
-{
-  static bool sized[2];  /* the start kernels' shared memory raised to the most a launch uses */
-  const int   zero   = start == STN_GMRES_START_ZERO;
-  const void *kernel = zero ? (const void *)gmres_start_kernel<DOF, NSTEN, true> : (const void *)gmres_start_kernel<DOF, NSTEN, false>;
-  const size_t bytes = (size_t)a.wlen * kThreads * sizeof(double), most = (size_t)kRows * kThreads * sizeof(double);
-  int          rc;
-  if (!sized[zero] && (rc = check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most), "cudaFuncSetAttribute (GMRES start kernel)"))) return rc;
-  sized[zero] = true;
-  CycleArgs s = a;
-  s.cached    = 0;
-  void *p[]   = {&s};
-  return check(cudaLaunchCooperativeKernel(kernel, dim3((unsigned)blocks), dim3(kThreads), p, bytes, 0), "the GMRES start kernel");
-}
-
-/* What to do with an instance: how many blocks it takes (args NULL), or launch it, after the start
-   kernel where start asks for one. */
+/* What to do with an instance: how many blocks it takes (args NULL), or launch it. */
 struct Instance {
   long       n;
   int        sms;
   CycleArgs *args;
   long       npartials;
   bool       prefetch; /* the kernel that asks L2 for the matrix (prefetches) */
-  int        start;    /* STN_GMRES_START_* */
   template <int DOF, int NSTEN>
   int run() const
   {
@@ -765,8 +725,6 @@ struct Instance {
     const void *kernel = prefetch ? (const void *)gmres_cycle_kernel<DOF, NSTEN, true> : (const void *)gmres_cycle_kernel<DOF, NSTEN, false>;
     size_t      bytes;
     if (int rc = plan_shared(kernel, blocks, sms, !prefetch, args, &bytes)) return rc;
-    if (start)
-      if (int rc = launch_start<DOF, NSTEN>(*args, blocks, start)) return rc;
     return check(cudaLaunchCooperativeKernel(kernel, dim3((unsigned)blocks), dim3(kThreads), p, bytes, 0), "the GMRES cycle kernel");
   }
 };
@@ -778,7 +736,7 @@ extern "C" int StnGMRESCycleFits(const StnBox *box, long n)
   StnGMRESScratch s;
   unsigned        first;
   if (n < 1 || !box || StnGMRESGetScratch(&s, 0, &first) || !s.cooperative || control_ready()) return 0;
-  return with_instance(box->dof, box->nsten, Instance{n, s.sms, nullptr, 0, prefetches(box->dof, box->nsten, n), 0});
+  return with_instance(box->dof, box->nsten, Instance{n, s.sms, nullptr, 0, prefetches(box->dof, box->nsten, n)});
 }
 
 extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *in, unsigned *first)
@@ -791,13 +749,10 @@ extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *i
   if (in->it0 < 0 || in->it1 <= in->it0 || in->it1 > m || in->budget < in->it1 - in->it0) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the steps are out of range");
   if (in->cycles < 1 || in->cycles > STN_GMRES_MAX_CYCLES) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: cycles out of range");
   if (in->cycles > 1 && (!in->x || !in->b)) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: restarts need x and b");
-  if (in->start < STN_GMRES_START_GIVEN || in->start > STN_GMRES_START_ZERO || (in->start && (in->it0 || !in->b || (in->start == STN_GMRES_START_GUESS && !in->x))))
-    return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: a start on the device needs it0 = 0, b and (from a guess) x");
   if ((rc = StnSGDIAGeometry(in->box, 0, true, &a.g))) return rc;
   if (a.g.nrows != in->n) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESCycleLaunch: the matrix's rows are not the vectors' length");
   a.cycles = in->cycles;
-  if ((rc = control_ready()) || (rc = unscaled_ready(in->n)) || (rc = StnGMRESGetScratch(&s, (unsigned)(a.cycles * (m + 1) + 1), &a.first))) return rc;
-  a.first++; /* the ticket before it: the start's report (ticket(-1, m)) */
+  if ((rc = control_ready()) || (rc = unscaled_ready(in->n)) || (rc = StnGMRESGetScratch(&s, (unsigned)(a.cycles * (m + 1)), &a.first))) return rc;
   a.A = in->A;
   a.d = in->d;
   a.b = in->b;
@@ -818,7 +773,7 @@ extern "C" int StnGMRESCycleLaunch(StnGMRESState *st, const StnGMRESCycleArgs *i
   a.decision = control.decision;
   a.unscaled = control.unscaled;
   *first     = a.first;
-  return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials, prefetches(a.g.dof, a.g.nsten, a.n), in->start});
+  return with_instance(a.g.dof, a.g.nsten, Instance{in->n, s.sms, &a, s.npartials, prefetches(a.g.dof, a.g.nsten, a.n)});
 }
 
 #ifdef STN_CYCLE_TRACE

@@ -48,22 +48,9 @@ typedef struct StnGMRESCycleArgs {
   int           cycles;   /* the most cycles the launch runs, the first included: 1 (no restart)
                              to STN_GMRES_MAX_CYCLES */
   long          budget;   /* the most steps in all (at least it1 - it0) */
-  double       *x;        /* for restarts (cycles > 1) and start: the solution, updated at each */
-  const double *b;        /*   restart, and the right-hand side */
-  int           start;    /* V[0]: 0 (STN_GMRES_START_GIVEN), START_GUESS or START_ZERO below */
+  double       *x;        /* for restarts (cycles > 1): the solution, updated at each restart, */
+  const double *b;        /*   and the right-hand side */
 } StnGMRESCycleArgs;
-
-/* Where the launch's V[0] comes from (StnGMRESCycleArgs.start). GIVEN: written before the launch,
-   normalized, with GRS(0) set (StnGMRESStart). GUESS: the launch computes it first (a kernel of
-   its own, queued just before the cycle kernel), as KSPSolve does before its first cycle
-   (KSPInitialResidual with the scaling d as left preconditioner, then VecNormalize): V[0] =
-   d .* (b - A x), res = ||V[0]||, V[0] = V[0] / res (unless res is 0, infinite or NaN), GRS(0) =
-   res, and reports it as the restart before cycle 0: restarted = 1 and res in the report
-   StnGMRESStepWait(max_k, StnGMRESCycleTicket(first, max_k, -1, max_k)) (that is, ticket
-   first - 1). ZERO: the same for an initial guess of zero, without the product and without
-   reading x: V[0] = d .* b. Either needs it0 = 0 and b (GUESS: x). A launch whose GRS(0) is 0 or
-   not finite, from the start or from StnGMRESStart, runs no steps. */
-enum { STN_GMRES_START_GIVEN, STN_GMRES_START_GUESS, STN_GMRES_START_ZERO };
 
 /* Launches a.cycles cycles of GMRES as one kernel on the default stream.
 

@@ -36,9 +36,7 @@
 ** -ksp_stngmres_device_restart the restarts too: after a full cycle the
 ** host says go (restart_in_kernel) and the kernel updates x, computes the
 ** new residual and its norm, and goes on with the next cycle while the
-** host tests that norm (cycle() with g->restarted). The solve's first
-** residual is then the kernel's too (start_in_kernel): one launch and one
-** wait from KSPSolve's start to its first test. The host's side of the
+** host tests that norm (cycle() with g->restarted). The host's side of the
 ** algorithm is unchanged: the same tests, reasons and monitors, in the
 ** same order.
 */
@@ -268,25 +266,10 @@ static PetscErrorCode operator_setup(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The device arrays of the basis into g->Vd: valid there only from now on, so that the kernels
-   may write them. */
-static PetscErrorCode basis_on_device(KSP_StnGMRES *g)
-{
-  PetscFunctionBegin;
-  for (PetscInt i = 0; i <= g->max_k; i++) {
-    PetscScalar *a;
-    PetscCall(VecCUDAGetArray(g->V[i], &a));
-    g->Vd[i] = a;
-    PetscCall(VecCUDARestoreArray(g->V[i], &a));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Launches this cycle, from step 0, as one kernel (stncycle_cuda.h): the operator of
    operator_setup (A, with Jacobi's scaling for OP_JACOBI) and the Gram-Schmidt steps, and where
-   operator_setup allowed it the later cycles of the solve with their restarts, up to max_it.
-   start: where V[0] comes from (STN_GMRES_START_GIVEN: the host has computed it). */
-static PetscErrorCode launch_cycles(KSP ksp, PetscInt n, int start)
+   operator_setup allowed it the later cycles of the solve with their restarts, up to max_it. */
+static PetscErrorCode launch_cycles(KSP ksp, PetscInt n)
 {
   KSP_StnGMRES      *g      = (KSP_StnGMRES *)ksp->data;
   const PetscInt     budget = ksp->max_it - ksp->its, cycles = (budget + g->max_k - 1) / g->max_k;
@@ -296,7 +279,7 @@ static PetscErrorCode launch_cycles(KSP ksp, PetscInt n, int start)
 
   PetscFunctionBegin;
   if (g->op == OP_JACOBI) PetscCall(VecCUDAGetArrayRead(g->jacobi, &d));
-  if (g->restart_on_device || start) {
+  if (g->restart_on_device) {
     PetscCall(VecCUDAGetArray(ksp->vec_sol, &x));
     PetscCall(VecCUDAGetArrayRead(ksp->vec_rhs, &b));
   }
@@ -312,42 +295,16 @@ static PetscErrorCode launch_cycles(KSP ksp, PetscInt n, int start)
   a.budget = budget;
   a.x      = x;
   a.b      = b;
-  a.start  = start;
   STN_CUDA_CALL(StnGMRESCycleLaunch(&g->st, &a, &g->first));
   PetscCall(PetscInfo(ksp, "The cycle kernel runs up to %d cycles (%s) and %" PetscInt_FMT " steps\n", a.cycles, g->restart_on_device ? "restarts on the device" : "restarts on the host", budget));
   g->running       = PETSC_TRUE;
   g->launch_cycle  = 0;
   g->launch_cycles = a.cycles;
   if (g->op == OP_JACOBI) PetscCall(VecCUDARestoreArrayRead(g->jacobi, &d));
-  if (g->restart_on_device || start) {
+  if (g->restart_on_device) {
     PetscCall(VecCUDARestoreArray(ksp->vec_sol, &x));
     PetscCall(VecCUDARestoreArrayRead(ksp->vec_rhs, &b));
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Where the restarts run on the device, the solve's first residual does too: the cycle kernel
-   starts with what KSPInitialResidual and the first cycle's VecNormalize compute (stncycle_cuda.h,
-   StnGMRESCycleArgs.start), so that no kernel runs before it and the only wait is for the norm,
-   which the first cycle() then tests as it tests a restart's. In the same arithmetic as PETSc's
-   (the norm summed in another order). */
-static PetscErrorCode start_in_kernel(KSP ksp)
-{
-  KSP_StnGMRES  *g    = (KSP_StnGMRES *)ksp->data;
-  const int      from = ksp->guess_zero ? STN_GMRES_START_ZERO : STN_GMRES_START_GUESS;
-  StnGMRESReport rep;
-  PetscInt       n;
-
-  PetscFunctionBegin;
-  PetscCall(VecGetLocalSize(g->V[0], &n));
-  PetscCall(basis_on_device(g));
-  PetscCall(launch_cycles(ksp, n, from));
-  STN_CUDA_CALL(StnGMRESStepWait(g->st.max_k, StnGMRESCycleTicket(g->first, g->st.max_k, -1, g->st.max_k), &rep));
-  g->restarted   = PETSC_TRUE;
-  g->restart_res = rep.res;
-  PetscCall(PetscObjectStateIncrease((PetscObject)g->V[0]));
-  /* The flops of KSPInitialResidual (MatMult and VecAXPY from a guess, PCApply) and VecNormalize. */
-  PetscCall(PetscLogGpuFlops((from == STN_GMRES_START_GUESS ? g->cycle_flops + 2.0 * n : 0) + (g->op == OP_JACOBI ? (PetscLogDouble)n : 0) + 3.0 * n));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -448,7 +405,13 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
   }
   PetscCall((*ksp->converged)(ksp, ksp->its, res, &ksp->reason, ksp->cnvP));
 
-  if (!on_device) PetscCall(basis_on_device(g));
+  /* The basis on the device: valid there only from now on, so that the kernels may write it. */
+  for (PetscInt i = 0; !on_device && i <= g->max_k; i++) {
+    PetscScalar *a;
+    PetscCall(VecCUDAGetArray(g->V[i], &a));
+    g->Vd[i] = a;
+    PetscCall(VecCUDARestoreArray(g->V[i], &a));
+  }
   while (!ksp->reason && it < g->max_k && ksp->its < ksp->max_it) {
     const PetscInt ahead = g->profile ? 0 : g->lookahead;
     const PetscInt last  = PetscMin(PetscMin(g->max_k - 1, it + ahead), it + (ksp->max_it - ksp->its) - 1);
@@ -458,7 +421,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
       PetscCall(KSPMonitor(ksp, ksp->its, res));
     }
     if (g->use_cycle && !queued) { /* all the steps this cycle may take, in the kernel */
-      if (!on_device) PetscCall(launch_cycles(ksp, n, STN_GMRES_START_GIVEN));
+      if (!on_device) PetscCall(launch_cycles(ksp, n));
       queued = PetscMin(g->max_k, ksp->max_it - ksp->its);
       for (PetscInt i = 0; i < queued; i++) ticket[i] = StnGMRESCycleTicket(g->first, g->st.max_k, (int)g->launch_cycle, (int)i);
     }
@@ -547,7 +510,6 @@ static PetscErrorCode KSPSolve_StnGMRES(KSP ksp)
   ksp->its   = 0;
   ksp->rnorm = -1.0; /* marks the first cycle, for its breakdown test */
   PetscCall(operator_setup(ksp));
-  if (g->restart_on_device && ksp->max_it > 0) PetscCall(start_in_kernel(ksp)); /* the first residual too */
   while (!ksp->reason || (ksp->rnorm == -1 && ksp->reason == KSP_DIVERGED_PC_FAILED)) {
     if (!g->restarted) PetscCall(KSPInitialResidual(ksp, ksp->vec_sol, g->temp, g->temp_matop, g->V[0], ksp->vec_rhs));
     PetscCall(cycle(&its, ksp));

@@ -15,8 +15,7 @@
 ** orthogonalized vector's: past n steps the new vector is all roundoff); the cycle run again
 ** gives the same bits; at the end the Hessenberg columns and the rotated right-hand side agree to
 ** 1e-10. A cycle stopped by StnGMRESCycleStop after its third report ends, and its first three
-** reports are the full run's. Then the restarts on the device (check_restart) and a launch that
-** starts from the initial residual (check_start).
+** reports are the full run's. Then the restarts on the device (check_restart).
 **
 ** -bench: microseconds per step at 256^2 x 4 (5-point star) and 64^3 (7-point star), the cycle
 ** kernel against the product and the fused step queued without waits (as KSPSTNGMRES runs them),
@@ -143,19 +142,13 @@ static void reference_step(Run *r, const Run *c, const Problem *p, int it, StnGM
   *cancel = rep->tt > 0 ? fmax(1.0, norm / rep->tt) : 1.0;
 }
 
-/* Launches the cycle kernel on run r: cycles cycles, budget steps, x and b (NULL for one cycle
-   from V[0] as given), the first cycle's V[0] from start (STN_GMRES_START_*). */
-static unsigned launch_from(Run *r, const Problem *p, int cycles, long budget, double *x, const double *b, int start)
+/* Launches the cycle kernel on run r: cycles cycles, budget steps, x and b (NULL for one cycle). */
+static unsigned launch(Run *r, const Problem *p, int cycles, long budget, double *x, const double *b)
 {
-  StnGMRESCycleArgs a = {&p->box, p->A, p->d, r->V, p->n, 1e-30, 0, budget < MAXK ? (int)budget : MAXK, cycles, budget, x, b, start};
+  StnGMRESCycleArgs a = {&p->box, p->A, p->d, r->V, p->n, 1e-30, 0, MAXK, cycles, budget, x, b};
   unsigned          first;
   stn(StnGMRESCycleLaunch(&r->st, &a, &first), "StnGMRESCycleLaunch");
   return first;
-}
-
-static unsigned launch(Run *r, const Problem *p, int cycles, long budget, double *x, const double *b)
-{
-  return launch_from(r, p, cycles, budget, x, b, STN_GMRES_START_GIVEN);
 }
 
 /* The cycle kernel: all steps launched at once, the reports waited for in order; stop_after > 0:
@@ -354,84 +347,6 @@ out:
   free(h), free(v), free(xr), free(hb), free(hd);
 }
 
-/* Whether the device vector v is ref (host) to tol of ref's largest entry. */
-static int close_to(const double *ref, const double *v, long n, double tol)
-{
-  double *h = malloc((size_t)n * sizeof(double)), big = 0, diff = 0;
-  fetch(h, v, n);
-  for (long i = 0; i < n; i++) big = fmax(big, fabs(ref[i])), diff = fmax(diff, fabs(ref[i] - h[i]));
-  free(h);
-  return diff <= tol * big;
-}
-
-/* A launch that starts from the residual (StnGMRESCycleArgs.start): from a guess x, V[0] and the
-   start's report against d .* (b - A x) and its norm computed here (1e-10), x untouched, and its
-   3 steps as check_problem checks steps; from zero (x not given), against d .* b; from zero with
-   b = 0, a report of 0 and no steps. */
-static void check_start(const Problem *p)
-{
-  Run            S, Z, E, ref;
-  StnGMRESReport rep, rs[3], rr;
-  const long     n = p->n;
-  double        *x = device_vector(p, 15), *x0 = device_vector(p, 15), *b = device_vector(p, 16), *zero, *ax;
-  double        *h = malloc((size_t)n * sizeof(double)), *hb = malloc((size_t)n * sizeof(double)), *hd = malloc((size_t)n * sizeof(double));
-  const int      before = nfail;
-  unsigned       first;
-
-  run_create(&S, p), run_create(&Z, p), run_create(&E, p), run_create(&ref, p);
-  cuda(cudaMalloc((void **)&zero, (size_t)n * sizeof(double)), "cudaMalloc");
-  cuda(cudaMalloc((void **)&ax, (size_t)n * sizeof(double)), "cudaMalloc");
-  cuda(cudaMemset(zero, 0, (size_t)n * sizeof(double)), "cudaMemset");
-  fetch(hb, b, n), fetch(hd, p->d, n);
-
-  /* From x: 3 steps, one cycle. */
-  first = launch_from(&S, p, 1, 3, x, b, STN_GMRES_START_GUESS);
-  stn(StnGMRESStepWait(MAXK, StnGMRESCycleTicket(first, MAXK, -1, MAXK), &rep), "StnGMRESStepWait (start)");
-  for (int it = 0; it < 3; it++) stn(StnGMRESStepWait(it, StnGMRESCycleTicket(first, MAXK, 0, it), &rs[it]), "StnGMRESStepWait");
-  cuda(cudaDeviceSynchronize(), "the cycle kernel");
-  stn(StnSGDIAMultCUDA(&p->box, p->A, x0, 0, NULL, ax, 0, NULL), "StnSGDIAMultCUDA");
-  fetch(h, ax, n);
-  double sq = 0;
-  for (long i = 0; i < n; i++) h[i] = hd[i] * (hb[i] - h[i]), sq += h[i] * h[i];
-  double res = sqrt(sq);
-  if (!rep.restarted || !rel_ok(res, rep.res, 1e-10)) fail(p, -1, "the start's residual norm (from x)", res, rep.res);
-  for (long i = 0; i < n; i++) h[i] /= res;
-  if (!close_to(h, S.V[0], n, 1e-10)) fail(p, -1, "V[0] of the start from x", 0, 0);
-  if (!same_bits(x, x0, n)) fail(p, -1, "the start changed x", 0, 0);
-  stn(StnGMRESStart(&ref.st, rep.res), "StnGMRESStart");
-  for (int it = 0; it < 3; it++) {
-    double cancel;
-    reference_step(&ref, &S, p, it, &rr, &cancel);
-    if (!rel_ok(rr.res, rs[it].res, 1e-10) || !rel_ok(rr.tt, rs[it].tt, 1e-10)) fail(p, it, "after the start: residual estimate", rr.res, rs[it].res);
-  }
-
-  /* From zero: V[0] = d .* b / ||d .* b||; x is not read. */
-  first = launch_from(&Z, p, 1, MAXK, NULL, b, STN_GMRES_START_ZERO);
-  stn(StnGMRESStepWait(MAXK, StnGMRESCycleTicket(first, MAXK, -1, MAXK), &rep), "StnGMRESStepWait (start)");
-  stn(StnGMRESCycleStop(), "StnGMRESCycleStop");
-  cuda(cudaDeviceSynchronize(), "the cycle kernel");
-  sq = 0;
-  for (long i = 0; i < n; i++) h[i] = hd[i] * hb[i], sq += h[i] * h[i];
-  res = sqrt(sq);
-  if (!rep.restarted || !rel_ok(res, rep.res, 1e-10)) fail(p, -1, "the start's residual norm (from zero)", res, rep.res);
-  for (long i = 0; i < n; i++) h[i] /= res;
-  if (!close_to(h, Z.V[0], n, 1e-10)) fail(p, -1, "V[0] of the start from zero", 0, 0);
-
-  /* From zero with b = 0: the norm is 0 and the cycle kernel ends before any step (V[1] as it
-     was). */
-  cuda(cudaMemcpy(E.V[1], x0, (size_t)n * sizeof(double), cudaMemcpyDeviceToDevice), "cudaMemcpy");
-  first = launch_from(&E, p, 1, MAXK, NULL, zero, STN_GMRES_START_ZERO);
-  stn(StnGMRESStepWait(MAXK, StnGMRESCycleTicket(first, MAXK, -1, MAXK), &rep), "StnGMRESStepWait (start)");
-  cuda(cudaDeviceSynchronize(), "the cycle kernel");
-  if (rep.res != 0.0) fail(p, -1, "the start's norm with b = 0", 0, rep.res);
-  if (!same_bits(E.V[0], zero, n)) fail(p, -1, "V[0] with b = 0 is not 0", 0, 0);
-  if (!same_bits(E.V[1], x0, n)) fail(p, 0, "a step ran after a start of norm 0", 0, 0);
-  if (nfail == before) printf("gpu: gmres cycle: %s: start on the device = KSPInitialResidual and VecNormalize from x and from zero to 1e-10, x untouched, the steps after it too; b = 0: norm 0, no steps: ok\n", p->name);
-  run_destroy(&S), run_destroy(&Z), run_destroy(&E), run_destroy(&ref);
-  cudaFree(x), cudaFree(x0), cudaFree(b), cudaFree(zero), cudaFree(ax);
-  free(h), free(hb), free(hd);
-}
-
 /* One launch of cycles cycles with the host's side of each restart: every report waited for, the
    go given after each cycle's last one. */
 static void run_restarting(Run *r, const Problem *p, int cycles, double *x, const double *b)
@@ -581,7 +496,7 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("gpu: gmres cycle: the first use of an instance (%d): %.2f ms\n", fits, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6);
   }
-  for (int i = 0; i < np; i++) check_problem(&p[i]), check_restart(&p[i]), check_start(&p[i]);
+  for (int i = 0; i < np; i++) check_problem(&p[i]), check_restart(&p[i]);
   if (argc > 1 && !strcmp(argv[1], "-bench")) {
     printf("\nGMRES cycle on the GPU, us per step over 20 cycles of 30 steps: the product and the fused step queued (two launches per step) against the cycle kernel queued (one launch per cycle, no restarts), and one launch restarting on the device with the host in the loop; the last column: what a restart adds, us per cycle\n");
     printf("| problem | rows | product + step us | cycle kernel us | ratio | with device restarts us | restart us |\n|---|--:|--:|--:|--:|--:|--:|\n");
