@@ -4,6 +4,8 @@
 #   make check      build and run every test (what CI runs)
 #   make demo       the main job: compile and solve the driven cavity, draw it (build/demo/)
 #   make fuzz-long  run the front-end fuzzer for FUZZ_RUNS executions
+#   make install    install stencilc, its man page and the editor files under
+#                   $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
 #   make SAN=address,undefined check   the same with sanitizers
 #
 # re2c and bison run at build time; their outputs go to build/ and are never edited.
@@ -24,7 +26,7 @@ GEN_SRC     = build/lexer.c build/grammar.c
 SEMA_SRC    = codegen/frontend.c codegen/sema.c codegen/sema_expr.c codegen/sema_regions.c codegen/builtins.c
 FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
 IR_SRC      = codegen/ir.c codegen/ir_lower.c codegen/ir_derive.c codegen/ir_eval.c codegen/ir_passes.c
-EMIT_SRC    = codegen/cnames.c codegen/emit_c_expr.c codegen/emit_c.c codegen/emit_cuda.c codegen/compile.c codegen/skeleton.c codegen/toolchain.c \
+EMIT_SRC    = codegen/cnames.c codegen/emit_c_expr.c codegen/emit_c.c codegen/emit_branches.c codegen/emit_cuda.c codegen/compile.c codegen/skeleton.c codegen/toolchain.c codegen/strutil.c \
               codegen/runtime_files.c build/runtime_text.c
 RUNTIME_SRC = $(sort $(wildcard runtime/*.c runtime/*.h runtime/*.cu))
 EXPLAIN_SRC = codegen/explain.c codegen/explain_svg.c
@@ -36,7 +38,7 @@ DRIVER_OBJ  = $(patsubst %.c,build/obj/%.o,$(notdir $(DRIVER_SRC)))
 
 vpath %.c parser codegen build
 
-.PHONY: all deps check demo fuzz fuzz-long clean
+.PHONY: all deps check demo fuzz fuzz-long install clean
 
 all: bin/stencilc
 
@@ -85,6 +87,21 @@ fuzz: build/fuzz-frontend
 
 fuzz-long: build/fuzz-frontend
 	tests/fuzz/run.sh build/fuzz-frontend $(FUZZ_RUNS)
+
+# The editor files: Vim's under share/vim/vimfiles (Debian's system-wide Vim
+# directory), the VS Code extension under share/stencilc/vscode (dsl/EDITORS.md).
+PREFIX ?= /usr/local
+install: bin/stencilc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 bin/stencilc $(DESTDIR)$(PREFIX)/bin/stencilc
+	install -m 644 docs/stencilc.1 $(DESTDIR)$(PREFIX)/share/man/man1/stencilc.1
+	for d in ftdetect ftplugin syntax; do \
+	  install -d $(DESTDIR)$(PREFIX)/share/vim/vimfiles/$$d && \
+	  install -m 644 dsl/vim/$$d/stn.vim $(DESTDIR)$(PREFIX)/share/vim/vimfiles/$$d/stn.vim || exit 1; \
+	done
+	install -d $(DESTDIR)$(PREFIX)/share/stencilc/vscode/syntaxes
+	install -m 644 dsl/vscode/package.json dsl/vscode/language-configuration.json $(DESTDIR)$(PREFIX)/share/stencilc/vscode
+	install -m 644 dsl/vscode/syntaxes/stn.tmLanguage.json $(DESTDIR)$(PREFIX)/share/stencilc/vscode/syntaxes
 
 clean:
 	rm -rf build bin

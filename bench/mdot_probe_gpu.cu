@@ -1,11 +1,12 @@
-/* bench/mdot_probe_gpu.cu: why cuBLAS's dgemv reads 30 vectors faster than our MDot (session 14).
+/* bench/mdot_probe_gpu.cu: how cuBLAS's dgemv reads 30 vectors, against MDot's kernels (the
+   reason for mdot_groups_kernel; results: docs/gpu-runs/mdot.md).
    MDot with 30 vectors at n = 1e7, apart from PETSc, in forms that differ in one thing each from
-   the runtime's (runtime/stnvec_cuda.cu, MDotOp<32> in reduce_kernel with EPT 1):
-     slots   32 accumulators with the two unused slots reading x again (the runtime's form), or 30
+   the grid-stride form (runtime/stnvec_cuda.cu's reduce_kernel with EPT 1, here with 32 slots):
+     slots   32 accumulators with the two unused slots reading x again (that form), or 30
              loads with the two slots left at zero;
      load    plain ld.global, __ldg (ld.global.nc), __ldcs (evict-first), or ld.global.nc with
              L1::no_allocate and the L2::256B prefetch hint;
-     order   grid-stride (the runtime's) or one contiguous chunk per block;
+     order   grid-stride (that form's) or one contiguous chunk per block;
      layout  the 31 vectors in one allocation (x after the 30, as cuBLAS reads them) or each in
              its own cudaMalloc, as PETSc's VecDuplicateVecs gives them;
    each over threads per block and blocks per SM, against cublasDgemv (T, the n x 30 matrix) in

@@ -8,8 +8,8 @@
 #   PETSC_DIR=/path/to/cuda-petsc bench/sgdia_loads_gpu.sh
 #
 # Prints one line per shape: Krylov iterations and microseconds per iteration (KSPSolve).
-# Logs in $OUT or build/bench-gpu. docs/gpu-runs/sgdia_loads.txt has session 4's output; it is
-# why stntune.c loads a matrix over half the L2 as streaming data.
+# Logs in $OUT or build/bench-gpu. docs/gpu-runs/sgdia_loads.txt has its output; it is why
+# stntune.c loads a matrix over half the L2 as streaming data.
 set -u
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc}"
 LOG=${OUT:-build/bench-gpu}

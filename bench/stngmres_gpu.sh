@@ -7,7 +7,7 @@
 #   no-jacobi      Jacobi as its own kernel (-ksp_stngmres_fuse_jacobi 0)
 #   three-kernel   the step as three kernels (-ksp_stngmres_fused 0)
 #   no-lookahead   the host waits for each step before queueing the next (-ksp_stngmres_lookahead 0)
-#   none           all three off: the KSPSTNGMRES of the previous session
+#   none           all three off: three kernels per step, the host waiting for each step
 #   petsc-gmres    PETSc's KSPGMRES on stencilc's vector kernels
 # The vector and product kernels are tuned first (-stn_autotune).
 #

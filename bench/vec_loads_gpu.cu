@@ -1,4 +1,4 @@
-/* bench/vec_loads_gpu.cu: how the vector kernels load, measured apart from PETSc (session 10).
+/* bench/vec_loads_gpu.cu: how the vector kernels load, measured apart from PETSc.
    MDot with 30 vectors (32 slots, the unused two read x again, as runtime/stnvec_cuda.cu does),
    Dot and AXPY, each in three forms against cuBLAS (dgemv T on the same n x 30 matrix, ddot,
    daxpy) in the same process:

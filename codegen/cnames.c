@@ -6,7 +6,7 @@
 **   - a keyword of C, C++ (nvcc compiles CUDA as C++) or CUDA;
 **   - a name of the C library or <math.h> (many are macros);
 **   - a PETSc or MPI name (by prefix: Petsc, PETSC, Mat, Vec, ...);
-**   - a name the generated code itself defines (Field, DOF, PointKind, ...)
+**   - a name the generated code itself defines (Field, DOF, SetKernelCtx, ...)
 **     or uses as a struct member;
 **   - a macro: every name without a lowercase letter (INT_MAX, M_PI), and
 **     the lowercase ones compilers and headers define (linux, errno, ...);
@@ -26,29 +26,30 @@
 /* Sorted, for bsearch. Keep it sorted (tests/cli.sh compiles a program
    whose names are taken from this list). */
 static const char *const reserved[] = {
-  "AppCtx", "CheckEntry", "DOF", "EOF", "FILE", "Field", "FormFunction", "FormFunctionLocal",
-  "FormInitialGuess", "FormJacobian", "FormJacobianLocal", "I", "INFINITY", "J", "NAN", "NSTENCIL", "NULL",
-  "PointKind", "SetParameters", "SetUpJacobian", "StoreBlockRowAIJ", "StoreBlockRowSGDIA", "_Alignas",
-  "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-  "_Thread_local", "abort", "abs", "acos", "acosh", "alignas", "alignof", "alloca", "and", "and_eq", "asin",
-  "asinh", "asm", "assert", "atan", "atan2", "atanh", "atexit", "atof", "atoi", "atol", "auto", "bitand",
-  "bitor", "blockDim", "blockIdx", "bool", "break", "calloc", "case", "catch", "cbrt", "ceil", "char",
-  "char16_t", "char32_t", "check_jacobian", "class", "clock", "compl", "complex", "const", "const_cast",
-  "constexpr", "continue", "copysign", "cos", "cosh", "da", "decltype", "default", "delete", "dim3", "do",
-  "double", "dynamic_cast", "else", "enum", "erf", "erfc", "errno", "exit", "exp", "exp2", "explicit",
-  "expm1", "export", "extern", "fabs", "false", "fdim", "float", "floor", "fma", "fmax", "fmin", "fmod",
-  "for", "fpclassify", "fprintf", "free", "frexp", "friend", "getenv", "goto", "gridDim", "help", "hx", "hy",
-  "hypot", "hz", "i386", "if", "imaginary", "inline", "int", "isfinite", "isgreater", "isinf", "isless",
-  "isnan", "isnormal", "ldexp", "lgamma", "linux", "log", "log10", "log1p", "log2", "long", "longjmp",
-  "main", "major", "makedev", "malloc", "mat_type", "mat_types", "memcpy", "memset", "minor", "mutable",
-  "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "nx", "ny", "nz", "offsetof", "operator", "or",
-  "or_eq", "output", "path", "pow", "printf", "private", "protected", "public", "puts", "qsort", "rand",
-  "realloc", "reason", "register", "reinterpret_cast", "remainder", "restrict", "return", "round", "setjmp",
-  "short", "signbit", "signed", "sin", "sinh", "size_t", "sizeof", "sqrt", "static", "static_assert",
-  "static_cast", "stderr", "stdin", "stdout", "stencil_offsets", "strcmp", "strlen", "struct", "switch",
-  "tan", "tanh", "template", "tgamma", "this", "threadIdx", "thread_local", "throw", "true", "trunc", "try",
-  "typedef", "typeid", "typename", "union", "unix", "unsigned", "using", "va_arg", "va_end", "va_start",
-  "viewer", "virtual", "void", "volatile", "warpSize", "wchar_t", "while", "xor", "xor_eq",
+  "AppCtx", "DOF", "EOF", "FILE", "Field", "FormFunctionCUDA", "FormFunctionLocal", "FormFunctionLocalCUDA",
+  "FormInitialGuess", "FormJacobianCUDA", "FormJacobianLocal", "FormJacobianLocalCUDA", "I", "INFINITY", "IX",
+  "J", "JacobianKernel", "KernelCtx", "NAN", "NSTENCIL", "NULL", "ResidualKernel", "SetKernelCtx",
+  "SetParameters", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+  "_Noreturn", "_Static_assert", "_Thread_local", "abort", "abs", "acos", "acosh", "alignas", "alignof",
+  "alloca", "and", "and_eq", "asin", "asinh", "asm", "assert", "atan", "atan2", "atanh", "atexit",
+  "atof", "atoi", "atol", "auto", "bitand", "bitor", "blockDim", "blockIdx", "bool", "break", "calloc", "case",
+  "catch", "cbrt", "ceil", "char", "char16_t", "char32_t", "check_jacobian", "class", "clock", "compl",
+  "complex", "const", "const_cast", "constexpr", "continue", "copysign", "cos", "cosh", "da", "decltype",
+  "default", "delete", "dim3", "do", "double", "dynamic_cast", "else", "enum", "erf", "erfc", "errno", "exit",
+  "exp", "exp2", "explicit", "expm1", "export", "extern", "fabs", "false", "fdim", "float", "floor", "fma",
+  "fmax", "fmin", "fmod", "for", "fpclassify", "fprintf", "free", "frexp", "friend", "getenv", "goto",
+  "gridDim", "gxm", "gxs", "gym", "gys", "gzm", "gzs", "help", "hx", "hy", "hypot", "hz", "i386", "if",
+  "imaginary", "inline", "int", "isfinite", "isgreater", "isinf", "isless", "isnan", "isnormal",
+  "ldexp", "lgamma", "linux", "log", "log10", "log1p", "log2", "long", "longjmp", "main", "major",
+  "makedev", "malloc", "memcpy", "memset", "minor", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+  "nullptr", "nx", "ny", "nz", "offsetof", "operator", "or", "or_eq", "pow", "printf", "private", "protected",
+  "public", "puts", "qsort", "rand", "realloc", "reason", "register", "reinterpret_cast", "remainder",
+  "restrict", "return", "round", "setjmp", "short", "signbit", "signed", "sin", "sinh", "size_t", "sizeof",
+  "sqrt", "static", "static_assert", "static_cast", "stderr", "stdin", "stdout", "stencil_offsets",
+  "strcmp", "strlen", "struct", "switch", "tan", "tanh", "template", "tgamma", "this", "threadIdx",
+  "thread_local", "throw", "true", "trunc", "try", "typedef", "typeid", "typename", "union", "unix",
+  "unsigned", "using", "va_arg", "va_end", "va_start", "virtual", "void", "volatile", "warpSize", "wchar_t",
+  "while", "xm", "xor", "xor_eq", "xs", "ym", "ys", "zm", "zs",
 };
 
 /* Prefixes of PETSc, MPI, CUDA and our runtime's names. */
@@ -96,8 +97,7 @@ static bool taken(char *const *names, int n, const char *name) {
    one, so that the result can be free at all. */
 static char *safe_name(const char *name, char **out, int nout, const char *const *user, int nuser) {
   size_t len = strlen(name);
-  char *base = malloc(len + 3), *c = malloc(len + 32);
-  if (!base || !c) ice("out of memory");
+  char *base = xmalloc(len + 3), *c = xmalloc(len + 32);
   size_t b = 0;
   if (name[0] == '_') base[b++] = 'u';
   for (size_t i = 0; i < len; i++)

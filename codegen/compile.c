@@ -19,6 +19,7 @@
 #include "compile.h"
 #include "emit_c.h"
 #include "runtime_files.h"
+#include "strutil.h"
 #include "toolchain.h"
 #include "util.h"
 
@@ -26,12 +27,10 @@
    every character outside [A-Za-z0-9_.-] replaced by '_': a name safe in
    C comments, C strings and file names. */
 static char *safe_base(const char *path, const char *ext) {
-  const char *slash = strrchr(path, '/');
-  const char *b = slash ? slash + 1 : path;
+  const char *b = path_base(path);
   size_t n = strlen(b), e = strlen(ext);
-  if (e && n > e && strcmp(b + n - e, ext) == 0) n -= e;
-  char *s = malloc(n + 1 + 4);
-  if (!s) ice("out of memory");
+  if (e && n > e && str_ends_with(b, ext)) n -= e;
+  char *s = xmalloc(n + 1 + 4);
   for (size_t i = 0; i < n; i++) {
     char c = b[i];
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
@@ -42,23 +41,6 @@ static char *safe_base(const char *path, const char *ext) {
   s[n] = '\0';
   return s;
 }
-
-static bool ends_with(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-/* a, b and c in one new string. */
-static char *concat(const char *a, const char *b, const char *c) {
-  size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-  char *s = malloc(n);
-  if (!s) ice("out of memory");
-  snprintf(s, n, "%s%s%s", a, b, c);
-  return s;
-}
-
-static char *join_ext(const char *base, const char *ext) { return concat(base, "", ext); }
-static char *join(const char *dir, const char *name) { return concat(dir, "/", name); }
 
 static bool write_file(const char *path, const char *text, size_t len) {
   FILE *f = fopen(path, "wb");
@@ -93,7 +75,7 @@ static bool name_taken(const char *name) {
     if (strcmp(name, make_targets[i]) == 0) return true;
   static const char *const exts[] = {".c", ".h", ".cu"};
   for (int e = 0; e < COUNT_OF(exts); e++) {
-    char *file = join_ext(name, exts[e]);
+    char *file = path_add_ext(name, exts[e]);
     bool taken = runtime_file(file) != NULL || strcmp(file, COMPILE_PROGRAM_HEADER) == 0;
     for (int i = 0; i < COUNT_OF(clean_patterns) && !taken; i++) taken = fnmatch(clean_patterns[i], file, 0) == 0;
     free(file);
@@ -109,7 +91,7 @@ char *compile_base_name(const char *input) {
   for (char *c = base; *c; c++)
     if (*c == '.' || *c == '-') *c = '_';
   if (!name_taken(base)) return base;
-  char *s = concat("stn_", base, "");
+  char *s = xprintf("stn_%s", base);
   free(base);
   return s;
 }
@@ -133,7 +115,7 @@ bool compile_write_sources(const Ir *ir, const char *input, const char *program,
                            int *nfiles) {
   char *stn_name = compile_stn_name(input);
   char *base = compile_base_name(input);
-  char *c_base = join_ext(base, ".c"), *h_base = join_ext(base, ".h"), *cu_base = join_ext(base, ".cu");
+  char *c_base = path_add_ext(base, ".c"), *h_base = path_add_ext(base, ".h"), *cu_base = path_add_ext(base, ".cu");
   EmitOptions eo = {program, stn_name, c_base, h_base};
   const struct { const char *name; Emitter emit; } generated[] = {
     {c_base, emit_c_program}, {h_base, emit_cuda_header}, {cu_base, emit_cuda_kernels},
@@ -141,12 +123,12 @@ bool compile_write_sources(const Ir *ir, const char *input, const char *program,
   };
   bool ok = true;
   for (int g = 0; g < COUNT_OF(generated) && ok; g++) {
-    files[*nfiles] = join(dir, generated[g].name);
+    files[*nfiles] = path_join(dir, generated[g].name);
     ok = emit_file(ir, files[(*nfiles)++], &eo, generated[g].emit);
   }
   for (const RuntimeFile *rf = runtime_files; ok && rf->name; rf++) {
     if (*nfiles >= COMPILE_MAX_FILES - 8) ice("compile.c: COMPILE_MAX_FILES is too small for the runtime");
-    files[*nfiles] = join(dir, rf->name);
+    files[*nfiles] = path_join(dir, rf->name);
     ok = write_file(files[(*nfiles)++], rf->text, strlen(rf->text));
   }
   if (!ok) fail("cannot write", files[*nfiles - 1]);
@@ -171,7 +153,7 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
       tc_free(&tc);
       return fail("cannot create the directory", co->emit_dir);
     }
-    dir = strdup(co->emit_dir);
+    dir = xstrdup(co->emit_dir);
   } else {
     dir = tc_make_temp_dir();
     if (!dir) {
@@ -180,8 +162,8 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
     }
   }
   char *program = safe_base(co->output, "");
-  char *exe = join(dir, "program.out");
-  char *log = join(dir, "build.log");
+  char *exe = path_join(dir, "program.out");
+  char *log = path_join(dir, "build.log");
   int status = 1;
 
   /* Every file written, by kind: C sources go to the C compiler, CUDA
@@ -199,10 +181,10 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
   int ncuda = 0, cuda_failed = 0;
   char cuda_err[sizeof err] = "";
   for (int f = 0; f < nfiles && nsources < COMPILE_MAX_FILES; f++) {
-    if (ends_with(files[f], ".c")) sources[nsources++] = files[f];
-    if (ends_with(files[f], ".cu") && tc.cuda && !cuda_failed) {
-      cuda_objs[ncuda] = join_ext(files[f], ".o");
-      cuda_logs[ncuda] = join_ext(files[f], ".log");
+    if (str_ends_with(files[f], ".c")) sources[nsources++] = files[f];
+    if (str_ends_with(files[f], ".cu") && tc.cuda && !cuda_failed) {
+      cuda_objs[ncuda] = path_add_ext(files[f], ".o");
+      cuda_logs[ncuda] = path_add_ext(files[f], ".log");
       if (tc_start_cuda(&tc, files[f], dir, cuda_objs[ncuda], cuda_logs[ncuda], &pids[ncuda], cuda_err, sizeof cuda_err) != 0) {
         cuda_failed = 1;
         free(cuda_objs[ncuda]);

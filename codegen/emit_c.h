@@ -16,7 +16,7 @@ typedef struct CEmit {
   char       **field;   /* C names of fields, by index (cnames.h) */
   char       **param;   /* C names of parameters */
   const char  *array;   /* the array field reads come from: "x" */
-  const char  *grid;    /* prefix of grid values: "user->" */
+  const char  *grid;    /* CUDA: prefix of grid values, "ctx."; C reads info->mx and the local hx */
   const char  *params;  /* prefix of parameters: "user->" */
   char       **name;    /* by node: the temporary holding it in the current scope, or NULL */
   bool         cuda;    /* CUDA kernel text: x[IX(i - 1, j)].u and (double) casts */
@@ -26,6 +26,9 @@ typedef struct CEmit {
 
 void emit_c_number(FILE *out, double v);
 void emit_c_expr(CEmit *E, Ref r);
+/* The same, starting at column: a sum that would run past the line's width gets one term per
+   line, each sign under the start of the expression less two. */
+void emit_c_expr_at(CEmit *E, Ref r, int column);
 /* Declares (at indent) the temporaries of the nodes under roots: those the
    same at every point when uniform, the others otherwise. Their nodes go to
    named (room for every node); returns how many. */
@@ -34,6 +37,8 @@ int  emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const ch
 void emit_c_forget(CEmit *E, const Ref *named, int n);
 /* Starts a function: no names taken. */
 void emit_c_function_begin(CEmit *E);
+/* Which grid values (i, hx, nx, ...) the expressions under roots read. */
+void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT]);
 /* Operations evaluated per point for roots (the uniform ones are hoisted). */
 int  emit_c_flops(const CEmit *E, const Ref *roots, int nroots);
 

@@ -111,11 +111,60 @@ static void field_read(CEmit *E, const IrNode *n) {
   fprintf(E->out, ".%s", E->field[n->a]);
 }
 
+/* A grid size: the DMDA's (info->mx) in C, the kernel context's (ctx.nx) in CUDA. */
+static void grid_size(CEmit *E, int bv) {
+  if (E->cuda) fprintf(E->out, "%s%s", E->grid, builtin_values[bv].name);
+  else fprintf(E->out, "info->m%c", builtin_values[bv].name[1]);
+}
+
 static void grid_value(CEmit *E, int bv) {
   const char *real = E->cuda ? "(double)" : "(PetscReal)";
   if (bv <= BV_K) fprintf(E->out, "%s%s", real, builtin_values[bv].name);
-  else if (bv >= BV_NX) fprintf(E->out, "%s%s%s", real, E->grid, builtin_values[bv].name);
-  else fprintf(E->out, "%s%s", E->grid, builtin_values[bv].name);
+  else if (bv >= BV_NX) {
+    fputs(real, E->out);
+    grid_size(E, bv);
+  } else fprintf(E->out, "%s%s", E->cuda ? E->grid : "", builtin_values[bv].name);  /* the spacing */
+}
+
+/* Whether r is an integer computed from grid indices, sizes and small integer constants (with
+   +, - and *), which C then computes in int: `i - 1 == 0` rather than `(PetscReal)i - 1.0 == 0.0`.
+   Both give the same truth value, since doubles hold these integers exactly. */
+static bool integer_valued(const CEmit *E, Ref r) {
+  const IrNode *n = &E->ir->nodes[r];
+  if (E->name[r]) return false;
+  switch (n->op) {
+  case IR_CONST: return n->num == floor(n->num) && fabs(n->num) < 1e6;
+  case IR_GRID: return n->a <= BV_K || (n->a >= BV_NX && n->a <= BV_NZ);
+  case IR_NEG: return integer_valued(E, n->a);
+  case IR_ADD: case IR_SUB: case IR_MUL: return integer_valued(E, n->a) && integer_valued(E, n->b);
+  default: return false;
+  }
+}
+
+static bool comparison(IrOp op) { return op >= IR_EQ && op <= IR_GE; }
+
+/* An integer_valued expression as int C, with the fewest parentheses. */
+static void integer_expr(CEmit *E, Ref r, int context) {
+  const IrNode *n = &E->ir->nodes[r];
+  int p = n->op == IR_CONST ? (n->num < 0 ? P_UNARY : P_PRIMARY) : n->op == IR_GRID ? P_PRIMARY : precedence(n);
+  bool wrap = p > context;
+  if (wrap) fputc('(', E->out);
+  switch (n->op) {
+  case IR_CONST: fprintf(E->out, "%d", (int)n->num); break;
+  case IR_GRID:
+    if (n->a <= BV_K) fputs(builtin_values[n->a].name, E->out);
+    else grid_size(E, n->a);
+    break;
+  case IR_NEG:
+    fputc('-', E->out);
+    integer_expr(E, n->a, P_UNARY);
+    break;
+  default:
+    integer_expr(E, n->a, p);
+    fprintf(E->out, " %s ", c_operator(n->op));
+    integer_expr(E, n->b, p - 1);
+  }
+  if (wrap) fputc(')', E->out);
 }
 
 static void expr(CEmit *E, Ref r, int context);
@@ -176,6 +225,12 @@ static void expr(CEmit *E, Ref r, int context) {
     break;
   default: {  /* binary operators, grouping to the left */
     int p = precedence(n);
+    if (comparison(n->op) && integer_valued(E, n->a) && integer_valued(E, n->b)) {
+      integer_expr(E, n->a, p);
+      fprintf(out, " %s ", c_operator(n->op));
+      integer_expr(E, n->b, p - 1);
+      break;
+    }
     operand(E, n->a, p);
     fprintf(out, " %s ", c_operator(n->op));
     operand(E, n->b, p - 1);
@@ -185,38 +240,90 @@ static void expr(CEmit *E, Ref r, int context) {
 
 void emit_c_expr(CEmit *E, Ref r) { operand(E, r, P_COND); }
 
+/* The terms of the additive chain at r, ((a + b) - c) + d: a, then b, c, d with their signs. */
+static int additive_terms(const CEmit *E, Ref r, Ref *terms, IrOp *ops, int max) {
+  int n = 0;
+  while (n < max - 1 && !E->name[r] && (E->ir->nodes[r].op == IR_ADD || E->ir->nodes[r].op == IR_SUB)) {
+    ops[n] = E->ir->nodes[r].op;
+    terms[n++] = E->ir->nodes[r].b;
+    r = E->ir->nodes[r].a;
+  }
+  ops[n] = IR_ADD;
+  terms[n++] = r;
+  for (int i = 0, j = n - 1; i < j; i++, j--) {  /* in the order written */
+    Ref t = terms[i];
+    terms[i] = terms[j], terms[j] = t;
+    IrOp o = ops[i];
+    ops[i] = ops[j], ops[j] = o;
+  }
+  return n;
+}
+
+void emit_c_expr_at(CEmit *E, Ref r, int column) {
+  enum { WIDTH = 110, MAX_TERMS = 64 };
+  char  *text = NULL;
+  size_t len = 0;
+  FILE  *out = E->out, *mem = open_memstream(&text, &len);
+  if (!mem) ice("out of memory");
+  E->out = mem;
+  emit_c_expr(E, r);
+  fclose(mem);
+  E->out = out;
+  Ref   terms[MAX_TERMS];
+  IrOp  ops[MAX_TERMS];
+  int   n = column + (int)len > WIDTH ? additive_terms(E, r, terms, ops, MAX_TERMS) : 1;
+  if (n < 2) {
+    fputs(text, out);
+    free(text);
+    return;
+  }
+  free(text);
+  operand(E, terms[0], P_ADD);  /* a long sum: one term per line, the signs under the '=' */
+  for (int i = 1; i < n; i++) {
+    fprintf(out, "\n%*s%s ", column > 2 ? column - 2 : 0, "", ops[i] == IR_SUB ? "-" : "+");
+    operand(E, terms[i], P_ADD - 1);
+  }
+}
+
 /* ---- names for temporaries ---- */
 
-static bool local_taken(const CEmit *E, const char *s) {
-  for (int i = 0; i < E->nlocals; i++)
-    if (strcmp(E->locals[i], s) == 0) return true;
+/* A name the generated code uses itself, or C's and PETSc's. */
+static bool name_reserved(const char *s) {
   static const char *const fixed[] = {
     "info", "x", "f", "user", "i", "j", "k", "v", "a", "p", "J", "X", "F", "s", "r", "c",
-    "nrows", "sgdia", "kind", "ierr", "da", "snes", "ctx", "IX", "n", "threads",
+    "nrows", "sgdia", "kind", "ierr", "da", "snes", "ctx", "IX", "n", "threads", "P", "rows", "app",
+    "kernels", "reason", "ptr",
   };
   for (int i = 0; i < COUNT_OF(fixed); i++)
     if (strcmp(fixed[i], s) == 0) return true;
   return cname_reserved(s);
 }
 
+static bool local_taken(const CEmit *E, const char *s) {
+  for (int i = 0; i < E->nlocals; i++)
+    if (strcmp(E->locals[i], s) == 0) return true;
+  return name_reserved(s);
+}
+
 static const char *new_local(CEmit *E, const char *hint) {
   char buf[256];
   if (hint && (hint[0] == '_' || strstr(hint, "__"))) hint = NULL;  /* reserved in C whatever follows */
-  if (hint && strlen(hint) < 200) {
-    snprintf(buf, sizeof buf, "%s", hint);
-    while (local_taken(E, buf) && strlen(buf) < sizeof buf - 2) strcat(buf, "_");
+  if (hint && strlen(hint) < 200) {  /* hint (hint_ where C or we have it), then _2, _3, ... */
+    char stem[224];
+    snprintf(stem, sizeof stem, name_reserved(hint) ? "%s_" : "%s", hint);
+    snprintf(buf, sizeof buf, "%s", stem);
+    const char *numbered = stem[strlen(stem) - 1] == '_' ? "%s%d" : "%s_%d";  /* never a "__" */
+    for (int k = 2; local_taken(E, buf); k++) snprintf(buf, sizeof buf, numbered, stem, k);
   } else {
     do snprintf(buf, sizeof buf, "t%d", E->ntemps++);
     while (local_taken(E, buf));
   }
   if (E->nlocals == E->caplocals) {
     E->caplocals = E->caplocals ? 2 * E->caplocals : 32;
-    E->locals = realloc(E->locals, (size_t)E->caplocals * sizeof *E->locals);
-    if (!E->locals) ice("out of memory");
+    E->locals = xrealloc(E->locals, (size_t)E->caplocals * sizeof *E->locals);
   }
   size_t n = strlen(buf) + 1;
-  char *s = malloc(n);
-  if (!s) ice("out of memory");
+  char *s = xmalloc(n);
   memcpy(s, buf, n);
   E->locals[E->nlocals++] = s;
   return s;
@@ -242,9 +349,8 @@ static void count_uses(const CEmit *E, Ref r, bool uniform, int *uses, char *see
 
 int emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const char *indent, Ref *named) {
   const Ir *ir = E->ir;
-  int *uses = calloc((size_t)ir->nnodes, sizeof *uses);
-  char *seen = calloc((size_t)ir->nnodes, 1);
-  if (!uses || !seen) ice("out of memory");
+  int *uses = xcalloc((size_t)ir->nnodes, sizeof *uses);
+  char *seen = xcalloc((size_t)ir->nnodes, 1);
   for (int i = 0; i < nroots; i++)
     if (roots[i] != IR_NONE) {
       uses[roots[i]]++;
@@ -255,9 +361,10 @@ int emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const cha
     const IrNode *n = &ir->nodes[r];
     if (!seen[r] || leaf(n) || n->uniform != uniform || E->name[r]) continue;
     if (uses[r] < 2 && !ir->hint[r]) continue;
-    E->name[r] = (char *)new_local(E, ir->hint[r]);
-    fprintf(E->out, "%sconst %s %s = ", indent, E->cuda ? "double" : "PetscScalar", E->name[r]);
-    expr(E, r, -1);
+    char *name = (char *)new_local(E, ir->hint[r]);
+    int column = fprintf(E->out, "%sconst %s %s = ", indent, E->cuda ? "double" : "PetscScalar", name);
+    emit_c_expr_at(E, r, column);  /* before r has its name, so that it is printed whole */
+    E->name[r] = name;
     fputs(";\n", E->out);
     named[count++] = r;
   }
@@ -277,11 +384,33 @@ void emit_c_function_begin(CEmit *E) {
   memset(E->name, 0, (size_t)E->ir->nnodes * sizeof *E->name);
 }
 
+void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT]) {
+  const Ir *ir = E->ir;
+  char *seen = xcalloc((size_t)ir->nnodes, 1);
+  Ref *stack = xmalloc(((size_t)ir->nnodes * 3 + (size_t)nroots + 1) * sizeof *stack);
+  int top = 0;
+  for (int i = 0; i < BV_COUNT; i++) used[i] = false;
+  for (int i = 0; i < nroots; i++)
+    if (roots[i] != IR_NONE) stack[top++] = roots[i];
+  while (top > 0) {
+    Ref r = stack[--top];
+    if (seen[r]) continue;
+    seen[r] = 1;
+    const IrNode *n = &ir->nodes[r];
+    if (n->op == IR_GRID) used[n->a] = true;
+    if (leaf(n)) continue;
+    Ref ops[3] = {n->a, n->b, n->c};
+    for (int k = 0; k < 3; k++)
+      if (ops[k] != IR_NONE && !seen[ops[k]]) stack[top++] = ops[k];
+  }
+  free(seen);
+  free(stack);
+}
+
 int emit_c_flops(const CEmit *E, const Ref *roots, int nroots) {
   const Ir *ir = E->ir;
-  char *seen = calloc((size_t)ir->nnodes, 1);
-  int *uses = calloc((size_t)ir->nnodes, sizeof *uses);
-  if (!seen || !uses) ice("out of memory");
+  char *seen = xcalloc((size_t)ir->nnodes, 1);
+  int *uses = xcalloc((size_t)ir->nnodes, sizeof *uses);
   for (int i = 0; i < nroots; i++)
     if (roots[i] != IR_NONE) count_uses(E, roots[i], false, uses, seen);
   int flops = 0;

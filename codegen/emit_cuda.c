@@ -142,11 +142,12 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   P->E.cuda = true;
   P->E.grid = "ctx.";
   P->E.params = "ctx.";
-  fprintf(out, "/*\n * %s.cu: generated from %s by stencilc %s: the residual and the Jacobian\n"
+  int stem = (int)strlen(o->c_name) - 2;  /* NAME of NAME.c */
+  fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: the residual and the Jacobian\n"
                " * on the GPU: thread blocks tile the grid in x and y, each thread sweeping one or\n"
                " * more points along the slowest direction. The expressions are those of the C\n"
                " * version; x[IX(i - 1, j)] there is x[j][i - 1] in the C.\n */\n",
-          o->program, o->stn_name, STENCILC_VERSION);
+          stem, o->c_name, o->stn_name, STENCILC_VERSION);
   fprintf(out, "#include <math.h>\n\n#include \"%s\"\n\n", o->h_name);
   fputs("#define PETSC_PI       3.14159265358979323846\n#define PETSC_INFINITY INFINITY\n\n", out);
   fputs("/* The index in the local (ghosted) array of the point (i, j, k). */\n#define IX(", out);
@@ -157,22 +158,6 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   if (m->dim == 3) fputs("(((k_) - ctx.gzs) * ctx.gym + ((j_) - ctx.gys)) * ctx.gxm + ((i_) - ctx.gxs)", out);
   fputs(")\n\n", out);
 
-  /* PointKind, as in the C file. */
-  fputs("/* The kind of a grid point: per direction 0 low face, 1 inside, 2 high face. */\n"
-        "__device__ static inline int PointKind(const KernelCtx &ctx, ", out);
-  emit_list(out, m->dim, "int %s", emit_index_names);
-  fputs(")\n{\n", out);
-  for (int d = 0; d < m->dim; d++) {
-    if (m->axes[d].periodic) fprintf(out, "  const int p%s = 1; /* periodic */\n  (void)%s;\n", axis_names[d], emit_index_names[d]);
-    else
-      fprintf(out, "  const int p%s = %s == 0 ? 0 : (%s == ctx.n%s - 1 ? 2 : 1);\n", axis_names[d], emit_index_names[d], emit_index_names[d],
-              axis_names[d]);
-  }
-  fputs("  return px", out);
-  if (m->dim > 1) fputs(" + 3 * py", out);
-  if (m->dim > 2) fputs(" + 9 * pz", out);
-  fputs(";\n}\n\n", out);
-
   /* The residual. */
   fputs("/* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from\n"
         "   cache) and 8 written; compute is a few dozen flops per point. */\n"
@@ -180,7 +165,7 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   emit_c_function_begin(&P->E);
   emit_uniform_temps(P, emit_residual_roots);
   point_loop_begin(P);
-  emit_point_switch(P, W_RESIDUAL, emit_residual_roots, emit_residual_body, point_indent(P));
+  emit_point_branches(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, point_indent(P));
   point_loop_end(P);
   fputs("}\n\n", out);
   launcher(P, "FormFunctionCUDA", "FormFunctionKernel", "Field *f");
@@ -199,7 +184,7 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   point_loop_begin(P);
   const char *in = point_indent(P);
   fprintf(out, "%sdouble v[NSTENCIL][DOF][DOF] = {};\n\n", in);
-  emit_point_switch(P, W_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, in);
+  emit_point_branches(P, BLOCK_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, in);
   fprintf(out, "#pragma unroll\n%sfor (int s = 0; s < NSTENCIL; s++)\n#pragma unroll\n%s  for (int c = 0; c < DOF; c++)\n"
           "#pragma unroll\n%s    for (int r = 0; r < DOF; r++) a[((long)(s * DOF + c) * n + p) * DOF + r] = v[s][r][c];\n", in, in, in);
   point_loop_end(P);

@@ -17,23 +17,26 @@ typedef struct Program {
   bool               any_given;  /* some Jacobian entry was written by the user */
 } Program;
 
-typedef enum What { W_RESIDUAL, W_JACOBIAN, W_INITIAL } What;
-
 typedef void (*CaseBody)(Program *P, int cls, const char *indent);
 typedef void (*CaseRoots)(const Program *P, int cls, Ref *roots, int *n);
 
 /* The grid indices, "i", "j", "k". */
 extern const char *const emit_index_names[MAX_DIM];
 void emit_list(FILE *out, int dim, const char *fmt, const char *const names[]);
-int  emit_line_of(const Program *P, const Node *n);
 int  emit_interior_class(const Model *m);
-void emit_index_args(const Program *P);
 void emit_residual_roots(const Program *P, int cls, Ref *roots, int *n);
 void emit_jacobian_roots(const Program *P, int cls, Ref *roots, int *n);
 void emit_residual_body(Program *P, int cls, const char *indent);
 void emit_jacobian_body(Program *P, int cls, const char *indent);
-/* The switch over kinds of points, one case per group of kinds sharing rules. */
-void emit_point_switch(Program *P, What what, CaseRoots roots_of, CaseBody body, const char *indent);
+/* The classes of points grouped by the rules they share: group[c] is the first class of c's
+   group (-1 when c does not exist); firsts[] the groups' first classes, the interior's first.
+   Returns the number of groups. */
+int  emit_class_groups(const Program *P, BlockWhat what, int *group, int *firsts);
+/* Room for the roots of one class. */
+int  emit_max_roots(const Program *P);
+/* The tests on the indices that pick each point's rules, one branch per group of classes
+   sharing them, the interior last (emit_branches.c). */
+void emit_point_branches(Program *P, BlockWhat what, CaseRoots roots_of, CaseBody body, const char *indent);
 /* Declares the values the same at every point, at function level. */
 int  emit_uniform_temps(Program *P, CaseRoots roots_of);
 /* Sets up P for ir (C names of fields and parameters); emit_program_free undoes it. */

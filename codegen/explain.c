@@ -16,44 +16,12 @@
 */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "explain.h"
+#include "strutil.h"
 #include "util.h"
-
-/* ---- growing strings ---- */
-
-typedef struct Str {
-  char  *s;
-  size_t len, cap;
-} Str;
-
-static void str_addn(Str *b, const char *t, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->s = realloc(b->s, b->cap);
-    if (!b->s) ice("out of memory");
-  }
-  memcpy(b->s + b->len, t, n);
-  b->len += n;
-  b->s[b->len] = '\0';
-}
-
-static void str_add(Str *b, const char *t) { str_addn(b, t, strlen(t)); }
-
-__attribute__((format(printf, 2, 3))) static void str_addf(Str *b, const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n < 0) ice("vsnprintf failed");
-  str_addn(b, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-static const char *str_text(const Str *b) { return b->s ? b->s : ""; }
 
 /* Binding strength, loosest first (dsl/LANGUAGE.md, section 3). */
 enum { L_IF = 1, L_OR, L_AND, L_NOT, L_CMP, L_ADD, L_MUL, L_UNARY, L_POW, L_PRIMARY };
@@ -140,11 +108,10 @@ static void printer_init(Printer *P, const Ir *ir) {
   const Model *m = ir->m;
   memset(P, 0, sizeof *P);
   P->ir = ir;
-  P->name = calloc((size_t)ir->nnodes + 1, sizeof *P->name);
-  P->used = calloc((size_t)ir->nnodes + 1, sizeof *P->used);
-  P->is_used = calloc((size_t)ir->nnodes + 1, 1);
-  char *live = calloc((size_t)ir->nnodes + 1, 1);
-  if (!P->name || !P->used || !P->is_used || !live) ice("out of memory");
+  P->name = xcalloc((size_t)ir->nnodes + 1, sizeof *P->name);
+  P->used = xcalloc((size_t)ir->nnodes + 1, sizeof *P->used);
+  P->is_used = xcalloc((size_t)ir->nnodes + 1, 1);
+  char *live = xcalloc((size_t)ir->nnodes + 1, 1);
   for (int i = 0; i < m->nparams; i++) mark_live(ir, ir->param_default[i], live);
   for (int i = 0; i < m->nfields * m->nclasses; i++) {
     const IrPoint *p = &ir->points[i];
@@ -243,10 +210,13 @@ static void expr(Printer *P, Str *b, Ref r, bool expand) {
     break;
   case IR_PARAM: str_add(b, ir->m->params[n->a]->param.name); break;
   case IR_GRID:  str_add(b, builtin_values[n->a].name); break;
-  case IR_FIELD:
+  case IR_FIELD: {
+    char text[512];  /* a longer name is cut, as the fixed buffers elsewhere here cut it */
     ir_offset_text(ir, n->b, buf, sizeof buf, true);
-    str_addf(b, "%s%s", ir->m->fields[n->a].name, buf);
+    snprintf(text, sizeof text, "%s%s", ir->m->fields[n->a].name, buf);
+    str_add(b, text);
     break;
+  }
   case IR_NEG: {
     /* -(a*b) is -a*b in mathematics, -(-a*b) is a*b; -(a + b) keeps its parentheses. */
     Str t = {0};
@@ -562,8 +532,7 @@ static void explain_stencils(const Ir *ir, FILE *out) {
                         : "x grows to the right, y upwards,\none picture per z-plane (k-1, k, k+1)");
   int per = m->dim == 3 ? 2 * m->width + 1 : 1;
   for (int f = 0; f < m->nfields; f++) {
-    Panel *p = calloc((size_t)(m->nfields * per), sizeof *p);
-    if (!p) ice("out of memory");
+    Panel *p = xcalloc((size_t)(m->nfields * per), sizeof *p);
     int n = 0;
     for (int g = 0; g < m->nfields; g++) {
       bool any = false;
@@ -587,17 +556,6 @@ static bool same_point(const IrPoint *a, const IrPoint *b) {
     if (x->field != y->field || x->offset != y->offset || x->derived != y->derived || x->given != y->given) return false;
   }
   return true;
-}
-
-static int line_of(const Ir *ir, const Node *n) {
-  int line, col;
-  diag_line_col(ir->src, n->loc.off, &line, &col);
-  return line;
-}
-
-static const char *base_name(const char *path) {
-  const char *s = strrchr(path, '/');
-  return s ? s + 1 : path;
 }
 
 /* "the interior points", "the boundary points", "every point", or a list of kinds. */
@@ -632,7 +590,7 @@ static void group_name(const Ir *ir, const char *in, char *buf, int size) {
 
 static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
   const Model *m = ir->m;
-  const char *stn = base_name(ir->src->name);
+  const char *stn = path_base(ir->src->name);
   int interior = 0;
   for (int d = 0; d < m->dim; d++) interior = interior * 3 + 1;
   static const char *const forms[MAX_DIM][3] = {
@@ -643,8 +601,7 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
                "u's residual at point %s with respect to v at %s; stencilc derives every entry\n"
                "by differentiating the residual (an entry the .stn writes by hand is checked against it).\n",
           fm[0], fm[1], fm[2]);
-  char *in = calloc((size_t)m->nclasses, 1), *done = calloc((size_t)m->nclasses, 1);
-  if (!in || !done) ice("out of memory");
+  char *in = xcalloc((size_t)m->nclasses, 1), *done = xcalloc((size_t)m->nclasses, 1);
   for (int f = 0; f < m->nfields; f++) {
     memset(done, 0, (size_t)m->nclasses);
     /* The interior first, then the other kinds in class order; kinds with
@@ -661,7 +618,7 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
         if (done[c] || !p->residual_rule || !same_point(p0, p)) continue;
         in[c] = done[c] = 1;
         count += class_points(m, c);
-        int line = line_of(ir, p->residual_rule), k = 0;
+        int line = ast_line(ir->src, p->residual_rule), k = 0;
         while (k < nlines && lines[k] != line) k++;
         if (k == nlines) lines[nlines++] = line;
       }
@@ -681,8 +638,7 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
       fprintf(out, "\n    F_%s = %s\n", m->fields[f].name, text);
       free(text);
       int w = 0;
-      char (*lhs)[128] = calloc((size_t)p0->nentries + 1, sizeof *lhs);
-      if (!lhs) ice("out of memory");
+      char (*lhs)[128] = xcalloc((size_t)p0->nentries + 1, sizeof *lhs);
       for (int e = 0; e < p0->nentries; e++) {
         char off[32];
         ir_offset_text(ir, p0->entries[e].offset, off, sizeof off, false);
@@ -695,10 +651,10 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
         fprintf(out, "    %-*s = %s", w, lhs[e], text);
         free(text);
         if (x->given != IR_NONE && x->given == x->derived)
-          fprintf(out, "   (given at line %d: the same)", line_of(ir, x->node));
+          fprintf(out, "   (given at line %d: the same)", ast_line(ir->src, x->node));
         else if (x->given != IR_NONE) {
           text = formula(P, x->given, false);
-          fprintf(out, "\n    %*s   given at line %d as %s (%s)", w, "", line_of(ir, x->node), text,
+          fprintf(out, "\n    %*s   given at line %d as %s (%s)", w, "", ast_line(ir->src, x->node), text,
                   x->checked ? "equal at sample points; the program uses it"
                              : "checked at run time by -stn_check_jacobian; the program uses it");
           free(text);
@@ -712,12 +668,10 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
   free(done);
   if (P->nused) {
     /* Printing a let can name further lets: the list grows as it goes. */
-    char **text = calloc((size_t)ir->nnodes + 1, sizeof *text);
-    if (!text) ice("out of memory");
+    char **text = xcalloc((size_t)ir->nnodes + 1, sizeof *text);
     for (int i = 0; i < P->nused; i++) text[i] = formula(P, P->used[i], true);
     /* In the .stn's order of lets (first use among lets of one name). */
-    int *rank = calloc((size_t)ir->nnodes + 1, sizeof *rank);
-    if (!rank) ice("out of memory");
+    int *rank = xcalloc((size_t)ir->nnodes + 1, sizeof *rank);
     for (int i = 0; i < P->nused; i++) {
       rank[i] = m->nlets;
       for (int l = 0; l < m->nlets && rank[i] == m->nlets; l++)
@@ -738,7 +692,7 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
     free(rank);
     int w = 0;
     for (int i = 0; i < P->nused; i++) w = (int)strlen(P->name[P->used[i]]) > w ? (int)strlen(P->name[P->used[i]]) : w;
-    fprintf(out, "\n  where (the .stn's lets):\n");
+    fprintf(out, "\n  where (the .stn's lets, and its def calls as DEF_FIELD):\n");
     for (int i = 0; i < P->nused; i++) {
       fprintf(out, "    %-*s = %s\n", w, P->name[P->used[i]], text[i]);
       free(text[i]);
@@ -790,8 +744,7 @@ static int dbl_cmp(const void *a, const void *b) {
 static int occupied_diagonals(const Ir *ir) {
   const Model *m = ir->m;
   int dof = m->nfields, cap = 64, n = 0;
-  double *diag = malloc((size_t)cap * sizeof *diag);
-  if (!diag) ice("out of memory");
+  double *diag = xmalloc((size_t)cap * sizeof *diag);
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
       const IrPoint *p = ir_point(ir, f, c);
@@ -815,8 +768,7 @@ static int occupied_diagonals(const Ir *ir) {
           }
           if (n == cap) {
             cap *= 2;
-            diag = realloc(diag, (size_t)cap * sizeof *diag);
-            if (!diag) ice("out of memory");
+            diag = xrealloc(diag, (size_t)cap * sizeof *diag);
           }
           diag[n++] = v * dof + p->entries[e].field - f;
         }
@@ -841,8 +793,7 @@ static void explain_sgdia(const Ir *ir, FILE *out) {
   fprintf(out, "\nSG-DIA STORAGE OF THE JACOBIAN (for the %s grid: N = %s rows, d = %d)\n", size, nb, d);
   fprintf(out, "  k = %d block diagonals, one per stencil point the Jacobian uses, numbered s = 0 .. %d\n"
                "  in storage order (by z, then y, then x):\n\n", k, k - 1);
-  Panel *p = calloc(2 * MAX_WIDTH + 1, sizeof *p);
-  if (!p) ice("out of memory");
+  Panel *p = xcalloc(2 * MAX_WIDTH + 1, sizeof *p);
   char last[32];
   snprintf(last, sizeof last, "%d", k - 1);
   int np_ = stencil_panels(ir, p, m->dim == 3 ? "s" : "", block_cell, NULL, (int)strlen(last));

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "explain.h"
+#include "strutil.h"
 #include "util.h"
 
 int explain_block(const Ir *ir, int offset) {
@@ -125,8 +126,7 @@ static int neighbour(const Pic *P, const long long idx[MAX_DIM], const int *o) {
 typedef void (*EntryFn)(void *ctx, int row, int col, int s, int q, int g);
 
 static void for_entries(const Pic *P, EntryFn fn, void *ctx) {
-  int *seen = malloc(((size_t)P->k * P->dof + 1) * sizeof *seen);
-  if (!seen) ice("out of memory");
+  int *seen = xmalloc(((size_t)P->k * P->dof + 1) * sizeof *seen);
   for (int p = 0; p < P->npoints; p++) {
     long long idx[MAX_DIM];
     point_index(P, p, idx);
@@ -198,8 +198,7 @@ static void panel_grid(FILE *out, const Pic *P, double x0, double y0) {
   for (int d = 0; d < MAX_DIM; d++) cidx[d] = P->ctr[d];
   c = neighbour(P, cidx, (const int[MAX_DIM]){0, 0, 0});
   /* Which block diagonal colours each point (the centre's neighbours). */
-  int *block = malloc((size_t)P->npoints * sizeof *block);
-  if (!block) ice("out of memory");
+  int *block = xmalloc((size_t)P->npoints * sizeof *block);
   for (int p = 0; p < P->npoints; p++) block[p] = -1;
   for (int s = 0; s < P->k; s++) {
     const int *o = P->ir->offsets[P->ir->stencil[s]];
@@ -335,7 +334,7 @@ bool explain_svg(const Ir *ir, const char *path) {
   double width = fmax(cx + P.k * P.dof * cw, cx + 220) + MARGIN;
   double height = fmax(by + P.N * cs, legend_y + legend_rows * 18) + 60;
   if (width < 760) width = 760;
-  const char *name = strrchr(ir->src->name, '/') ? strrchr(ir->src->name, '/') + 1 : ir->src->name;
+  const char *name = path_base(ir->src->name);
   char title[512];
   char size[96] = "";
   int len = 0;

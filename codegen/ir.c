@@ -21,10 +21,9 @@ void ir_init(Ir *ir, const Model *m, const Source *src) {
   ir->m = m;
   ir->src = src;
   ir->tcap = 1024;
-  ir->table = calloc((size_t)ir->tcap, sizeof *ir->table);
-  ir->points = calloc((size_t)(m->nfields * m->nclasses) + 1, sizeof *ir->points);
-  ir->param_default = calloc((size_t)m->nparams + 1, sizeof *ir->param_default);
-  if (!ir->table || !ir->points || !ir->param_default) ice("out of memory");
+  ir->table = xcalloc((size_t)ir->tcap, sizeof *ir->table);
+  ir->points = xcalloc((size_t)(m->nfields * m->nclasses) + 1, sizeof *ir->points);
+  ir->param_default = xcalloc((size_t)m->nparams + 1, sizeof *ir->param_default);
 }
 
 void ir_free(Ir *ir) {
@@ -33,6 +32,8 @@ void ir_free(Ir *ir) {
   free(ir->nodes);
   free(ir->table);
   free(ir->hint);
+  for (int i = 0; i < ir->nnames; i++) free(ir->names[i]);
+  free(ir->names);
   free(ir->offsets);
   free(ir->points);
   free(ir->param_default);
@@ -57,8 +58,7 @@ static bool same(const IrNode *n, IrOp op, int fn, Ref a, Ref b, Ref c, double n
 
 static void grow_table(Ir *ir) {
   int cap = ir->tcap * 2;
-  int *t = calloc((size_t)cap, sizeof *t);
-  if (!t) ice("out of memory");
+  int *t = xcalloc((size_t)cap, sizeof *t);
   for (int i = 0; i < ir->nnodes; i++) {
     const IrNode *n = &ir->nodes[i];
     uint64_t h = hash_node(n->op, n->fn, n->a, n->b, n->c, n->num);
@@ -81,9 +81,8 @@ Ref ir_node(Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
   }
   if (ir->nnodes == ir->cap) {
     ir->cap = ir->cap ? ir->cap * 2 : 256;
-    ir->nodes = realloc(ir->nodes, (size_t)ir->cap * sizeof *ir->nodes);
-    ir->hint = realloc(ir->hint, (size_t)ir->cap * sizeof *ir->hint);
-    if (!ir->nodes || !ir->hint) ice("out of memory");
+    ir->nodes = xrealloc(ir->nodes, (size_t)ir->cap * sizeof *ir->nodes);
+    ir->hint = xrealloc(ir->hint, (size_t)ir->cap * sizeof *ir->hint);
   }
   Ref r = ir->nnodes++;
   bool uniform = op == IR_GRID ? !builtin_values[a].pointwise : op != IR_FIELD;
@@ -252,8 +251,7 @@ int ir_offset(Ir *ir, const int off[MAX_DIM]) {
     if (memcmp(ir->offsets[i], off, sizeof ir->offsets[i]) == 0) return i;
   if (ir->noffsets == ir->offcap) {
     ir->offcap = ir->offcap ? ir->offcap * 2 : 16;
-    ir->offsets = realloc(ir->offsets, (size_t)ir->offcap * sizeof *ir->offsets);
-    if (!ir->offsets) ice("out of memory");
+    ir->offsets = xrealloc(ir->offsets, (size_t)ir->offcap * sizeof *ir->offsets);
   }
   memcpy(ir->offsets[ir->noffsets], off, sizeof ir->offsets[0]);
   return ir->noffsets++;
@@ -277,4 +275,11 @@ IrEntry *ir_entry(IrPoint *p, int field, int offset) {
   for (int e = 0; e < p->nentries; e++)
     if (p->entries[e].field == field && p->entries[e].offset == offset) return &p->entries[e];
   return NULL;
+}
+
+void ir_name(Ir *ir, Ref r, const char *name) {
+  if (ir->hint[r]) return;
+  ir->names = xrealloc(ir->names, (size_t)(ir->nnames + 1) * sizeof *ir->names);
+  ir->names[ir->nnames] = xstrdup(name);
+  ir->hint[r] = ir->names[ir->nnames++];
 }

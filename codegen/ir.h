@@ -75,7 +75,9 @@ typedef struct Ir {
   int           nnodes, cap;
   int          *table;   /* hash table of node index + 1; 0 is empty */
   int           tcap;
-  const char  **hint;    /* by node: the let it came from (readable names), or NULL */
+  const char  **hint;    /* by node: the let or def call it came from (readable names), or NULL */
+  char        **names;   /* the hints made here (def calls), freed with the pool */
+  int           nnames;
   int         (*offsets)[MAX_DIM];  /* distinct neighbour offsets, in order of first use */
   int           noffsets, offcap;
   IrPoint      *points;  /* [field * nclasses + class] */
@@ -92,6 +94,8 @@ typedef struct Ir {
 void ir_init(Ir *ir, const Model *m, const Source *src);
 void ir_free(Ir *ir);
 Ref  ir_node(Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, double num);
+/* Names r, unless it has a name already: a copy of name, kept by the pool. */
+void ir_name(Ir *ir, Ref r, const char *name);
 Ref  ir_const(Ir *ir, double v);
 Ref  ir_unary(Ir *ir, IrOp op, Ref a);
 Ref  ir_binary(Ir *ir, IrOp op, Ref a, Ref b);

@@ -129,8 +129,7 @@ static Ref d(Derive *D, Ref r) {
 }
 
 Ref ir_derive(Ir *ir, Ref root, int field, int offset) {
-  Derive D = {ir, field, offset, malloc(((size_t)root + 1) * sizeof(Ref)), root + 1};
-  if (!D.memo) ice("out of memory");
+  Derive D = {ir, field, offset, xmalloc(((size_t)root + 1) * sizeof(Ref)), root + 1};
   for (int i = 0; i <= root; i++) D.memo[i] = IR_NONE;
   Ref r = d(&D, root);
   free(D.memo);

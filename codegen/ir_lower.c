@@ -81,12 +81,23 @@ static Ref name(Lower *L, const Node *e, const Binding *env) {
   }
 }
 
+/* A def call's value is named after the def and, when its first argument reads a field, that
+   field: lap(u, ...) is lap_u, so that the generated C names it too. */
+static void def_call_name(Lower *L, const Node *def, const Node *first, Ref r) {
+  char name[256];
+  if (L->ir->nodes[r].op <= IR_FIELD) return;  /* a leaf needs no name */
+  const Node *field = first && (first->kind == N_NAME || first->kind == N_OFFSET) && first->decl &&
+                      first->decl->kind == N_FIELD ? first->decl : NULL;
+  if (field) snprintf(name, sizeof name, "%s_%s", def->def.name, field->field.name);
+  else snprintf(name, sizeof name, "%s", def->def.name);
+  ir_name(L->ir, r, name);
+}
+
 static Ref call(Lower *L, const Node *e, const Binding *env) {
   Ref args[2] = {IR_NONE, IR_NONE};
   if (e->decl) {  /* a def: bind its arguments, lower its body */
     const Node *def = e->decl;
-    Binding *b = calloc((size_t)def->def.nparams + 1, sizeof *b);
-    if (!b) ice("out of memory");
+    Binding *b = xcalloc((size_t)def->def.nparams + 1, sizeof *b);
     const Binding *inner = NULL;
     int n = 0;
     for (const Node *p = def->def.params, *a = e->call.args; p && a; p = p->next, a = a->next, n++) {
@@ -95,6 +106,7 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
     }
     Ref r = expr(L, def->def.body, inner);
     free(b);
+    def_call_name(L, def, e->call.args, r);
     return r;
   }
   int n = 0;
@@ -149,8 +161,7 @@ static Ref expr(Lower *L, const Node *e, const Binding *env) {
 /* The entries the user wrote in the Jacobian rule that applies at p. */
 static void given_entries(Lower *L, IrPoint *p) {
   int n = ast_count(p->jacobian_rule->rule.body);
-  p->entries = calloc((size_t)n + 1, sizeof *p->entries);
-  if (!p->entries) ice("out of memory");
+  p->entries = xcalloc((size_t)n + 1, sizeof *p->entries);
   for (const Node *en = p->jacobian_rule->rule.body; en; en = en->next) {
     const Node *col = en->entry.column;
     Ref read = col->kind == N_OFFSET ? field_read(L, col->decl->index, col->offset.comp, col->offset.ncomp)
@@ -163,8 +174,7 @@ static void given_entries(Lower *L, IrPoint *p) {
 
 void ir_lower(Ir *ir) {
   const Model *m = ir->m;
-  Lower L = {ir, malloc(((size_t)m->nlets + 1) * sizeof(Ref))};
-  if (!L.lets) ice("out of memory");
+  Lower L = {ir, xmalloc(((size_t)m->nlets + 1) * sizeof(Ref))};
   for (int i = 0; i < m->nlets; i++) L.lets[i] = IR_NONE;
   for (int i = 0; i < m->nparams; i++) ir->param_default[i] = expr(&L, m->params[i]->param.value, NULL);
   for (int f = 0; f < m->nfields; f++) {

@@ -51,11 +51,10 @@ static int stencil_cmp(const void *pa, const void *pb) { return offset_cmp(sort_
 
 /* The distinct field reads under root, as entries without values. */
 static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
-  char *seen = calloc((size_t)root + 1, 1);
-  Ref *stack = malloc(((size_t)root + 1) * sizeof *stack);
+  char *seen = xcalloc((size_t)root + 1, 1);
+  Ref *stack = xmalloc(((size_t)root + 1) * sizeof *stack);
   IrEntry *reads = NULL;
   int n = 0, cap = 0, top = 0;
-  if (!seen || !stack) ice("out of memory");
   stack[top++] = root;
   seen[root] = 1;
   while (top) {
@@ -63,8 +62,7 @@ static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
     if (x->op == IR_FIELD) {
       if (n == cap) {
         cap = cap ? 2 * cap : 8;
-        reads = realloc(reads, (size_t)cap * sizeof *reads);
-        if (!reads) ice("out of memory");
+        reads = xrealloc(reads, (size_t)cap * sizeof *reads);
       }
       reads[n++] = (IrEntry){x->a, x->b, IR_NONE, IR_NONE, NULL, false};
       continue;
@@ -145,8 +143,7 @@ static Ref simplify(Simplify *S, Ref r) {
 
 static void simplify_all(Ir *ir) {
   const Model *m = ir->m;
-  Simplify S = {ir, malloc((size_t)ir->nnodes * sizeof(Ref)), ir->nnodes};
-  if (!S.map) ice("out of memory");
+  Simplify S = {ir, xmalloc((size_t)ir->nnodes * sizeof(Ref)), ir->nnodes};
   for (int i = 0; i < S.nmap; i++) S.map[i] = IR_NONE;
   for (int i = 0; i < m->nparams; i++) ir->param_default[i] = simplify(&S, ir->param_default[i]);
   for (int f = 0; f < m->nfields; f++)
@@ -212,11 +209,10 @@ static void report(Ir *ir, Diag *dg, const IrPoint *p, int f, int cls, const IrE
 
 static void check(Ir *ir, Diag *dg) {
   const Model *m = ir->m;
-  double *values = malloc((size_t)ir->nnodes * sizeof *values);
-  double *params = calloc((size_t)m->nparams + 1, sizeof *params);
-  const Node **reported = calloc((size_t)ir->nnodes + 1, sizeof *reported);
+  double *values = xmalloc((size_t)ir->nnodes * sizeof *values);
+  double *params = xcalloc((size_t)m->nparams + 1, sizeof *params);
+  const Node **reported = xcalloc((size_t)ir->nnodes + 1, sizeof *reported);
   int nreported = 0;
-  if (!values || !params || !reported) ice("out of memory");
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
       IrPoint *p = ir_point(ir, f, c);
@@ -262,8 +258,7 @@ static void stencil(Ir *ir) {
   const Model *m = ir->m;
   int zero[MAX_DIM] = {0};
   int center = ir_offset(ir, zero);
-  char *used = calloc((size_t)ir->noffsets, 1);
-  if (!used) ice("out of memory");
+  char *used = xcalloc((size_t)ir->noffsets, 1);
   used[center] = 1;  /* always: the diagonal is what Jacobi preconditioners use */
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
@@ -271,8 +266,7 @@ static void stencil(Ir *ir) {
       for (int e = 0; e < p->nentries; e++) used[p->entries[e].offset] = 1;
     }
   free(ir->stencil);
-  ir->stencil = malloc((size_t)ir->noffsets * sizeof *ir->stencil);
-  if (!ir->stencil) ice("out of memory");
+  ir->stencil = xmalloc((size_t)ir->noffsets * sizeof *ir->stencil);
   ir->nstencil = 0;
   for (int o = 0; o < ir->noffsets; o++)
     if (used[o]) ir->stencil[ir->nstencil++] = o;
@@ -365,17 +359,10 @@ static void mark(const Ir *ir, Ref r, char *live) {
   mark(ir, n->c, live);
 }
 
-static int rule_line(const Ir *ir, const Node *rule) {
-  int line, col;
-  diag_line_col(ir->src, rule->loc.off, &line, &col);
-  return line;
-}
-
 void ir_dump(const Ir *ir, FILE *out, const char *title) {
   const Model *m = ir->m;
-  char *live = calloc((size_t)ir->nnodes + 1, 1);
+  char *live = xcalloc((size_t)ir->nnodes + 1, 1);
   char buf[64];
-  if (!live) ice("out of memory");
   for (int i = 0; i < m->nparams; i++) mark(ir, ir->param_default[i], live);
   for (int f = 0; f < m->nfields * m->nclasses; f++) {
     const IrPoint *p = &ir->points[f];
@@ -406,7 +393,7 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
       if (n->b != IR_NONE) fprintf(out, ", %%%d", n->b);
       if (n->c != IR_NONE) fprintf(out, ", %%%d", n->c);
     }
-    if (ir->hint[r]) fprintf(out, "  # let %s", ir->hint[r]);
+    if (ir->hint[r]) fprintf(out, "  # %s", ir->hint[r]);  /* its name: a let, or a def call */
     fputc('\n', out);
   }
   for (int i = 0; i < m->nparams; i++) fprintf(out, "param %s = %%%d\n", m->params[i]->param.name, ir->param_default[i]);
@@ -416,8 +403,8 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
       if (!p->residual_rule) continue;
       sema_class_name(m, c, buf, sizeof buf);
       fprintf(out, "field %s at %s:\n  residual %%%d  (line %d)\n", m->fields[f].name, buf, p->residual,
-              rule_line(ir, p->residual_rule));
-      if (p->initial != IR_NONE) fprintf(out, "  initial %%%d  (line %d)\n", p->initial, rule_line(ir, p->initial_rule));
+              ast_line(ir->src, p->residual_rule));
+      if (p->initial != IR_NONE) fprintf(out, "  initial %%%d  (line %d)\n", p->initial, ast_line(ir->src, p->initial_rule));
       for (int e = 0; e < p->nentries; e++) {
         const IrEntry *x = &p->entries[e];
         char off[32];
@@ -425,7 +412,7 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
         fprintf(out, "  d/d%s%s", m->fields[x->field].name, off);
         if (x->derived != IR_NONE) fprintf(out, " = %%%d", x->derived);
         if (x->given != IR_NONE)
-          fprintf(out, "  given %%%d (line %d)%s", x->given, rule_line(ir, x->node),
+          fprintf(out, "  given %%%d (line %d)%s", x->given, ast_line(ir->src, x->node),
                   x->checked ? ", checked" : "");
         fputc('\n', out);
       }

@@ -20,8 +20,7 @@ void scope_init(Scope *sc, Scope *parent) {
   sc->parent = parent;
   sc->cap = 16;
   sc->count = 0;
-  sc->slots = calloc((size_t)sc->cap, sizeof *sc->slots);
-  if (!sc->slots) ice("out of memory (scope)");
+  sc->slots = xcalloc((size_t)sc->cap, sizeof *sc->slots);
 }
 
 void scope_free(Scope *sc) {
@@ -51,8 +50,7 @@ void scope_put(Scope *sc, const char *name, const Node *decl) {
     ScopeSlot *old = sc->slots;
     int oldcap = sc->cap;
     sc->cap *= 2;
-    sc->slots = calloc((size_t)sc->cap, sizeof *sc->slots);
-    if (!sc->slots) ice("out of memory (scope)");
+    sc->slots = xcalloc((size_t)sc->cap, sizeof *sc->slots);
     sc->count = 0;
     for (int i = 0; i < oldcap; i++)
       if (old[i].name) scope_put(sc, old[i].name, old[i].decl);
@@ -279,9 +277,7 @@ static void precedence(Sema *s, Node *decl) {
 /* The one declaration of a kind the program must have exactly once. */
 static bool once(Sema *s, const Node **slot, const Node *decl, const char *what) {
   if (*slot) {
-    int line, col;
-    diag_line_col(s->d->src, (*slot)->loc.off, &line, &col);
-    diag_error(s->d, decl->loc, "a second %s declaration; the first is at line %d", what, line);
+    diag_error(s->d, decl->loc, "a second %s declaration; the first is at line %d", what, ast_line(s->d->src, *slot));
     return false;
   }
   *slot = decl;
@@ -376,10 +372,6 @@ static void def(Sema *s, Node *d) {
     scope_put(&s->funcs, d->def.name, d);
 }
 
-static const char *what_name(BlockWhat w) {
-  return w == BLOCK_RESIDUAL ? "residual" : w == BLOCK_JACOBIAN ? "jacobian" : "initial";
-}
-
 static void entry_column(Sema *s, Node *col) {
   const char *name = col->kind == N_NAME ? col->name.name : col->offset.name;
   const Node *decl = scope_find(&s->global, name);
@@ -406,7 +398,7 @@ static void block(Sema *s, Node *b) {
   if (!decl || decl->kind != N_FIELD) {
     if (decl)
       diag_error(s->d, b->block.field_loc, "'%s' is %s; a %s block is for a field", b->block.field,
-                 sema_kind_name(decl), what_name(b->block.what));
+                 sema_kind_name(decl), ast_block_keyword(b->block.what));
     else {
       diag_error(s->d, b->block.field_loc, "'%s' is not a field", b->block.field);
       sema_suggest(s, b->block.field, false);
@@ -416,7 +408,7 @@ static void block(Sema *s, Node *b) {
     const Node **slot = b->block.what == BLOCK_RESIDUAL ? &f->residual
                       : b->block.what == BLOCK_JACOBIAN ? &f->jacobian : &f->initial;
     if (*slot) {
-      diag_error(s->d, b->block.field_loc, "field '%s' already has a %s block", f->name, what_name(b->block.what));
+      diag_error(s->d, b->block.field_loc, "field '%s' already has a %s block", f->name, ast_block_keyword(b->block.what));
       diag_note(s->d, (*slot)->loc, "the first one is here");
       diag_hint(s->d, "put all the rules for '%s' in one block", f->name);
       f->duplicate_block = true;

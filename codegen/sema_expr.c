@@ -147,9 +147,8 @@ static void undefined(Sema *s, const Node *e, const char *name, bool function) {
   else
     diag_error(s->d, e->loc, "'%s' is not defined", name);
   if (later && later->loc.off > e->loc.off) {
-    int line, col;
-    diag_line_col(s->d->src, later->loc.off, &line, &col);
-    diag_hint(s->d, "'%s' is declared below, at line %d; declare it before its first use", name, line);
+    diag_hint(s->d, "'%s' is declared below, at line %d; declare it before its first use", name,
+              ast_line(s->d->src, later));
   } else if (later && !function && later->kind != N_DEF && later->loc.off < e->loc.off) {
     diag_hint(s->d, "this is the declaration of '%s' itself; a declaration cannot use the name it declares", name);
   } else {
@@ -306,11 +305,7 @@ static ExprInfo call(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   if (e->call.nargs != arity) {
     diag_error(s->d, e->loc, "%s() takes %d argument%s but is given %d", name, arity, arity == 1 ? "" : "s",
                e->call.nargs);
-    if (def) {
-      int line, col;
-      diag_line_col(s->d->src, def->loc.off, &line, &col);
-      diag_hint(s->d, "'%s' is defined at line %d", name, line);
-    }
+    if (def) diag_hint(s->d, "'%s' is defined at line %d", name, ast_line(s->d->src, def));
   }
   return r;
 }

@@ -202,12 +202,6 @@ static const char *what_name(BlockWhat w) {
   return w == BLOCK_RESIDUAL ? "residual" : w == BLOCK_JACOBIAN ? "jacobian" : "initial guess";
 }
 
-static int line_of(Sema *s, Loc at) {
-  int line, col;
-  diag_line_col(s->d->src, at.off, &line, &col);
-  return line;
-}
-
 static void region_text(Sema *s, const Rule *r, int which, char *buf, int size) {
   const Loc at = r->regions[which].at;
   snprintf(buf, (size_t)size, "%.*s", at.len < 60 ? at.len : 60, s->d->src->text + at.off);
@@ -297,7 +291,7 @@ static void assign(Sema *s, Node *block, Rule *rules, int nrules, const Node **w
       region_text(s, &rules[tie], tie_which, b, sizeof b);
       diag_error(s->d, rules[tie].regions[tie_which].at,
                  "at %s both the rule for '%s' and the rule for '%s' (line %d) apply", name, b, a,
-                 line_of(s, rules[best].regions[best_which].at));
+                 diag_line(s->d->src, rules[best].regions[best_which].at.off));
       tie_hint(s, &rules[best].regions[best_which], &rules[tie].regions[tie_which], c, name);
       reported_tie = true;
     }
@@ -348,7 +342,7 @@ static void outside_error(Sema *s, const Read *rd, int c, int axis, const Node *
                     "a periodic direction");
   } else {
     diag_error(s->d, rd->at, "this read lies outside the grid at %s, where the rule at line %d applies", name,
-               line_of(s, rule->loc));
+               ast_line(s->d->src, rule));
     diag_hint(s->d, "on the %s face there is no neighbour in that direction; the rule there may read only towards "
                     "the inside", face_names[2 * axis + (pos == 2)]);
   }
@@ -407,7 +401,7 @@ static void check_entries(Sema *s, const Field *f) {
         e->index = 1;
       } else if (rr && !reads_has(&s->rule_reads[rr->index], col->decl->index, off)) {
         diag_error(s->d, col->loc, "the residual of '%s' at %s (line %d) does not read this; the Jacobian has no "
-                   "such entry", f->name, name, line_of(s, rr->loc));
+                   "such entry", f->name, name, ast_line(s->d->src, rr));
         diag_hint(s->d, "an entry is d(residual)/d(field at offset); remove it or fix its column");
         e->index = 1;
       }

@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cnames.h"
 #include "compile.h"
 #include "runtime_files.h"
 #include "sema.h"
+#include "strutil.h"
 #include "util.h"
 
 typedef struct Skeleton {
@@ -35,19 +35,6 @@ typedef struct Skeleton {
   const char *name;      /* NAME: the program, NAME.c, ... */
   const char *stn_name;  /* the .stn's file name, for the text */
 } Skeleton;
-
-static char *path_in(const char *dir, const char *name) {
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *s = malloc(n);
-  if (!s) ice("out of memory");
-  snprintf(s, n, "%s/%s", dir, name);
-  return s;
-}
-
-static bool has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), k = strlen(suffix);
-  return n >= k && strcmp(s + n - k, suffix) == 0;
-}
 
 /* 1 when dir has entries besides . and .., 0 when not, -1 (errno set) when
    it cannot be read. */
@@ -106,18 +93,13 @@ static void write_makefile(FILE *out, const Skeleton *k) {
   int nc = 0, nh = 0, ncu = 0;
   char *own[3];
   static const char *const exts[3] = {".c", ".h", ".cu"};
-  for (int e = 0; e < 3; e++) {
-    size_t len = strlen(n) + strlen(exts[e]) + 1;
-    own[e] = malloc(len);
-    if (!own[e]) ice("out of memory");
-    snprintf(own[e], len, "%s%s", n, exts[e]);
-  }
+  for (int e = 0; e < 3; e++) own[e] = path_add_ext(n, exts[e]);
   c[nc++] = own[0], h[nh++] = own[1], cu[ncu++] = own[2];
   h[nh++] = COMPILE_PROGRAM_HEADER;
   for (const RuntimeFile *rf = runtime_files; rf->name && ncu < COMPILE_MAX_FILES; rf++) {
-    if (has_suffix(rf->name, ".c")) c[nc++] = rf->name;
-    else if (has_suffix(rf->name, ".h")) h[nh++] = rf->name;
-    else if (has_suffix(rf->name, ".cu")) cu[ncu++] = rf->name;
+    if (str_ends_with(rf->name, ".c")) c[nc++] = rf->name;
+    else if (str_ends_with(rf->name, ".h")) h[nh++] = rf->name;
+    else if (str_ends_with(rf->name, ".cu")) cu[ncu++] = rf->name;
   }
   fprintf(out, "# The program (%s.c; its CUDA kernels in %s.cu) and the stencilc runtime.\nOBJECTS      =", n, n);
   for (int i = 0; i < nc; i++) fprintf(out, " %.*s.o", (int)strlen(c[i]) - 2, c[i]);
@@ -236,27 +218,19 @@ static void write_readme(FILE *out, const Skeleton *k) {
                "(`%s: solved in N Newton iterations, ...`) or, with exit status 1, why it failed.\n\n", n);
 
   fputs("| option | what |\n| --- | --- |\n", out);
-  /* The options of the parameters have the names the program reads: the C
-     names of emit_c.c, which gives fields and parameters names together. */
-  const char **user = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *user);
-  char **cn = malloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);
-  if (!user || !cn) ice("out of memory");
-  for (int f = 0; f < m->nfields; f++) user[f] = m->fields[f].name;
-  for (int i = 0; i < m->nparams; i++) user[m->nfields + i] = m->params[i]->param.name;
-  cname_assign(user, m->nfields + m->nparams, cn);
+  /* The options of the parameters are their .stn names, as the program reads them. */
   for (int i = 0; i < m->nparams; i++) {
     const Node *p = m->params[i], *v = p->param.value;
-    fprintf(out, "| `-%s <", cn[m->nfields + i]);
-    cell(out, src->text + v->loc.off, v->loc.len);
+    fprintf(out, "| `-%s <", p->param.name);
+    int len;
+    const char *text = ast_text(src, v, &len);
+    cell(out, text, len);
     fputs(">` | ", out);
     if (p->param.desc) cell(out, p->param.desc, (int)strlen(p->param.desc));
     else fprintf(out, "the parameter `%s`", p->param.name);
     if (p->param.lo) fprintf(out, ", in [%g, %g]", m->param_lo[i], m->param_hi[i]);
     fputs(" |\n", out);
   }
-  for (int i = 0; i < m->nfields + m->nparams; i++) free(cn[i]);
-  free(cn);
-  free(user);
   fputs("| ", out);
   for (int d = 0; d < m->dim; d++)
     fprintf(out, "%s`-da_grid_%s <%lld>`", d ? ", " : "", axis_names[d], m->axes[d].points);
@@ -333,7 +307,7 @@ int skeleton_write(const Ir *ir, const char *input, const char *dir) {
   bool ok = compile_write_sources(ir, input, name, dir, files, &nfiles);
   static const struct { const char *name; Writer write; } own[] = {{"makefile", write_makefile}, {"README.md", write_readme}};
   for (int i = 0; i < COUNT_OF(own) && ok; i++) {
-    files[nfiles] = path_in(dir, own[i].name);
+    files[nfiles] = path_join(dir, own[i].name);
     ok = write_text(files[nfiles++], own[i].write, &k);
     if (!ok) fprintf(stderr, "stencilc: error: cannot write '%s': %s\n", files[nfiles - 1], strerror(errno));
   }

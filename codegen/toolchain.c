@@ -25,35 +25,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "strutil.h"
 #include "toolchain.h"
 #include "util.h"
 
 extern char **environ;  /* POSIX: the application declares it */
-
-static void *xrealloc(void *p, size_t n) {
-  p = realloc(p, n ? n : 1);
-  if (!p) ice("out of memory (%zu bytes)", n);
-  return p;
-}
-
-static char *xstrdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  return memcpy(xrealloc(NULL, n), s, n);
-}
-
-__attribute__((format(printf, 1, 2)))
-static char *xprintf(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) ice("bad format '%s'", fmt);
-  char *s = xrealloc(NULL, (size_t)n + 1);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 __attribute__((format(printf, 3, 4)))
 static void seterr(char *err, size_t errsize, const char *fmt, ...) {
@@ -82,7 +58,7 @@ static void add_words(char ***v, int *n, const char *s) {
     const char *w = s;
     while (*s && !is_blank(*s)) s++;
     *v = xrealloc(*v, (size_t)(*n + 1) * sizeof **v);
-    char *word = xrealloc(NULL, (size_t)(s - w) + 1);
+    char *word = xmalloc((size_t)(s - w) + 1);
     memcpy(word, w, (size_t)(s - w));
     word[s - w] = '\0';
     (*v)[(*n)++] = word;
@@ -127,9 +103,12 @@ static int wait_child(pid_t pid, int *status) {
   return 0;
 }
 
-/* tc_capture, also saying why a child could not be started: *spawn_errno is
-   0 when it ran (and maybe failed), else the errno value (ENOENT: no such
-   program). */
+/* Runs argv (no shell; argv[0] searched in PATH) with environment envp
+   (NULL: this process's), stdin from /dev/null and stderr discarded, and
+   returns its stdout as a malloc'd NUL-terminated string; NULL when it could
+   not be started or did not exit with status 0. *spawn_errno says why a
+   child could not be started: 0 when it ran (and maybe failed), else the
+   errno value (ENOENT: no such program). */
 static char *capture(char *const argv[], char *const envp[], int *spawn_errno) {
   int fd[2];
   *spawn_errno = 0;
@@ -150,7 +129,7 @@ static char *capture(char *const argv[], char *const envp[], int *spawn_errno) {
     return NULL;
   }
   size_t len = 0, cap = 256;
-  char *buf = xrealloc(NULL, cap);
+  char *buf = xmalloc(cap);
   bool ok = true;
   for (;;) {
     if (cap - len < 2) buf = xrealloc(buf, cap *= 2);
@@ -169,11 +148,6 @@ static char *capture(char *const argv[], char *const envp[], int *spawn_errno) {
   return buf;
 }
 
-char *tc_capture(char *const argv[], char *const envp[]) {
-  int spawn_errno;
-  return capture(argv, envp, &spawn_errno);
-}
-
 /* ---- finding PETSc ---- */
 
 /* A copy of this process's environment with NAME=value in front and any
@@ -181,7 +155,7 @@ char *tc_capture(char *const argv[], char *const envp[]) {
 static char **env_with(const char *name, const char *value) {
   size_t nlen = strlen(name), n = 0;
   while (environ[n]) n++;
-  char **env = xrealloc(NULL, (n + 2) * sizeof *env);
+  char **env = xmalloc((n + 2) * sizeof *env);
   size_t k = 0;
   env[k++] = xprintf("%s=%s", name, value);
   for (size_t i = 0; i < n; i++)
@@ -319,7 +293,7 @@ static char *make_var(const char *text, const char *name) {
         while (p < q && is_blank(*p)) p++;
         while (q > p && is_blank(q[-1])) q--;
         free(value);
-        value = xrealloc(NULL, (size_t)(q - p) + 1);
+        value = xmalloc((size_t)(q - p) + 1);
         memcpy(value, p, (size_t)(q - p));
         value[q - p] = '\0';
       }
@@ -333,7 +307,7 @@ static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
   size_t len = 0, cap = 4096;
-  char *buf = xrealloc(NULL, cap);
+  char *buf = xmalloc(cap);
   size_t k;
   while ((k = fread(buf + len, 1, cap - len - 1, f)) > 0) {
     len += k;
@@ -546,8 +520,8 @@ static void write_command(int fd, char *const argv[]) {
 int tc_build(const Toolchain *t, const char *const *sources, int nsources, const char *include_dir,
              const char *output, const char *log_path, char *err, size_t errsize) {
   int cap = 8 + t->ncflags + nsources + t->nlibs, n = 0;  /* 8: cc -O2 -I dir -o output -lm NULL */
-  char **argv = xrealloc(NULL, (size_t)cap * sizeof *argv);
-  char **renamed = xrealloc(NULL, (size_t)(nsources + 1) * sizeof *renamed);
+  char **argv = xmalloc((size_t)cap * sizeof *argv);
+  char **renamed = xmalloc((size_t)(nsources + 1) * sizeof *renamed);
   int nrenamed = 0;
   argv[n++] = t->cc;
   argv[n++] = "-O2";
@@ -744,7 +718,7 @@ static void find_cuda(Toolchain *t, const char *dir, const char *vars_path) {
 int tc_start_cuda(const Toolchain *t, const char *source, const char *include_dir, const char *object,
                   const char *log_path, int *pid_out, char *err, size_t errsize) {
   int n = 0;
-  char **argv = xrealloc(NULL, (size_t)(t->ncuflags + 10) * sizeof *argv);
+  char **argv = xmalloc((size_t)(t->ncuflags + 10) * sizeof *argv);
   argv[n++] = t->nvcc;
   for (int i = 0; i < t->ncuflags; i++) argv[n++] = t->cuflags[i];
   if (include_dir) {

@@ -57,12 +57,6 @@ int   tc_start_cuda(const Toolchain *t, const char *source, const char *include_
 /* Waits for the compiler started as pid; returns as tc_build. */
 int   tc_finish_cuda(const Toolchain *t, int pid, const char *log_path, char *err, size_t errsize);
 
-/* Runs argv (no shell; argv[0] searched in PATH) with environment envp
-   (NULL: this process's), stdin from /dev/null and stderr discarded, and
-   returns its stdout as a malloc'd NUL-terminated string. NULL when it could
-   not be started or did not exit with status 0. */
-char *tc_capture(char *const argv[], char *const envp[]);
-
 /* Creates a fresh directory, mode 0700, named stencilc-XXXXXX under $TMPDIR
    (or /tmp); returns its malloc'd path, or NULL with errno set. */
 char *tc_make_temp_dir(void);

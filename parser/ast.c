@@ -1,5 +1,6 @@
 /*
-** ast.c: node constructors and the AST dump. Constructors only build; every
+** ast.c: node constructors, where a node is in the source (its line, the
+** end and text of its span), and the AST dump. Constructors only build; every
 ** check lives in the semantic pass (codegen/sema.c). Each expression node
 ** records its nesting depth so sema can refuse absurdly deep expressions
 ** before any recursive pass walks them.
@@ -16,6 +17,7 @@ static Node *node(Arena *a, NodeKind kind, Loc at) {
   Node *n = arena_alloc(a, sizeof *n);
   n->kind = kind;
   n->loc = at;
+  n->span = at;
   n->depth = 1;
   n->builtin = -1;
   return n;
@@ -198,6 +200,28 @@ Node *ast_entry(Arena *a, Loc at, Node *column, Node *value) {
   return n;
 }
 
+/* ---------------------------------------------------------------- places */
+
+Node *ast_span(Node *n, Loc whole) {
+  n->span = whole;
+  return n;
+}
+
+int ast_line(const Source *src, const Node *n) { return diag_line(src, n->loc.off); }
+
+int ast_end(const Node *n) { return n->span.off + n->span.len; }
+
+int ast_end_line(const Source *src, const Node *n) {
+  return diag_line(src, n->span.len > 0 ? ast_end(n) - 1 : n->span.off);
+}
+
+const char *ast_text(const Source *src, const Node *n, int *len) {
+  *len = n->span.len;
+  return src->text + n->span.off;
+}
+
+/* ---------------------------------------------------------------- text */
+
 /* Must stay in step with enum Op. */
 static const char *const op_text[] = {
   [OP_ADD] = "+", [OP_SUB] = "-", [OP_MUL] = "*", [OP_DIV] = "/", [OP_POW] = "^",
@@ -209,6 +233,10 @@ static const char *const op_text[] = {
 const char *ast_op_text(Op op) {
   if ((int)op < 0 || (int)op >= COUNT_OF(op_text)) ice("bad operator %d", (int)op);
   return op_text[op];
+}
+
+const char *ast_block_keyword(BlockWhat w) {
+  return w == BLOCK_RESIDUAL ? "residual" : w == BLOCK_JACOBIAN ? "jacobian" : "initial";
 }
 
 /* ---------------------------------------------------------------- dump */
@@ -253,10 +281,6 @@ static void child(Dumper *d, const char *label, const Node *n, int indent) {
   if (!n) return;
   fprintf(d->out, "%*s%s:\n", 2 * indent, "", label);
   dump(d, n, indent + 1);
-}
-
-static const char *what_text(BlockWhat w) {
-  return w == BLOCK_RESIDUAL ? "residual" : w == BLOCK_JACOBIAN ? "jacobian" : "initial";
 }
 
 static void dump(Dumper *d, const Node *n, int indent) {
@@ -359,7 +383,7 @@ static void dump(Dumper *d, const Node *n, int indent) {
     break;
   }
   case N_BLOCK:
-    head(d, n, indent, "%s %s", what_text(n->block.what), n->block.field);
+    head(d, n, indent, "%s %s", ast_block_keyword(n->block.what), n->block.field);
     dump_list(d, n->block.items, indent + 1);
     break;
   case N_RULE:

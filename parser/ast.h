@@ -52,13 +52,25 @@ typedef enum Op {
 
 typedef enum Shape { SHAPE_STAR, SHAPE_BOX } Shape;
 
+/* The kinds of block; the one enum for them in the compiler. */
 typedef enum BlockWhat { BLOCK_RESIDUAL, BLOCK_JACOBIAN, BLOCK_INITIAL } BlockWhat;
 
 typedef struct Node Node;
 
+/* Two places in the source: loc is where diagnostics point (a name, an
+   operator, a keyword; its len is what the tildes underline), span the
+   construct's whole text, from its first token to its last: a block from
+   'residual' to its '}', a declaration from its keyword to its ';', a rule
+   from its regions to its ';', a binary expression from its left operand's
+   first token to its right operand's last, a call or an offset to its ')'
+   or ']'. Parentheses around an expression as a whole are not in its span
+   (the grammar drops them) but in the span of what contains them: in
+   a * (b + c) the product's span ends at ')', the sum's is "b + c". Where
+   the two agree (names, numbers, if) span is loc. */
 struct Node {
   NodeKind kind;
   Loc      loc;
+  Loc      span;
   int      depth;  /* expression nesting depth (1 for a leaf), for sema's limit */
   Node    *next;
   Node    *last;   /* on the head of a list: its last node, so appending is O(1) */
@@ -109,11 +121,25 @@ Node *ast_block(Arena *a, Loc at, BlockWhat what, const char *field, Loc field_l
 Node *ast_rule(Arena *a, Loc at, Node *regions, Node *body);
 Node *ast_entry(Arena *a, Loc at, Node *column, Node *value);
 
+/* Sets n's span to whole (the grammar's @$); returns n. */
+Node *ast_span(Node *n, Loc whole);
+
 /* Appends item to list (either may be NULL); returns the list's head. */
 Node *ast_append(Node *list, Node *item);
 int   ast_count(const Node *list);
 
+/* The 1-based line of n (of n->loc), for "defined at line 3". */
+int   ast_line(const Source *src, const Node *n);
+/* The byte offset just past n's construct: n->span.off + n->span.len. */
+int   ast_end(const Node *n);
+/* The 1-based line of the last byte of n's construct: a block's '}', a declaration's ';'. */
+int   ast_end_line(const Source *src, const Node *n);
+/* n's construct as the source has it: src->text + n->span.off, n->span.len bytes (*len). */
+const char *ast_text(const Source *src, const Node *n, int *len);
+
 const char *ast_op_text(Op op);
+/* "residual", "jacobian" or "initial": the block's keyword. */
+const char *ast_block_keyword(BlockWhat w);
 /* Writes the tree, one node per line with its line:col, for --dump-ast. */
 void ast_dump(FILE *out, const Source *src, const Node *program);
 

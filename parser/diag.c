@@ -98,6 +98,12 @@ void diag_line_col(const Source *src, int off, int *line, int *col) {
   *col = src->ascii[lo] ? off - src->lines[lo] + 1 : chars(src->text, src->lines[lo], off) + 1;
 }
 
+int diag_line(const Source *src, int off) {
+  int line, col;
+  diag_line_col(src, off, &line, &col);
+  return line;
+}
+
 /* Advance a byte index past n characters, not beyond limit. */
 static int skip_chars(const char *text, int i, int n, int limit) {
   while (i < limit && n > 0) {

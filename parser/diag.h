@@ -62,5 +62,7 @@ int diag_utf8_len(const unsigned char *p, const unsigned char *end);
 
 /* 1-based line and column of a byte offset, for messages that quote them. */
 void diag_line_col(const Source *src, int off, int *line, int *col);
+/* The 1-based line alone ("the first is at line 3"). */
+int  diag_line(const Source *src, int off);
 
 #endif

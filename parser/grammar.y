@@ -4,6 +4,10 @@
 ** semantic pass (codegen/sema.c). The language reference with the same
 ** grammar in EBNF is dsl/LANGUAGE.md; keep the two in step.
 **
+** A constructor gets the location diagnostics point at (Node.loc); where
+** the rule's whole text (@$) is more than that, ast_span gives the node
+** that too (Node.span, ast.h).
+**
 ** Error recovery: a broken declaration or rule is skipped up to its ';' (or
 ** the '}' of its block) so that one run reports several syntax errors.
 */
@@ -116,7 +120,7 @@ decl
 
 /* grid { x: 65 points in [0, 1]; y: 65 points in [0, 1] periodic; } */
 grid
-  : KW_GRID '{' axes '}'           { $$ = ast_grid(A, @1, $3); }
+  : KW_GRID '{' axes '}'           { $$ = ast_span(ast_grid(A, @1, $3), @$); }
   ;
 
 axes
@@ -126,7 +130,7 @@ axes
 
 axis
   : IDENT ':' int_lit KW_POINTS KW_IN '[' expr ',' expr ']' periodic_opt ';'
-                                   { $$ = ast_axis(A, @1, $1, $3, $7, $9, $11); }
+                                   { $$ = ast_span(ast_axis(A, @1, $1, $3, $7, $9, $11), @$); }
   ;
 
 periodic_opt
@@ -136,7 +140,7 @@ periodic_opt
 
 /* fields u "x velocity", v; */
 fields
-  : KW_FIELDS field_list ';'       { $$ = ast_list(A, @1, N_FIELDS, $2); }
+  : KW_FIELDS field_list ';'       { $$ = ast_span(ast_list(A, @1, N_FIELDS, $2), @$); }
   ;
 
 field_list
@@ -145,7 +149,7 @@ field_list
   ;
 
 field
-  : IDENT desc_opt                 { $$ = ast_field(A, @1, $1, $2); }
+  : IDENT desc_opt                 { $$ = ast_span(ast_field(A, @1, $1, $2), @$); }
   ;
 
 desc_opt
@@ -155,27 +159,27 @@ desc_opt
 
 /* stencil star width 1; */
 stencil
-  : KW_STENCIL KW_STAR KW_WIDTH int_lit ';'  { $$ = ast_stencil(A, @1, SHAPE_STAR, $4); }
-  | KW_STENCIL KW_BOX KW_WIDTH int_lit ';'   { $$ = ast_stencil(A, @1, SHAPE_BOX, $4); }
+  : KW_STENCIL KW_STAR KW_WIDTH int_lit ';'  { $$ = ast_span(ast_stencil(A, @1, SHAPE_STAR, $4), @$); }
+  | KW_STENCIL KW_BOX KW_WIDTH int_lit ';'   { $$ = ast_span(ast_stencil(A, @1, SHAPE_BOX, $4), @$); }
   ;
 
 /* param lambda = 6 in [0, 6.81] "Bratu parameter"; */
 param
   : KW_PARAM IDENT '=' expr desc_opt ';'
-                                   { $$ = ast_param(A, @2, $2, $4, NULL, NULL, $5); }
+                                   { $$ = ast_span(ast_param(A, @2, $2, $4, NULL, NULL, $5), @$); }
   | KW_PARAM IDENT '=' expr KW_IN '[' expr ',' expr ']' desc_opt ';'
-                                   { $$ = ast_param(A, @2, $2, $4, $7, $9, $11); }
+                                   { $$ = ast_span(ast_param(A, @2, $2, $4, $7, $9, $11), @$); }
   ;
 
 /* let hydhx = hy / hx; */
 let
-  : KW_LET IDENT '=' expr ';'      { $$ = ast_let(A, @2, $2, $4); }
+  : KW_LET IDENT '=' expr ';'      { $$ = ast_span(ast_let(A, @2, $2, $4), @$); }
   ;
 
 /* def upwind(v, down, here, up) = ...; */
 def
-  : KW_DEF IDENT '(' names ')' '=' expr ';'  { $$ = ast_def(A, @2, $2, $4, $7); }
-  | KW_DEF IDENT '(' ')' '=' expr ';'        { $$ = ast_def(A, @2, $2, NULL, $6); }
+  : KW_DEF IDENT '(' names ')' '=' expr ';'  { $$ = ast_span(ast_def(A, @2, $2, $4, $7), @$); }
+  | KW_DEF IDENT '(' ')' '=' expr ';'        { $$ = ast_span(ast_def(A, @2, $2, NULL, $6), @$); }
   ;
 
 names
@@ -185,7 +189,7 @@ names
 
 /* precedence left, right > bottom, top; */
 precedence
-  : KW_PRECEDENCE groups ';'       { $$ = ast_list(A, @1, N_PRECEDENCE, $2); }
+  : KW_PRECEDENCE groups ';'       { $$ = ast_span(ast_list(A, @1, N_PRECEDENCE, $2), @$); }
   ;
 
 groups
@@ -199,9 +203,9 @@ group
 
 /* residual u { interior: ...; boundary: u; }  and the same for initial, jacobian */
 block
-  : KW_RESIDUAL IDENT '{' items '}'   { $$ = ast_block(A, @1, BLOCK_RESIDUAL, $2, @2, $4); }
-  | KW_INITIAL IDENT '{' items '}'    { $$ = ast_block(A, @1, BLOCK_INITIAL, $2, @2, $4); }
-  | KW_JACOBIAN IDENT '{' jitems '}'  { $$ = ast_block(A, @1, BLOCK_JACOBIAN, $2, @2, $4); }
+  : KW_RESIDUAL IDENT '{' items '}'   { $$ = ast_span(ast_block(A, @1, BLOCK_RESIDUAL, $2, @2, $4), @$); }
+  | KW_INITIAL IDENT '{' items '}'    { $$ = ast_span(ast_block(A, @1, BLOCK_INITIAL, $2, @2, $4), @$); }
+  | KW_JACOBIAN IDENT '{' jitems '}'  { $$ = ast_span(ast_block(A, @1, BLOCK_JACOBIAN, $2, @2, $4), @$); }
   ;
 
 items
@@ -211,7 +215,7 @@ items
 
 item
   : let
-  | regions ':' expr ';'           { $$ = ast_rule(A, @1, $1, $3); }
+  | regions ':' expr ';'           { $$ = ast_span(ast_rule(A, @1, $1, $3), @$); }
   | error ';'                      { $$ = NULL; }
   ;
 
@@ -222,7 +226,7 @@ jitems
 
 jitem
   : let
-  | regions ':' entries ';'        { $$ = ast_rule(A, @1, $1, $3); }
+  | regions ':' entries ';'        { $$ = ast_span(ast_rule(A, @1, $1, $3), @$); }
   | error ';'                      { $$ = NULL; }
   ;
 
@@ -244,7 +248,7 @@ entries
   ;
 
 entry
-  : column '=' expr                { $$ = ast_entry(A, @1, $1, $3); }
+  : column '=' expr                { $$ = ast_span(ast_entry(A, @1, $1, $3), @$); }
   ;
 
 column
@@ -275,23 +279,23 @@ expr
 
 or_expr
   : and_expr
-  | or_expr KW_OR and_expr         { $$ = ast_binary(A, @2, OP_OR, $1, $3); }
+  | or_expr KW_OR and_expr         { $$ = ast_span(ast_binary(A, @2, OP_OR, $1, $3), @$); }
   ;
 
 and_expr
   : not_expr
-  | and_expr KW_AND not_expr       { $$ = ast_binary(A, @2, OP_AND, $1, $3); }
+  | and_expr KW_AND not_expr       { $$ = ast_span(ast_binary(A, @2, OP_AND, $1, $3), @$); }
   ;
 
 not_expr
   : cmp_expr
-  | KW_NOT not_expr                { $$ = ast_unary(A, @1, OP_NOT, $2); }
+  | KW_NOT not_expr                { $$ = ast_span(ast_unary(A, @1, OP_NOT, $2), @$); }
   ;
 
 /* Comparisons do not chain: a < b < c is a syntax error. */
 cmp_expr
   : add_expr
-  | add_expr cmp_op add_expr       { $$ = ast_binary(A, @2, (Op)$2, $1, $3); }
+  | add_expr cmp_op add_expr       { $$ = ast_span(ast_binary(A, @2, (Op)$2, $1, $3), @$); }
   ;
 
 cmp_op
@@ -305,26 +309,26 @@ cmp_op
 
 add_expr
   : mul_expr
-  | add_expr '+' mul_expr          { $$ = ast_binary(A, @2, OP_ADD, $1, $3); }
-  | add_expr '-' mul_expr          { $$ = ast_binary(A, @2, OP_SUB, $1, $3); }
+  | add_expr '+' mul_expr          { $$ = ast_span(ast_binary(A, @2, OP_ADD, $1, $3), @$); }
+  | add_expr '-' mul_expr          { $$ = ast_span(ast_binary(A, @2, OP_SUB, $1, $3), @$); }
   ;
 
 mul_expr
   : unary
-  | mul_expr '*' unary             { $$ = ast_binary(A, @2, OP_MUL, $1, $3); }
-  | mul_expr '/' unary             { $$ = ast_binary(A, @2, OP_DIV, $1, $3); }
+  | mul_expr '*' unary             { $$ = ast_span(ast_binary(A, @2, OP_MUL, $1, $3), @$); }
+  | mul_expr '/' unary             { $$ = ast_span(ast_binary(A, @2, OP_DIV, $1, $3), @$); }
   ;
 
 /* -x^2 is -(x^2); 2^-1 is 2^(-1); 2^3^2 is 2^(3^2). */
 unary
   : pow_expr
-  | '-' unary                      { $$ = ast_unary(A, @1, OP_NEG, $2); }
-  | '+' unary                      { $$ = ast_unary(A, @1, OP_PLUS, $2); }
+  | '-' unary                      { $$ = ast_span(ast_unary(A, @1, OP_NEG, $2), @$); }
+  | '+' unary                      { $$ = ast_span(ast_unary(A, @1, OP_PLUS, $2), @$); }
   ;
 
 pow_expr
   : primary
-  | primary '^' unary              { $$ = ast_binary(A, @2, OP_POW, $1, $3); }
+  | primary '^' unary              { $$ = ast_span(ast_binary(A, @2, OP_POW, $1, $3), @$); }
   ;
 
 primary
@@ -332,8 +336,8 @@ primary
   | NUMBER                         { $$ = ast_num(A, @1, $1, false); }
   | IDENT                          { $$ = ast_name(A, @1, $1); }
   | IDENT '[' comps ']'            { $$ = ast_offset(A, @$, $1, @1, $3); }
-  | IDENT '(' args_opt ')'         { $$ = ast_call(A, @1, $1, $3); }
-  | '(' expr ')'                   { $$ = $2; }
+  | IDENT '(' args_opt ')'         { $$ = ast_span(ast_call(A, @1, $1, $3), @$); }
+  | '(' expr ')'                   { $$ = $2; }  /* the parentheses are in the span of what contains it */
   ;
 
 args_opt

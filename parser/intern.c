@@ -18,14 +18,12 @@ void intern_init(Intern *t, Arena *arena) {
   t->arena = arena;
   t->cap = 256;
   t->count = 0;
-  t->slots = calloc(t->cap, sizeof *t->slots);
-  if (!t->slots) ice("out of memory (name table)");
+  t->slots = xcalloc(t->cap, sizeof *t->slots);
 }
 
 static void grow(Intern *t) {
   size_t cap = t->cap * 2;
-  const char **slots = calloc(cap, sizeof *slots);
-  if (!slots) ice("out of memory (name table)");
+  const char **slots = xcalloc(cap, sizeof *slots);
   for (size_t i = 0; i < t->cap; i++) {
     const char *s = t->slots[i];
     if (!s) continue;
@@ -49,8 +47,6 @@ const char *intern(Intern *t, const char *s, size_t len) {
   t->count++;
   return t->slots[i];
 }
-
-const char *intern_cstr(Intern *t, const char *s) { return intern(t, s, strlen(s)); }
 
 void intern_free(Intern *t) {
   free(t->slots);

@@ -17,7 +17,6 @@ typedef struct Intern {
 
 void        intern_init(Intern *t, Arena *arena);
 const char *intern(Intern *t, const char *s, size_t len);
-const char *intern_cstr(Intern *t, const char *s);
 void        intern_free(Intern *t);
 
 #endif

@@ -54,8 +54,7 @@ static Loc span(Parser *ps, Cursor start, Cursor end) {
 static int open_bracket(Parser *ps, Loc *lloc, Cursor start, Cursor end, char ch) {
   if (ps->nopen == ps->capopen) {
     ps->capopen = ps->capopen ? 2 * ps->capopen : 16;
-    ps->open = realloc(ps->open, (size_t)ps->capopen * sizeof *ps->open);
-    if (!ps->open) ice("out of memory (bracket stack)");
+    ps->open = xrealloc(ps->open, (size_t)ps->capopen * sizeof *ps->open);
   }
   ps->open[ps->nopen].ch = ch;
   ps->open[ps->nopen].at = span(ps, start, end);

@@ -21,10 +21,12 @@
 
    Boundaries. A warp whose points all have every neighbour inside x's box (and inside the domain,
    or wrapped by the ghosts) takes the fast path: neighbour s of a point at x-index b is at
-   b + lin[s]. A warp with any point near the edge of the domain or of x's box takes the checked
-   path for all its threads (a warp vote, so the two paths never diverge inside a warp): each
-   neighbour's coordinates are tested, neighbours outside a non-periodic edge are skipped (neither
-   their A entry nor x is read), and, for the owned-box layout, periodic neighbours are wrapped.
+   b + lin[s]. A warp with any point near the edge of the domain or of x's box takes, for all its
+   threads, the cheapest path its rows allow (a warp vote, so the paths never diverge inside a
+   warp; sgdia_rows.h): x edge or edges (only the non-periodic directions tested, the neighbour
+   read at the fast path's offset), or checked: each neighbour's coordinates are tested,
+   neighbours outside a non-periodic edge are skipped (neither their A entry nor x is read), and,
+   for the owned-box layout, periodic neighbours are wrapped.
 
    Roofline of one product y = A x, per row (8-byte doubles; x's neighbours from cache):
      bytes: 8*nsten*dof of A (each read once, streamed) + 8 of x + 8 of y = 8*(nsten*dof + 2);

@@ -65,8 +65,8 @@ __host__ __device__ __forceinline__ double load_x(const double *p)
 }
 
 /* The global grid coordinates (i, j, k) of the point of row t. The divisions by the box's
-   extents are multiplies (stnfastdiv.h): with two true divisions the coordinates were 6% of the
-   GMRES cycle kernel's instructions at 64^3. */
+   extents are multiplies (stnfastdiv.h): two true divisions would be 6% of the GMRES cycle
+   kernel's instructions at 64^3. */
 template <int DOF>
 __host__ __device__ __forceinline__ void row_point(const Geometry &g, int t, int *i, int *j, int *k)
 {
@@ -155,9 +155,9 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
 /* (A x)[t], or 0 where !active (t past the last row): the path (fast, x edge, edges, checked)
    chosen by a vote of the whole warp, so that the paths never diverge inside a warp. Every lane of
    the warp must call it, active or not. The edges' path keeps a warp at a y or z face of the
-   domain from the checked one, several times its instructions: at 64^3 a block of such warps
-   finished its product about 2 us after the others, and every block waited for it at the next
-   grid barrier (session 12, docs/performance.md). */
+   domain from the checked one, several times its instructions: in the GMRES cycle kernel at 64^3
+   a block of such warps would finish its product about 2 us after the others, and every block
+   waits for the slowest at the next grid barrier. */
 template <int DOF, int NSTEN, bool STREAM, bool XRO = true, bool XSCALE = false>
 __device__ __forceinline__ double row_value(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, int t, bool active, double xs = 1.0)
 {

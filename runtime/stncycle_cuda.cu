@@ -1,67 +1,26 @@
 /* stncycle_cuda.cu: restart cycles of GMRES in one cooperative kernel (API: stncycle_cuda.h).
 
-   One launch runs the steps of a cycle one after another; all blocks are resident (a cooperative
-   launch) and meet at two grid-wide barriers per step:
-
-     1. w = d .* (A V[it]) for the thread's rows (sgdia_rows.h), kept on the chip; the block's
-        partial sums of the coefficients V[k]^T w, k = 0..it;                          barrier
-     2. every block folds the coefficients (the same code on the same data: the same bits in every
-        block) into h; w = w - sum_k h[k] V[k] (newest first), the block's part of ||w||^2, and w
-        itself, unscaled, into a vector of its own; the keeper reads the host's stop flag (the read
-        was issued at the step's start, so its trip over the bus overlaps the step) and publishes
-        what comes next: a step, a restart or the end; where the matrix is small beside L2, every
-        thread asks L2 for its rows of the matrix, so that the next product finds them there;
-                                                                                        barrier
-     3. every block folds tt = ||w|| and writes V[it + 1] = w / tt for its own rows, and the next
-        step's product reads V[it + 1]'s neighbours as the unscaled w times 1 / tt, the same bits
-        as V[it + 1]'s: the scaled vector needs no barrier of its own (session 9: a third barrier
-        per step until then).
-
-   The Hessenberg update of step it and its report to the host (one thread, about 1.5 us on the
-   H200) are done by the keeper, thread 0 of the last block, after the second barrier, while the
-   others start step it + 1: nothing in the next step waits for it, only the host. The grid-stride
-   rows leave the last block the fewest rows (half the others' at 64^3 and at 256^2 x 4), so it
-   has time to spare. The flag that tells the host the report is there must follow a system-wide
-   fence (a trip to the host's memory): the keeper issues both in the next step's first barrier,
-   after its arrival, while the other blocks arrive (sync_publishing). Until session 12 the keeper
-   was thread 0 of block 0 and did all of it after the second barrier (3.4 us), and its block
-   reached the next barrier about 1.4 us after the others at 64^3 (bench/cycle_trace_gpu.sh);
-   moved to the last block with its fence where it was, it cost the cavity's steps with restarts
-   0.4-0.5 us (session 12); with the fence in the barrier's wait it costs nothing there (session
-   13, docs/performance.md).
-
-   A restart (after a full cycle) takes four more barriers:                              barrier
-   every block solves the triangular system for y itself (one thread, 465 multiply-subtracts at
-   max_k = 30) and computes x + V y for its rows into the unscaled vector, x untouched, while
-   the host tests the cycle's last step and says go (or stop);                           barrier
-   x = x + V y; w = d .* (b - A x), x's neighbours read from the unscaled vector, and the block's
-   part of ||w||^2;                                                                      barrier
-   res = ||w||, V[0] = w / res;                                                          barrier
-   and the next cycle's first step reads V[0].
-
-   Coherence. The basis, x and the unscaled new vector are written and read within the launch,
-   and their loads use the L1 cache (the product reads each x entry up to dof * nsten times). A
-   grid barrier is a release by every thread and an acquire by every thread after it
-   (cooperative_groups: a fence, then ld.acquire.gpu), so a load after the barrier sees every
-   store before it, in whatever block, even where the SM read the line before (the acquire
-   invalidates L1): step it writes the unscaled w, read by other threads only after the norm's
-   barrier and rewritten only after the next step's first barrier; V[it + 1] is read by the
-   thread that wrote it (its own rows) until the kernel ends; a restart writes x + V y into the
-   unscaled vector, then x and V[0], each read only after the next barrier. The partial sums are
-   rewritten every step and read through L2 (__ldcg).
-
-   A thread holds up to kRows rows of the new vector, in shared memory (registers would need the
-   row loops unrolled: kRows copies of the product, and minutes of compilation); kThreads per
-   block.
-
-   The first basis vectors on the chip. Both passes of a step read every basis vector so far, and
-   a thread reads only its own rows of them, so the shared memory the blocks leave unused holds
-   the thread's rows of V[0], V[1], ... as far as it goes ("cached" vectors: at 2^18 rows on the
-   H200, 12, or 8 where the matrix streams from DRAM: plan_shared), written when the vector is
-   and read instead of the global copy, which is still written for the host and for the
-   product's neighbours. The same values, so the same bits; the gain is the trips to L2: ncu
-   counted 119 MB read from L2 per step at 256^2 x 4 against 52 MB from DRAM, so L2, not DRAM,
-   was the busier (session 10, docs/performance.md). */
+   All blocks are resident (one of kThreads per SM); a step meets at two grid-wide barriers:
+     1. w = d .* (A V[it]) for the thread's rows (sgdia_rows.h), kept in shared memory; the block's
+        partial sums of V[k]^T w, k = 0..it;                                             barrier
+     2. every block folds the coefficients h itself (the same bits in every block); w = w - V h,
+        newest vector first (what pass 1 left in L2); the block's part of ||w||^2; w, unscaled,
+        into a vector of its own; what comes next (step, restart, end) is decided; where the
+        matrix fits in a third of L2, each thread asks L2 for its rows of it;           barrier
+     3. every block folds tt = ||w|| and scales its own rows into V[it + 1]; the next product reads
+        the neighbours as the unscaled w times 1 / tt (the same bits), so no third barrier.
+   The keeper, thread 0 of the last block (the grid-stride rows leave it the fewest rows), reads
+   the host's stop flag and does the Hessenberg update and report off the critical path; the
+   report's system fence and flag go into the next step's first barrier (sync_publishing).
+   A restart takes four more barriers: y and x + V y into the unscaled vector while the host tests
+   the cycle's last step; after its go x = x + V y; w = d .* (b - A x); V[0] = w / ||w||.
+   Coherence: the basis, x and the unscaled vector are loaded through L1 (the product reads an
+   entry up to dof * nsten times): another thread reads a write only after the grid barrier that
+   follows it (a release, then an acquire that invalidates L1), and V[it + 1] only its writer
+   reads; the partial sums, rewritten every step, are read through L2 (__ldcg).
+   The rows of w live in shared memory (registers would need the row loops unrolled), and what is
+   left holds the thread's rows of the first basis vectors (plan_shared), read instead of the
+   global copies: the step is bound by trips to L2 and barriers, not by DRAM. */
 #include "stncycle_cuda.h"
 
 #include "sgdia_instances.h"
@@ -78,13 +37,12 @@ using namespace stn_reduce;
 namespace cg = cooperative_groups;
 
 /* Blocks of 1024 threads, one per SM: every block folds every block's partial sums after each
-   barrier, so half the blocks halve those reads. With the basis cache (session 10, H200) 28.3-28.4
-   us per step at 256^2 x 4 and 22.8 at 64^3, against 29.6-29.8 and 23.8-24.3 with 512 threads
-   (session 8, before the cache: 30.8 against 31.6 at 256^2 x 4, but 31.2 against 29.5 at 64^3). */
+   barrier, so the fewer the blocks, the fewer those reads (faster than 512 threads at 256^2 x 4
+   and at 64^3: docs/codegen-decisions.md). */
 constexpr int kThreads = 1024; /* per block */
-constexpr int kRows    = 16;  /* the most rows a thread holds: 2162688 rows on an H200 (SFI at 128^3:
-                                 205.8-206.0 us per Krylov iteration against 241.9-243.1 with the
-                                 step's kernels, session 10) */
+constexpr int kRows    = 16;  /* the most rows a thread holds: 2162688 rows on an H200, so SFI at
+                                 128^3 runs here rather than in the step's kernels (w is in
+                                 dynamic shared memory: fewer rows cost nothing) */
 constexpr int kGroup   = 8;   /* coefficients accumulated at once (registers) */
 constexpr int kSlots   = STN_VEC_MAX_MULTI + 1; /* partial sums per block: the coefficients, then ||w||^2 */
 constexpr unsigned long long kGoWaitNs = 20000000; /* how long a restart waits for the host's go */
@@ -186,9 +144,8 @@ __device__ __forceinline__ void set_basis(const CycleArgs &a, int k, int r, long
 
 /* The sum of the nb values at p (one per block), by one warp, in a fixed order: lane l adds
    entries l, l + 32, ... into four sums, then the lanes fold. In lane 0. Up to 256 blocks, a
-   lane's loads all go out before the sums (session 11: 0.9-1.0 us less per step on the H200, two
-   folds a step). (Session 9, with up to 512 blocks, issued all of them through L1, so that the
-   blocks of an SM would share them: 0.9-1.0 us slower.) */
+   lane's loads all go out before the sums: one trip to L2 per fold, two folds a step on the path
+   between barriers (through L2 only: sharing them through L1 is slower). */
 __device__ double fold_blocks(const double *p, long nb, int lane)
 {
   double v[4] = {0.0, 0.0, 0.0, 0.0};
@@ -639,9 +596,9 @@ int unscaled_ready(long n)
 }
 
 /* Whether a launch for this matrix takes the kernel that asks L2 for the matrix. The prefetch pays
-   where the matrix takes at most a third of L2 and stays there beside the basis: 27.1 against 28.0
-   us per step at 64^3 (15 MB) on the H200's 60 MiB; at 256^2 x 4 (42 MB) it pushed the basis out
-   of L2, 33.5 against 31.3 (session 9, docs/codegen-decisions.md). After control_ready. */
+   where the matrix takes at most a third of L2 and stays there beside the basis (SFI at 64^3: 15 MB
+   of the H200's 60 MiB); a larger one (the cavity's 42 MB) pushes the basis out. After
+   control_ready. */
 bool prefetches(int dof, int nsten, long n)
 {
   return (long)nsten * dof * n * (long)sizeof(double) <= control.l2_bytes / 3;
@@ -651,8 +608,8 @@ bool prefetches(int dof, int nsten, long n)
    once with kRows rows of w each in shared memory, but no more than the rows need (a small n has
    no idle blocks at the barriers); 0 if n does not fit (more than kRows rows per thread) or the
    device cannot be asked. Asks about that kernel only: CUDA loads a kernel the first time it is
-   asked about or launched (lazily), and a program launches one of the two (0.2 ms of the first
-   solve at 64^3 on the H200 was the other's load; session 12). */
+   asked about or launched (lazily), and a program launches one of the two: the other is never
+   loaded. */
 template <int DOF, int NSTEN, bool PREFETCH>
 long blocks_for(long n, int sms)
 {
@@ -676,10 +633,8 @@ long blocks_for(long n, int sms)
    leaves each of its blocks, at most max_k; sets a->rows, a->wlen, a->cached and *bytes, and lets
    the kernel have that much. Fewer vectors if the blocks would not all be resident. Where the
    matrix streams from DRAM (streaming), kL1Keep of the SM's shared memory is left to L1, which
-   holds the loads in flight: at 256^2 x 4 on the H200, 30.3-30.7 us per step with 164 KB of shared
-   memory, 30.7-30.8 with all 228 KB, 31.2-31.3 with 132; at 64^3 (the matrix in L2) all of it,
-   23.7-23.8, against 24.4-24.6 with 164 (session 10, measured with two 512-thread blocks per SM;
-   not measured again for one block of 1024). */
+   holds the loads in flight; where the matrix sits in L2, the cache takes all of it (the sweep of
+   these sizes was measured with two 512-thread blocks per SM, not again for one of 1024). */
 constexpr long kL1Keep = 64 * 1024;
 int plan_shared(const void *kernel, long blocks, int sms, bool streaming, CycleArgs *a, size_t *bytes)
 {

@@ -3,7 +3,7 @@
    A kernel that turns a row index into grid coordinates divides by the box's extents, which
    are known only at run time: a 32-bit integer division is about 20 instructions on the GPU (a
    float reciprocal and corrections). The GMRES cycle kernel at 64^3 does two per row and step,
-   6% of all its instructions (ncu, session 14, docs/gpu-runs/cycle_ncu.md). With the divisor's
+   6% of all its instructions (ncu, docs/gpu-runs/cycle_ncu.md). With the divisor's
    magic number computed once on the host, n / d is one multiply-high and one shift (Granlund and
    Montgomery, "Division by invariant integers using multiplication", 1994; the form CUTLASS's
    FastDivmod uses): for 2^(l-1) < d <= 2^l, mul = ceil(2^(31+l) / d) and n / d =

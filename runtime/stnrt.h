@@ -11,6 +11,7 @@
 #include "stncompat.h"
 
 #include "sgdia.h"
+#include "stnapp.h"     /* the generated programs' options, matrices, kernels and solve */
 #include "sgdia_cuda.h" /* StnCUDADevicePresent */
 #include "stnvec.h"      /* StnDMSetGPUVectors: the GPU vectors and their kernels */
 #include "stngmres.h"    /* StnKSPSetDefault: GMRES with its scalars on the GPU */

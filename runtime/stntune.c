@@ -24,7 +24,7 @@
 
 enum { TUNE_NV = 16,  /* vectors for maxpy: GMRES(30)'s average */
        /* vectors for mdot: its kernel for 17-32 vectors (stnvec_cuda.cu's groups), which carries
-          71% of GMRES(30)'s MDot bytes; its best shape differs from that of 9-16 (session 14) */
+          71% of GMRES(30)'s MDot bytes; its best shape differs from that of 9-16 */
        TUNE_NV_MDOT = 30,
        TUNE_NV_MAX  = TUNE_NV_MDOT > TUNE_NV ? TUNE_NV_MDOT : TUNE_NV, /* the test vectors needed */
        SAMPLES = 4096 /* entries of an update's result compared, spread over the vector */ };

@@ -168,9 +168,9 @@ __global__ void __launch_bounds__(Op::max_threads) reduce_kernel(Op op, long n, 
    takes a group of kGroup of the vectors over one contiguous chunk of the entries, so that an SM
    streams kGroup + 1 arrays instead of 31, each in long runs, with EPT entries of each in flight
    per thread. x is read once per group, from L2 after the first, because the G blocks of a chunk
-   are neighbours in launch order. Session 14 (bench/mdot_probe_gpu.cu, docs/gpu-runs/mdot.md):
-   30 vectors at n = 1e7 in 555 us (4.47 TB/s) against 603 for reduce_kernel's grid-wide stride
-   over all 32 slots and 559 for cuBLAS's dgemv.
+   are neighbours in launch order. bench/mdot_probe_gpu.cu (docs/gpu-runs/mdot.md): 30 vectors
+   at n = 1e7 at 4.47 TB/s, level with cuBLAS's dgemv, where reduce_kernel's grid-wide stride
+   over all 32 slots reaches about 4.1.
    Block b is group b % G of chunk b / G, so block_partials' partials[b * kGroup + k] is entry
    k + kGroup (b % G) of chunk b / G's G * kGroup, the layout fold_partials reads. */
 constexpr int kGroup = 8;
@@ -356,7 +356,7 @@ constexpr int kClasses = 64;
 const StnLaunch map_default    = {256, 1, 0};
 const StnLaunch reduce_default = {512, 2, 4}; /* a full SM (2048 threads), few blocks to fold */
 /* MDot: for more than 8 vectors 8 blocks per SM of 256 threads with 4 entries each in flight
-   (100 registers: 2 resident, the rest in waves), the fastest in session 14's probe at 1e7. */
+   (100 registers: 2 resident, the rest in waves), the fastest in bench/mdot_probe_gpu.cu at 1e7. */
 const StnLaunch mdot_default = {256, 4, 8};
 
 StnLaunch shapes[STN_K_COUNT][kClasses]; /* all zero: the defaults */
@@ -650,8 +650,8 @@ int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double
 namespace cg = cooperative_groups;
 
 /* The default block (StnGMRESState.threads may ask for others): 512 threads up to 2^19 entries,
-   256 beyond. Session 6's sweep (tests/gpu/gmres_step -sweep, docs/gpu-runs/gmres_step_fold.txt),
-   queued us per step: at 2^18, 27.7 with 512 against 29.9 with 256; at 2^20, 98.6 against 96.5. */
+   256 beyond, the faster of the two at 2^18 and at 2^20 entries per queued step
+   (tests/gpu/gmres_step -sweep, docs/gpu-runs/gmres_step_fold.txt). */
 constexpr int  kStepThreadsSmall = 512, kStepThreads = 256;
 constexpr long kStepSmallMaxN = 1L << 19;
 constexpr long kFusedMaxN   = 1L << 20; /* the largest n the fused step is used for */
@@ -943,7 +943,7 @@ int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, cons
     case 4: return gmres_step_fused<16>(st, it, haptol, w, V, n, ticket);
     case 5: return gmres_step_fused<20>(st, it, haptol, w, V, n, ticket);
     case 6: return gmres_step_fused<24>(st, it, haptol, w, V, n, ticket);
-    default: return gmres_step_fused<32>(st, it, haptol, w, V, n, ticket); /* 25 to 32: a 28-vector instance was slower than this one (68.7 vs 46.4 us at nv = 25, n = 2^18; docs/performance.md) */
+    default: return gmres_step_fused<32>(st, it, haptol, w, V, n, ticket); /* 25 to 32: a 28-vector instance is slower than this one (at nv = 25, n = 2^18) */
     }
   }
   if (it < 1) return gmres_step<1>(st, it, haptol, w, V, n, ticket);

@@ -5,7 +5,7 @@
 #                           stencilc --check must print (exit status 1, no stdout)
 #   tests/ast/NAME.ast      the exact --dump-ast output for examples/NAME.stn
 #   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn
-#   tests/emit/NAME.c       the exact generated C for examples/NAME.stn (a few)
+#   tests/emit/NAME.c       the exact generated C, .h and .cu for examples/NAME.stn (a few)
 #   tests/explain/NAME.txt  the exact --explain output for examples/NAME.stn; the
 #                           --explain-svg picture checked by tests/explain/svg.py
 #   nvcc                    compiles every example's CUDA kernels and the runtime's
@@ -46,8 +46,7 @@ done
 
 # A hint for two rules tied at a class settles the tie when followed: the precedence it suggests
 # (added after the fields line), or the class's own rule (added to the block), and the same
-# error is gone. (Session 4: the hint once suggested 'precedence left & bottom > left & front;',
-# which does not parse.)
+# error is gone, and the suggested text parses.
 for stn in tests/errors/sema_ambiguous*.stn; do
   err=${stn%.stn}.err
   tie=$(grep -o "at the points on [a-z &]* both" "$err" | head -1)
@@ -97,9 +96,11 @@ for c in tests/emit/*.c; do
   if ! "$STENCILC" "examples/$name.stn" -o "$tmp/prog" --emit-dir "$tmp/emit" >"$tmp/err" 2>&1; then
     bad "stencilc examples/$name.stn -o: failed"; cat "$tmp/err"; continue
   fi
-  if [ $regen = 1 ]; then cp "$tmp/emit/$name.c" "$c"; fi
-  if ! diff -u "$c" "$tmp/emit/$name.c" >"$tmp/diff"; then bad "$name: generated C differs"; head -40 "$tmp/diff"; continue; fi
-  ok
+  for ext in c h cu; do  # the program, the header it shares with its kernels, the kernels
+    if [ $regen = 1 ]; then cp "$tmp/emit/$name.$ext" "tests/emit/$name.$ext"; fi
+    if ! diff -u "tests/emit/$name.$ext" "$tmp/emit/$name.$ext" >"$tmp/diff"; then bad "$name: generated $name.$ext differs"; head -40 "$tmp/diff"; continue; fi
+    ok
+  done
 done
 
 # --explain: the teaching view of two examples is golden text; the picture
@@ -144,9 +145,9 @@ instance_of() {
 }
 # cycle_spills FILE: the GMRES cycle kernels that spill registers, from ptxas -v's report in FILE.
 # The cycle kernel's threads hold all the 64 registers its blocks of 1024 allow, and a few bytes
-# spilled cost 1.1-1.8 us per step on the H200 (session 15, docs/performance.md): a change that
-# makes it spill must show here, not in a benchmark months later. (Some instances no example
-# uses, dof 1 with 19, 25 or 27 block diagonals, spill already.)
+# spilled cost 1-2 us per step on the H200 (docs/codegen-decisions.md): a change that makes it
+# spill must show here, not in a benchmark. (Some instances no example uses, dof 1 with 19, 25 or
+# 27 block diagonals, spill already.)
 cycle_spills() {
   awk '/Function properties for .*gmres_cycle_kernel/ {k = $NF; next}
        k != "" && /spill stores/ {if ($5 != 0 || $9 != 0) print k; k = ""}' "$1"
@@ -204,6 +205,19 @@ fi
 
 # Command line and hostile inputs.
 if sh tests/cli.sh "$STENCILC" "$tmp"; then ok; else bad "tests/cli.sh"; fi
+
+# make install into a staging directory: the compiler (which then runs), its man page and the
+# editor files, where the Makefile says.
+inst=$tmp/install
+if make -s install DESTDIR="$inst" PREFIX=/usr >"$tmp/install.log" 2>&1 &&
+   "$inst/usr/bin/stencilc" --check examples/bratu2d.stn >/dev/null 2>&1 &&
+   [ -f "$inst/usr/share/man/man1/stencilc.1" ] &&
+   [ -f "$inst/usr/share/vim/vimfiles/syntax/stn.vim" ] && [ -f "$inst/usr/share/vim/vimfiles/ftdetect/stn.vim" ] &&
+   [ -f "$inst/usr/share/stencilc/vscode/syntaxes/stn.tmLanguage.json" ]; then
+  ok
+else
+  bad "make install DESTDIR=$inst PREFIX=/usr: missing files or a compiler that does not run"; cat "$tmp/install.log"
+fi
 
 # The front end under valgrind: no leaks, no invalid reads, on every example.
 if command -v valgrind >/dev/null 2>&1; then

@@ -1,0 +1,347 @@
+/*
+** stnapp.c: the invariant part of a generated program (stnapp.h): its
+** options, matrices and default solver, the block rows of the Jacobian,
+** the launches of the generated CUDA kernels, and the solve with its
+** report and output.
+*/
+#include "stnrt.h"
+
+PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
+{
+  const char *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"};
+  PetscInt    mat_type = 0, device = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMemzero(app, sizeof *app));
+  app->program = program;
+#if defined(PETSC_HAVE_CUDA)
+  device = StnCUDADevicePresent() ? 1 : 0; /* the GPU when there is one */
+#endif
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "stencilc program options", "");
+  PetscCall(PetscOptionsEList("-stn_mat_type", "Storage of the Jacobian", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));
+  PetscCall(PetscOptionsEList("-stn_device", "Where the residual, Jacobian and vectors live", NULL, devices, 2, devices[device], &device, NULL));
+  PetscCall(PetscOptionsBool("-stn_check_jacobian", "Compare the Jacobian entries given in the .stn with the derived ones", NULL, app->check_jacobian, &app->check_jacobian, NULL));
+  PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, app->output, app->output, sizeof app->output, NULL));
+  PetscCall(PetscOptionsString("-stn_plot_solution", "Draw the solution to this PNG file (needs gnuplot)", NULL, app->solution_png, app->solution_png, sizeof app->solution_png, NULL));
+  PetscCall(PetscOptionsString("-stn_plot_convergence", "Draw the residual norms per Newton and Krylov iteration to this PNG file (needs gnuplot)", NULL, app->convergence_png, app->convergence_png, sizeof app->convergence_png, NULL));
+  PetscOptionsEnd();
+  app->aij = mat_type == 1 ? PETSC_TRUE : PETSC_FALSE;
+  app->gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;
+#if !defined(PETSC_HAVE_CUDA)
+  PetscCheck(!app->gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-stn_device gpu needs a PETSc configured with CUDA");
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da, PetscInt min_points, const char *stn)
+{
+  static const char axes[] = "xyz";
+  PetscInt          dim, n[3];
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+  for (PetscInt d = 0; d < dim; d++)
+    PetscCheck(n[d] >= min_points, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "-da_grid_%c %" PetscInt_FMT " is too small: %s needs at least %" PetscInt_FMT " points in %c (2 * stencil width + 1)", axes[d], n[d], stn, min_points, axes[d]);
+  if (app->gpu) PetscCall(StnDMSetGPUVectors(da)); /* vectors, ghost exchange and solver on the GPU */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3])
+{
+  DM          da;
+  KSP         ksp;
+  PC          pc;
+  PetscMPIInt size;
+
+  PetscFunctionBeginUser;
+  PetscCall(SNESGetDM(snes, &da));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)snes), &size));
+  if (app->aij) {
+    PetscCall(DMSetMatType(da, app->gpu ? MATAIJCUSPARSE : MATAIJ));
+    PetscCall(DMCreateMatrix(da, &app->J));
+  } else {
+    PetscCall(MatCreateSGDIA(da, nstencil, &offsets[0][0], &app->J));
+  }
+  PetscCall(SNESSetJacobian(snes, app->J, app->J, NULL, NULL)); /* the function: the DM's */
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  /* Jacobi on the GPU, where SG-DIA serves it; on CPUs PETSc's own default, ILU (block Jacobi
+     in parallel), on an AIJ copy. */
+  PetscCall(PCSetType(pc, app->gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));
+  /* On the GPU, GMRES with its Hessenberg matrix on the device (-ksp_type gmres: PETSc's). */
+  if (app->gpu) PetscCall(StnKSPSetDefault(ksp, da));
+#if defined(PETSC_HAVE_CUDA)
+  /* PETSc's Jacobi checks the diagonal for zeros on the host; on the GPU that would copy it
+     there and back at every Jacobian (-pc_jacobi_fixdiagonal turns it back on). */
+  if (app->gpu) PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
+{
+  DM        da;
+  Mat       A, B;
+  KSP       ksp;
+  PC        pc;
+  PetscBool sgdia, direct, ours;
+  PetscErrorCode (*fn)(SNES, Vec, Mat, Mat, void *);
+
+  PetscFunctionBeginUser;
+  PetscCall(MatIsSGDIA(app->J, &sgdia));
+  if (!sgdia) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SNESGetDM(snes, &da));
+  PetscCall(SNESGetJacobian(snes, &A, &B, &fn, NULL));
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCNONE, PCJACOBI, PCPBJACOBI, PCSHELL, ""));
+  ours = fn != SNESComputeJacobianDefault && fn != SNESComputeJacobianDefaultColor ? PETSC_TRUE : PETSC_FALSE;
+  if (ours && direct) PetscFunctionReturn(PETSC_SUCCESS);
+  /* the AIJ matrix, and those of the grids -pc_type mg coarsens da into */
+  PetscCall(DMSetMatType(da, MATAIJ));
+  PetscCall(DMCreateMatrix(da, &app->P));
+  if (ours) PetscCall(SNESSetJacobian(snes, A, app->P, NULL, NULL));
+  else PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, B == app->J ? app->P : B, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *reason)
+{
+  PetscLogStage stage;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectSetName((PetscObject)X, "solution"));
+#if defined(PETSC_HAVE_CUDA)
+  if (app->gpu) { /* move the guess to the GPU now, so that the solve copies nothing */
+    const PetscScalar *x;
+
+    PetscCall(VecCUDAGetArrayRead(X, &x));
+    PetscCall(VecCUDARestoreArrayRead(X, &x));
+  }
+#endif
+  if (app->convergence_png[0]) PetscCall(StnRecordConvergence(snes, &app->history)); /* the norms, for the picture */
+  PetscCall(PetscLogStageRegister("Solve", &stage)); /* -log_view shows the solve on its own */
+  PetscCall(PetscLogStagePush(stage));
+  PetscCall(SNESSolve(snes, NULL, X));
+  PetscCall(PetscLogStagePop());
+  PetscCall(SNESGetConvergedReason(snes, reason));
+  PetscCall(StnReportSolve(snes, app->program)); /* iterations, or why it failed */
+  if (app->output[0] && *reason > 0) {
+    PetscViewer viewer;
+
+    PetscCall(PetscViewerVTKOpen(PETSC_COMM_WORLD, app->output, FILE_MODE_WRITE, &viewer));
+    PetscCall(VecView(X, viewer));
+    PetscCall(PetscViewerDestroy(&viewer));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solution written to %s (open it in ParaView)\n", app->output));
+  }
+  /* pictures, with gnuplot; a failed solve's last iterate too, where it went wrong */
+  if (app->solution_png[0]) PetscCall(StnPlotSolution(snes, X, app->program, app->solution_png));
+  if (app->convergence_png[0]) PetscCall(StnPlotConvergence(snes, app->history, app->program, app->convergence_png));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnAppDestroy(StnApp *app)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatDestroy(&app->P));
+  PetscCall(MatDestroy(&app->J));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- block rows ---- */
+
+PetscErrorCode StnBlockRowsBegin(DMDALocalInfo *info, Mat J, Mat P, PetscInt nstencil, PetscInt dof, const PetscInt offsets[][3], StnBlockRows *rows)
+{
+  PetscBool sgdia;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMemzero(rows, sizeof *rows));
+  rows->info     = info;
+  rows->nstencil = nstencil;
+  rows->dof      = dof;
+  rows->offsets  = offsets;
+  rows->nrows    = info->xm * info->ym * info->zm * dof;
+  rows->J        = J;
+  rows->P        = P;
+  rows->target   = P;
+  PetscCall(MatIsSGDIA(P, &sgdia));
+  if (!sgdia) {
+    PetscCall(MatIsSGDIA(J, &sgdia));
+    if (sgdia) rows->target = J;
+  }
+  if (sgdia) PetscCall(MatSGDIAGetArray(rows->target, &rows->a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnBlockRowsSetAIJ(StnBlockRows *rows, PetscInt i, PetscInt j, PetscInt k, const PetscScalar *v)
+{
+  const DMDALocalInfo  *info = rows->info;
+  const PetscInt        dof = rows->dof, width = rows->nstencil * dof;
+  const PetscInt        n[3] = {info->mx, info->my, info->mz}, at[3] = {i, j, k};
+  const DMBoundaryType  bt[3] = {info->bx, info->by, info->bz};
+  MatStencil            row, col[64];
+  PetscScalar           vals[64];
+  PetscInt              ncol = 0;
+
+  PetscFunctionBeginUser;
+  PetscCheck(width <= 64, PETSC_COMM_SELF, PETSC_ERR_SUP, "a block row of %" PetscInt_FMT " entries is more than StnBlockRowsSetAIJ holds", width);
+  for (PetscInt r = 0; r < dof; r++) {
+    ncol = 0;
+    for (PetscInt s = 0; s < rows->nstencil; s++) {
+      PetscInt nb[3];
+      PetscBool outside = PETSC_FALSE;
+
+      for (PetscInt d = 0; d < 3; d++) {
+        nb[d] = at[d] + rows->offsets[s][d];
+        if (d < info->dim && bt[d] != DM_BOUNDARY_PERIODIC && (nb[d] < 0 || nb[d] >= n[d])) outside = PETSC_TRUE;
+      }
+      if (outside) continue; /* outside the grid: the entries are 0 */
+      for (PetscInt c = 0; c < dof; c++) {
+        col[ncol].i   = nb[0];
+        col[ncol].j   = info->dim > 1 ? nb[1] : 0;
+        col[ncol].k   = info->dim > 2 ? nb[2] : 0;
+        col[ncol].c   = c;
+        vals[ncol++] = v[(s * dof + r) * dof + c];
+      }
+    }
+    row.i = i;
+    row.j = info->dim > 1 ? j : 0;
+    row.k = info->dim > 2 ? k : 0;
+    row.c = r;
+    PetscCall(MatSetValuesStencil(rows->target, 1, &row, ncol, col, vals, INSERT_VALUES));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnBlockRowsEnd(StnBlockRows *rows)
+{
+  PetscFunctionBeginUser;
+  if (rows->a) PetscCall(MatSGDIARestoreArray(rows->target, &rows->a));
+  PetscCall(MatAssemblyBegin(rows->target, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(rows->target, MAT_FINAL_ASSEMBLY));
+  if (rows->target != rows->P) PetscCall(MatSGDIACopyToAIJ(rows->target, rows->P));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnCheckEntry(PetscScalar given, PetscScalar derived, const char *entry, PetscInt dim, PetscInt i, PetscInt j, PetscInt k)
+{
+  char point[96];
+
+  PetscFunctionBeginUser;
+  if (PetscAbsScalar(given - derived) <= 1e-8 * (PetscAbsScalar(given) + PetscAbsScalar(derived)) + 1e-14) PetscFunctionReturn(PETSC_SUCCESS);
+  if (dim == 1) PetscCall(PetscSNPrintf(point, sizeof point, "%" PetscInt_FMT, i));
+  if (dim == 2) PetscCall(PetscSNPrintf(point, sizeof point, "%" PetscInt_FMT ", %" PetscInt_FMT, i, j));
+  if (dim == 3) PetscCall(PetscSNPrintf(point, sizeof point, "%" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT, i, j, k));
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER, "-stn_check_jacobian: the Jacobian entry %s is %g at grid point (%s) but the derivative of the residual is %g", entry, (double)given, point, (double)derived);
+}
+
+/* ---- the generated CUDA kernels ---- */
+
+#if defined(PETSC_HAVE_CUDA)
+/* A kernel and its operands, as the tuner runs it (StnLaunchFn). */
+typedef struct {
+  StnKernelFn  *fn;
+  const void   *ctx;
+  const double *x;
+  double       *out;
+} Launch;
+
+static int run_launch(void *args, const StnKernelShape *shape)
+{
+  const Launch *l = (const Launch *)args;
+
+  return l->fn(l->ctx, l->x, l->out, shape);
+}
+
+/* The shapes of the grid info describes: one entry per grid size, chosen at first use. */
+static PetscErrorCode level_shapes(StnKernels *k, const DMDALocalInfo *info, StnLevelShapes **level)
+{
+  PetscFunctionBeginUser;
+  for (int l = 0; l < k->nlevels; l++)
+    if (k->levels[l].xm == info->xm && k->levels[l].ym == info->ym && k->levels[l].zm == info->zm) {
+      *level = &k->levels[l];
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  PetscCheck(k->nlevels < (int)(sizeof k->levels / sizeof k->levels[0]), PETSC_COMM_SELF, PETSC_ERR_SUP, "more grids than StnKernels keeps launch shapes for");
+  *level = &k->levels[k->nlevels++];
+  PetscCall(PetscMemzero(*level, sizeof **level));
+  (*level)->xm = info->xm;
+  (*level)->ym = info->ym;
+  (*level)->zm = info->zm;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Launches fn over the owned box with the grid's shape, tuning it (or reading the cache) first. */
+static PetscErrorCode launch(const DMDALocalInfo *info, StnKernelFn *fn, const char *kernel, const char *what, StnKernelShape *shape, const void *ctx, const double *x, double *out, long nout)
+{
+  char name[256];
+
+  PetscFunctionBeginUser;
+  if (!shape->bx) { /* the first time on this grid: the tuned shape, or tune it now */
+    Launch l = {fn, ctx, x, out};
+
+    PetscCall(PetscSNPrintf(name, sizeof name, "%s/%s", kernel, what));
+    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, name, (int)info->dim, (int)info->xm, (int)info->ym, (int)info->zm, out, nout, run_launch, &l, shape));
+  }
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCheck(fn(ctx, x, out, shape) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the %s kernel failed", what);
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k, const void *ctx)
+{
+  const PetscScalar *x;
+  PetscScalar       *f;
+  StnLevelShapes    *level;
+  const long         points = (long)info->xm * info->ym * info->zm;
+
+  PetscFunctionBeginUser;
+  PetscCall(level_shapes(k, info, &level));
+  PetscCall(VecCUDAGetArrayRead(X, &x));
+  PetscCall(VecCUDAGetArrayWrite(F, &f));
+  PetscCall(launch(info, k->residual, k->name, "residual", &level->residual, ctx, x, f, points * info->dof));
+  PetscCall(PetscLogGpuFlops(k->residual_flops * points));
+  PetscCall(VecCUDARestoreArrayWrite(F, &f));
+  PetscCall(VecCUDARestoreArrayRead(X, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, const void *ctx, void *user)
+{
+  const PetscScalar *x;
+  PetscScalar       *a;
+  PetscBool          sgdia;
+  PetscInt           nsten;
+  Mat                target = P;
+  StnLevelShapes    *level;
+  const long         points = (long)info->xm * info->ym * info->zm;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatIsSGDIA(P, &sgdia));
+  if (!sgdia) {
+    PetscCall(MatIsSGDIA(J, &sgdia));
+    target = J;
+  }
+  if (!sgdia) { /* AIJ on this grid (a level of -pc_type mg, or -stn_mat_type aij): on the host */
+    const void *xh;
+
+    PetscCall(DMDAVecGetArrayRead(info->da, X, (void *)&xh));
+    PetscCall(k->jacobian_host(info, (void *)xh, J, P, user));
+    PetscCall(DMDAVecRestoreArrayRead(info->da, X, (void *)&xh));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatSGDIAGetLayout(target, &nsten, NULL, NULL, NULL));
+  PetscCall(level_shapes(k, info, &level));
+  PetscCall(VecCUDAGetArrayRead(X, &x));
+  PetscCall(MatSGDIAGetArrayDevice(target, &a));
+  PetscCall(launch(info, k->jacobian, k->name, "jacobian", &level->jacobian, ctx, x, a, points * nsten * info->dof * info->dof));
+  PetscCall(MatSGDIARestoreArrayDevice(target, &a));
+  PetscCall(VecCUDARestoreArrayRead(X, &x));
+  PetscCall(MatAssemblyBegin(target, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(target, MAT_FINAL_ASSEMBLY));
+  if (target != P) PetscCall(MatSGDIACopyToAIJ(target, P));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif

@@ -1,0 +1,131 @@
+/*
+** stnapp.h: the part of every generated program that does not depend on
+** its equations. A generated file holds the problem (parameters, initial
+** guess, FormFunctionLocal and FormJacobianLocal and their CUDA twins) and
+** a short main; the program's own options (-stn_*), the Jacobian's matrices,
+** the default solver per device, storing block rows, launching and tuning
+** the generated kernels, the solve with its report, the VTK output and the
+** pictures are here, written and tested once.
+**
+** The residual and the Jacobian are registered with PETSc's DMDA-local
+** interface (DMDASNESSetFunctionLocal, ...), so every grid of a hierarchy
+** (-pc_type mg, -da_refine, -snes_grid_sequence) gets them with its own
+** DMDALocalInfo: nothing here or in the generated file caches a grid size.
+*/
+#ifndef STNAPP_H
+#define STNAPP_H
+
+#include <petscdmda.h>
+#include <petscsnes.h>
+
+#include "stncompat.h"
+#include "stntune.h"
+
+/* PETSc 3.21 named the DMDA-local callbacks' function types; 3.18 has pointer types only. */
+#if PETSC_VERSION_LT(3, 21, 0)
+typedef PetscErrorCode DMDASNESFunctionFn(DMDALocalInfo *, void *, void *, void *);
+typedef PetscErrorCode DMDASNESJacobianFn(DMDALocalInfo *, void *, Mat, Mat, void *);
+typedef PetscErrorCode DMDASNESFunctionVecFn(DMDALocalInfo *, Vec, Vec, void *);
+typedef PetscErrorCode DMDASNESJacobianVecFn(DMDALocalInfo *, Vec, Mat, Mat, void *);
+#endif
+
+typedef struct _n_StnHistory *StnHistory;
+
+/* A program's options and the objects main hands to the solver. */
+typedef struct {
+  const char *program;        /* its name, for messages and pictures */
+  PetscBool   gpu;            /* -stn_device gpu: residual, Jacobian, vectors and Krylov on the GPU */
+  PetscBool   aij;            /* -stn_mat_type aij: the Jacobian in AIJ (the baseline) */
+  PetscBool   check_jacobian; /* -stn_check_jacobian */
+  char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
+  char        solution_png[PETSC_MAX_PATH_LEN];    /* -stn_plot_solution, or "" */
+  char        convergence_png[PETSC_MAX_PATH_LEN]; /* -stn_plot_convergence, or "" */
+  Mat         J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
+  Mat         P;              /* an AIJ copy for preconditioners that factor, or NULL */
+  StnHistory  history;        /* the residual norms, for -stn_plot_convergence */
+} StnApp;
+
+/* Reads the -stn_* options (the GPU by default when there is one). */
+PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program);
+/* After DMSetUp: checks that every direction has at least min_points (the stencil needs them,
+   naming the .stn), and on the GPU gives da CUDA vectors and our vector kernels. */
+PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da, PetscInt min_points, const char *stn);
+/* Creates the Jacobian (SG-DIA with the nstencil block diagonals at offsets, or AIJ) and hands
+   it to snes, whose DM has the residual and Jacobian registered; sets the defaults that options
+   override: Jacobi and stngmres on the GPU, PETSc's ILU (block Jacobi in parallel) on CPUs. */
+PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3]);
+/* After SNESSetFromOptions: SG-DIA serves Jacobi-type preconditioners directly; any other (ILU,
+   GAMG, multigrid, hypre, ...), and PETSc's own Jacobians (-snes_fd, -snes_fd_color), get an AIJ
+   matrix. */
+PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes);
+/* Solves from X in a log stage of its own ("Solve"), prints how it ended (StnReportSolve),
+   writes -stn_output and draws the pictures; *reason is SNES's. */
+PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *reason);
+PetscErrorCode StnAppDestroy(StnApp *app);
+
+/* ---- the Jacobian, one block row per point ---- */
+
+/* Where FormJacobianLocal stores its block rows v[s][r][c] = d(F_r)/d(x_c at neighbour s):
+   straight into SG-DIA storage (column s*dof + c, of height nrows, row p*dof + r for the owned
+   point p, x fastest), or through MatSetValuesStencil into AIJ, skipping neighbours outside a
+   non-periodic grid. StnBlockRowsBegin picks the matrix: P when it is SG-DIA, else J when J is,
+   then copied into P at the end, else P. */
+typedef struct {
+  const DMDALocalInfo *info;
+  PetscInt             nstencil, dof, nrows;
+  const PetscInt     (*offsets)[3];
+  Mat                  J, P, target;
+  PetscScalar         *a; /* SG-DIA values of target, or NULL for AIJ */
+} StnBlockRows;
+
+PetscErrorCode StnBlockRowsBegin(DMDALocalInfo *info, Mat J, Mat P, PetscInt nstencil, PetscInt dof, const PetscInt offsets[][3], StnBlockRows *rows);
+PetscErrorCode StnBlockRowsSetAIJ(StnBlockRows *rows, PetscInt i, PetscInt j, PetscInt k, const PetscScalar *v);
+PetscErrorCode StnBlockRowsEnd(StnBlockRows *rows);
+
+/* Stores the block row v (nstencil x dof x dof) of the owned point (i, j, k). */
+static inline PetscErrorCode StnBlockRowsSet(StnBlockRows *rows, PetscInt i, PetscInt j, PetscInt k, const PetscScalar *v)
+{
+  const DMDALocalInfo *info = rows->info;
+  const PetscInt       dof = rows->dof, nrows = rows->nrows;
+  const PetscInt       p = ((k - info->zs) * info->ym + (j - info->ys)) * info->xm + (i - info->xs);
+
+  if (!rows->a) return StnBlockRowsSetAIJ(rows, i, j, k, v);
+  for (PetscInt s = 0; s < rows->nstencil; s++)
+    for (PetscInt c = 0; c < dof; c++)
+      for (PetscInt r = 0; r < dof; r++) rows->a[(s * dof + c) * nrows + p * dof + r] = v[(s * dof + r) * dof + c];
+  return PETSC_SUCCESS;
+}
+
+/* -stn_check_jacobian: an entry the .stn gives must equal the derived one at (i, j, k). */
+PetscErrorCode StnCheckEntry(PetscScalar given, PetscScalar derived, const char *entry, PetscInt dim, PetscInt i, PetscInt j, PetscInt k);
+
+/* ---- the generated CUDA kernels ---- */
+
+/* A generated kernel's launcher: ctx is the program's KernelCtx, x the ghosted local state, out
+   the residual or the SG-DIA values, all in device memory; 0 or a CUDA error. */
+typedef int StnKernelFn(const void *ctx, const double *x, double *out, const StnKernelShape *shape);
+
+/* The launch shapes chosen for one grid of a hierarchy. */
+typedef struct {
+  PetscInt       xm, ym, zm;
+  StnKernelShape residual, jacobian;
+} StnLevelShapes;
+
+/* The program's kernels: the .stn's name and a hash of its text key their tuned shapes. */
+typedef struct {
+  const char         *name;
+  StnKernelFn        *residual, *jacobian;
+  PetscLogDouble      residual_flops;   /* per owned point */
+  DMDASNESJacobianFn *jacobian_host;    /* FormJacobianLocal, for matrices that are not SG-DIA */
+  StnLevelShapes      levels[16];       /* the shapes per grid, filled at first use */
+  int                 nlevels;
+} StnKernels;
+
+/* The residual on the GPU: X is the ghosted local state, F the global residual (CUDA vectors). */
+PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k, const void *ctx);
+/* The Jacobian on the GPU, straight into SG-DIA values in device memory (J, or P when P is
+   SG-DIA), copied into P when P is AIJ; a grid whose matrices are not SG-DIA (the levels of
+   -pc_type mg) is assembled on the host by k->jacobian_host with user as its context. */
+PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, const void *ctx, void *user);
+
+#endif
