@@ -14,29 +14,37 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 SAN     ?=
 WARN     = -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter
-ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) -Ibuild -Iparser -Icodegen \
+# The pipeline, one folder a phase (docs/architecture.md): parser/base (what every phase uses),
+# parser (text to AST), codegen/sema, codegen/ir, codegen/emit, codegen/explain, codegen/driver.
+SRC_DIRS = parser/base parser codegen/sema codegen/ir codegen/emit codegen/explain codegen/driver
+INCLUDES = -Ibuild $(addprefix -I,$(SRC_DIRS))
+ALL_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L $(CFLAGS) $(WARN) $(INCLUDES) \
              $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 LDLIBS   = -lm
 
 RE2C    ?= re2c
 BISON   ?= bison
 
-PARSER_SRC  = parser/arena.c parser/util.c parser/diag.c parser/source.c parser/intern.c parser/ast.c
+BASE_SRC    = parser/base/arena.c parser/base/util.c parser/base/diag.c parser/base/source.c parser/base/intern.c
+PARSER_SRC  = $(BASE_SRC) parser/ast.c
 GEN_SRC     = build/lexer.c build/grammar.c
-SEMA_SRC    = codegen/frontend.c codegen/sema.c codegen/sema_expr.c codegen/sema_regions.c codegen/builtins.c
+SEMA_SRC    = codegen/sema/frontend.c codegen/sema/sema.c codegen/sema/sema_expr.c codegen/sema/sema_regions.c \
+              codegen/sema/builtins.c
 FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
-IR_SRC      = codegen/ir.c codegen/ir_lower.c codegen/ir_derive.c codegen/ir_eval.c codegen/ir_passes.c
-EMIT_SRC    = codegen/cnames.c codegen/emit_c_expr.c codegen/emit_c.c codegen/emit_branches.c codegen/emit_cuda.c codegen/compile.c codegen/skeleton.c codegen/toolchain.c codegen/strutil.c \
-              codegen/runtime_files.c build/runtime_text.c
+IR_SRC      = codegen/ir/ir.c codegen/ir/ir_lower.c codegen/ir/ir_derive.c codegen/ir/ir_eval.c codegen/ir/ir_passes.c
+EMIT_SRC    = codegen/emit/cnames.c codegen/emit/emit_c_expr.c codegen/emit/emit_c.c codegen/emit/emit_branches.c \
+              codegen/emit/emit_cuda.c
+BUILD_SRC   = codegen/driver/compile.c codegen/driver/skeleton.c codegen/driver/toolchain.c codegen/driver/strutil.c \
+              codegen/driver/runtime_files.c build/runtime_text.c
 RUNTIME_SRC = $(sort $(wildcard runtime/*.c runtime/*.h runtime/*.cu))
-EXPLAIN_SRC = codegen/explain.c codegen/explain_svg.c
-DRIVER_SRC  = codegen/main.c $(IR_SRC) $(EMIT_SRC) $(EXPLAIN_SRC)
-HEADERS     = $(wildcard parser/*.h codegen/*.h) build/grammar.h
+EXPLAIN_SRC = codegen/explain/explain.c codegen/explain/explain_svg.c
+DRIVER_SRC  = codegen/driver/main.c $(IR_SRC) $(EMIT_SRC) $(BUILD_SRC) $(EXPLAIN_SRC)
+HEADERS     = $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h)) build/grammar.h
 
 FRONT_OBJ   = $(patsubst %.c,build/obj/%.o,$(notdir $(FRONT_SRC)))
 DRIVER_OBJ  = $(patsubst %.c,build/obj/%.o,$(notdir $(DRIVER_SRC)))
 
-vpath %.c parser codegen build
+vpath %.c $(SRC_DIRS) build
 
 .PHONY: all deps check demo fuzz fuzz-long install clean
 
@@ -78,7 +86,7 @@ demo: deps
 FUZZ_CC   ?= clang
 FUZZ_RUNS ?= 1000000
 build/fuzz-frontend: tests/fuzz/fuzz_frontend.c $(FRONT_SRC) $(HEADERS)
-	$(FUZZ_CC) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -Ibuild -Iparser -Icodegen \
+	$(FUZZ_CC) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 $(INCLUDES) \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  -o $@ tests/fuzz/fuzz_frontend.c $(FRONT_SRC) -lm
 

@@ -1,7 +1,7 @@
 /*
 ** ast.c: node constructors, where a node is in the source (its line, the
 ** end and text of its span), and the AST dump. Constructors only build; every
-** check lives in the semantic pass (codegen/sema.c). Each expression node
+** check lives in the semantic pass (codegen/sema/sema.c). Each expression node
 ** records its nesting depth so sema can refuse absurdly deep expressions
 ** before any recursive pass walks them.
 */

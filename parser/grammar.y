@@ -1,7 +1,7 @@
 /*
 ** grammar.y: the .stn grammar (GNU Bison). Actions only build AST nodes:
 ** one short constructor call per rule, no checks. Every check lives in the
-** semantic pass (codegen/sema.c). The language reference with the same
+** semantic pass (codegen/sema/sema.c). The language reference with the same
 ** grammar in EBNF is dsl/LANGUAGE.md; keep the two in step.
 **
 ** A constructor gets the location diagnostics point at (Node.loc); where

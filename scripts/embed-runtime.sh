@@ -4,7 +4,7 @@
 #
 #   scripts/embed-runtime.sh OUT.c FILE...
 #
-# writes OUT.c defining runtime_files[] (see codegen/runtime_files.h): one
+# writes OUT.c defining runtime_files[] (see codegen/driver/runtime_files.h): one
 # {name, text} per FILE, in the order given, named by its basename, then
 # {0, 0}. Each line of a file becomes one string literal line ending in
 # "\n"; a line longer than 2000 characters of C is split over several

@@ -4,7 +4,7 @@ against the compiler, so that neither can fall behind the language unseen.
 
   lists    the reserved words of parser/lexer.re (cross-checked with the
            %token display names of parser/grammar.y) and the built-in
-           values, functions, regions and faces of codegen/builtins.c equal
+           values, functions, regions and faces of codegen/sema/builtins.c equal
            the word lists of dsl/vim/syntax/stn.vim and of
            dsl/vscode/syntaxes/stn.tmLanguage.json
   tokens   a reference tokenizer (the rules of parser/lexer.re in Python)
@@ -13,8 +13,8 @@ against the compiler, so that neither can fall behind the language unseen.
            must be highlighted as; the TextMate grammar, run by a small
            TextMate engine here, and vim (when installed: vim -Es, synID()
            at every byte) must agree, character by character
-  manpage  every option of stencilc's usage text (codegen/main.c) and every
-           -stn_ option of the generated program (codegen/emit_c.c) appears
+  manpage  every option of stencilc's usage text (codegen/driver/main.c) and every
+           -stn_ option of the generated program (codegen/emit/emit_c.c) appears
            in docs/stencilc.1
 
 Prints "editors: ...: ok" or "FAIL: ..." lines; exits 1 when a check failed.
@@ -85,7 +85,7 @@ def compiler_lists():
         fail('the reserved words of parser/lexer.re and the KW_ tokens of parser/grammar.y differ '
              '(or this script no longer finds them)',
              f'lexer.re: {sorted(pairs)}', f'grammar.y: {sorted((w, k) for k, w in grammar)}')
-    builtins_c, builtins_h = read('codegen/builtins.c'), read('codegen/builtins.h')
+    builtins_c, builtins_h = read('codegen/sema/builtins.c'), read('codegen/sema/builtins.h')
     lists = {
         'keyword': set(keywords),
         'value': set(c_table(builtins_c, 'builtin_values', 'BV')),
@@ -96,7 +96,7 @@ def compiler_lists():
                 'region': enum_count(builtins_h, 'RegionWord') + enum_count(builtins_h, 'Face')}
     for kind, n in expected.items():
         if n == 0 or len(lists[kind]) != n:
-            fail(f'codegen/builtins.c: found {len(lists[kind])} {kind} names, builtins.h declares {n}: '
+            fail(f'codegen/sema/builtins.c: found {len(lists[kind])} {kind} names, builtins.h declares {n}: '
                  'has the table changed shape? Update this script')
     return lists
 
@@ -486,14 +486,14 @@ def check_extension(grammar):
 # ---- the man page ----
 
 def check_man_page():
-    main_c = read('codegen/main.c')
+    main_c = read('codegen/driver/main.c')
     usage = re.search(r'usage_text\[\]\s*=\s*(.*?);\n', main_c, re.S)
     options = sorted(set(re.findall(r'(?<![\w-])(--?[a-z][a-z-]*)', usage.group(1)))) if usage else []
-    sources = ['codegen/emit_c.c'] + sorted(os.path.join('runtime', f) for f in os.listdir(os.path.join(ROOT, 'runtime'))
+    sources = ['codegen/emit/emit_c.c'] + sorted(os.path.join('runtime', f) for f in os.listdir(os.path.join(ROOT, 'runtime'))
                                             if f.endswith(('.c', '.h', '.cu')))
     stn = sorted({o for f in sources for o in re.findall(r'\\?"(-stn_[a-z_]+)\\?"', read(f))})
     if len(options) < 5 or len(stn) < 3:
-        fail('cannot find the options in codegen/main.c and codegen/emit_c.c (this script is wrong)')
+        fail('cannot find the options in codegen/driver/main.c and codegen/emit/emit_c.c (this script is wrong)')
         return
     page = read(MAN_PAGE)
     missing = [o for o in options + stn

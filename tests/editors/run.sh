@@ -6,7 +6,7 @@
 #   grammars  tests/editors/check.py: the word lists of dsl/vim/syntax/stn.vim
 #             and dsl/vscode/syntaxes/stn.tmLanguage.json equal the compiler's
 #             (reserved words of parser/lexer.re, built-in names of
-#             codegen/builtins.c); both grammars highlight every example and
+#             codegen/sema/builtins.c); both grammars highlight every example and
 #             two generated samples as the lexer reads them, character by
 #             character (vim only where it is installed); the extension's
 #             manifest points at its files; docs/stencilc.1 names every option

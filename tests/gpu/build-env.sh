@@ -5,7 +5,7 @@
 # Sets CC, CFLAGS, NVCC, NVCCFLAGS, LIBS (PETSc, the CUDA libraries, -lstdc++ for nvcc's
 # objects), PETSC_LIBDIR; returns 1 after saying why when there is no CUDA PETSc there.
 # The CUDA flags come from PETSc's petscvariables (CUDA_INCLUDE, CUDA_LIB, the -arch of
-# CUDAC_FLAGS), as codegen/toolchain.c takes them for generated programs; the CUDA library
+# CUDAC_FLAGS), as codegen/driver/toolchain.c takes them for generated programs; the CUDA library
 # directories of this machine are added, as they may differ from the configuring machine's.
 # shellcheck disable=SC2034 # the variables are for the scripts that source this file
 

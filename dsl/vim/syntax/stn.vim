@@ -3,7 +3,7 @@
 " Reference: dsl/LANGUAGE.md, section 2 (tokens) and 4.8 (built-in names)
 "
 " The word lists below are those of parser/lexer.re (reserved words) and
-" codegen/builtins.c (built-in values, functions, regions and faces);
+" codegen/sema/builtins.c (built-in values, functions, regions and faces);
 " tests/editors/run.sh checks that they stay equal. Built-in names are not
 " reserved, so functions are highlighted only where called (`exp(`), and
 " region words only before the ':' of a rule, an '&', or in a list
@@ -32,7 +32,7 @@ syn keyword stnKeyword     points in periodic star box width
 syn keyword stnConditional if then else
 syn keyword stnLogical     and or not
 
-" Built-in values: codegen/builtins.c, builtin_values.
+" Built-in values: codegen/sema/builtins.c, builtin_values.
 syn keyword stnBuiltinValue i j k x y z hx hy hz nx ny nz
 syn keyword stnConstant     pi inf
 
