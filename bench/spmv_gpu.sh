@@ -17,7 +17,7 @@ SANITIZE=${SANITIZE:-0}
 
 mkdir -p build/bench
 "$NVCC" -O3 -arch="$ARCH" -std=c++17 -Xcompiler -Wall,-Wextra -Iruntime \
-  -o build/bench/spmv_gpu bench/spmv_gpu.cu runtime/sgdia_cuda.cu -lcusparse
+  -o build/bench/spmv_gpu bench/spmv_gpu.cu runtime/sgdia_cuda.cu runtime/stncuda.cu -lcusparse
 
 if [ "$SANITIZE" = 1 ]; then
   compute-sanitizer --tool memcheck --error-exitcode 1 build/bench/spmv_gpu --check-only

@@ -52,7 +52,7 @@ B=build/bench/vec_gpu-build
 mkdir -p "$B"
 # the compilations in parallel (nvcc on stnvec_cuda.cu takes most of a minute)
 pids=
-for f in runtime/stnvec_cuda.cu runtime/sgdia_cuda.cu bench/vec_gpu_kernels.cu; do
+for f in runtime/stncuda.cu runtime/stnvec_cuda.cu runtime/sgdia_cuda.cu bench/vec_gpu_kernels.cu; do
   "$NVCC" -O3 -arch="$ARCH" -std=c++17 -Xcompiler -Wall -Iruntime -c "$f" -o "$B/$(basename "$f" .cu).o" &
   pids="$pids $!"
 done
@@ -63,7 +63,7 @@ for f in runtime/stnvec.c runtime/stntune.c runtime/stnvec_ref.c bench/vec_gpu.c
 done
 for p in $pids; do wait "$p" || { echo "vec_gpu: the build failed" >&2; exit 1; }; done
 # shellcheck disable=SC2086
-$PCC -o "$B/vec_gpu" "$B/vec_gpu.o" "$B/stnvec.o" "$B/stntune.o" "$B/stnvec_ref.o" "$B/stnvec_cuda.o" "$B/sgdia_cuda.o" "$B/vec_gpu_kernels.o" \
+$PCC -o "$B/vec_gpu" "$B/vec_gpu.o" "$B/stnvec.o" "$B/stntune.o" "$B/stnvec_ref.o" "$B/stncuda.o" "$B/stnvec_cuda.o" "$B/sgdia_cuda.o" "$B/vec_gpu_kernels.o" \
   -L"$P/lib" -Wl,-rpath,"$P/lib" -lpetsc -L"$CUDA_LIBDIR" -Wl,-rpath,"$CUDA_LIBDIR" -lcublas -lcudart $EXTERNAL -lstdc++ -lm
 
 # tee, so that the output shows as it comes; the program's status through a file (no pipefail in sh)

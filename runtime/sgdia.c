@@ -108,7 +108,7 @@ static PetscErrorCode SGDIASyncHost(SGDIA *A)
   (void)A; /* only GPU builds keep a second copy */
 #if defined(PETSC_HAVE_CUDA)
   if (A->device && A->host_stale) {
-    PetscCheck(StnCUDAMemcpyDtoH(A->values, A->dvalues, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+    STN_CUDA_CALL(StnCUDAMemcpyDtoH(A->values, A->dvalues, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)));
     A->host_stale = PETSC_FALSE;
   }
 #endif
@@ -121,7 +121,7 @@ static PetscErrorCode SGDIASyncDevice(SGDIA *A)
 {
   PetscFunctionBeginUser;
   if (A->device && A->device_stale) {
-    PetscCheck(StnCUDAMemcpyHtoD(A->dvalues, A->values, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+    STN_CUDA_CALL(StnCUDAMemcpyHtoD(A->dvalues, A->values, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)));
     A->device_stale = PETSC_FALSE;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -465,7 +465,7 @@ static PetscErrorCode SGDIAApplyDevice(SGDIA *A, Vec x, Vec z, Vec y, int add)
   PetscCall(PetscLogGpuTimeBegin());
   rc = StnSGDIAMultCUDA(&A->box, A->dvalues, xd, A->scatter ? 1 : 0, zd, yd, add, NULL);
   PetscCall(PetscLogGpuTimeEnd());
-  PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA product on the GPU: %s", StnCUDALastError());
+  STN_CUDA_CALL(rc);
   if (z == y) PetscCall(VecCUDARestoreArray(y, &yd));
   else {
     if (z) PetscCall(VecCUDARestoreArrayRead(z, &zd));
@@ -605,7 +605,7 @@ static PetscErrorCode MatGetDiagonal_SGDIA(Mat mat, Vec d)
   if (A->device) {
     PetscCall(SGDIASyncDevice(A));
     PetscCall(VecCUDAGetArrayWrite(d, &da));
-    PetscCheck(StnSGDIADiagonalCUDA(&A->box, A->dvalues, (int)A->center, da, NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA diagonal on the GPU: %s", StnCUDALastError());
+    STN_CUDA_CALL(StnSGDIADiagonalCUDA(&A->box, A->dvalues, (int)A->center, da, NULL));
     PetscCall(VecCUDARestoreArrayWrite(d, &da));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -691,7 +691,7 @@ static PetscErrorCode MatZeroEntries_SGDIA(Mat mat)
   PetscCall(PetscArrayzero(A->values, A->nsten * A->dof * A->nrows));
 #if defined(PETSC_HAVE_CUDA)
   if (A->device) {
-    PetscCheck(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+    STN_CUDA_CALL(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL));
     A->host_stale = A->device_stale = PETSC_FALSE;
   }
 #endif
@@ -1024,7 +1024,7 @@ static PetscErrorCode MatDestroy_SGDIA(Mat mat)
   PetscCall(PetscFree3(A->colv, A->colx, A->line));
   PetscCall(PetscFree(A->values));
 #if defined(PETSC_HAVE_CUDA)
-  if (A->dvalues) PetscCheck(StnCUDAFree(A->dvalues) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+  if (A->dvalues) STN_CUDA_CALL(StnCUDAFree(A->dvalues));
 #endif
   PetscCall(PetscFree(A->invblock));
   PetscCall(PetscFree(A));
@@ -1218,8 +1218,8 @@ static PetscErrorCode SGDIASetUpDevice(SGDIA *A)
   for (int d = 0; d < 3; d++) A->box.periodic[d] = d < A->dim && bt[d] == DM_BOUNDARY_PERIODIC;
   for (PetscInt e = 0; e < 3 * A->nsten; e++) A->box.off[e] = (int)A->offsets[e];
   PetscCall(StnTuneApplySGDIA(&A->box)); /* the load policy, and the tuned block size if the cache has one */
-  PetscCheck(StnCUDAMalloc((void **)&A->dvalues, bytes) == 0, PETSC_COMM_SELF, PETSC_ERR_MEM, "SG-DIA on the GPU: %s", StnCUDALastError());
-  PetscCheck(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "SG-DIA: %s", StnCUDALastError());
+  STN_CUDA_CALL(StnCUDAMalloc((void **)&A->dvalues, bytes));
+  STN_CUDA_CALL(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL));
   A->device = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -41,7 +41,6 @@
 #include <cuda_runtime.h>
 
 #include <climits>
-#include <cstdarg>
 #include <cstdio>
 
 namespace {
@@ -55,23 +54,10 @@ constexpr int kMaxBlock = 1024; /* the product's blocks: StnSGDIASetBlockThreads
    Errors
    --------------------------------------------------------------------------------------------- */
 
-char last_message[512] = "no error";
-
-/* Records err (with a message for the user) and returns it. */
-__attribute__((format(printf, 2, 3))) int fail(int err, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(last_message, sizeof last_message, fmt, ap);
-  va_end(ap);
-  return err;
-}
-
-/* Records a CUDA error from call `what`, or nothing on success; returns err. */
+/* Records a CUDA error from call `what` (stncuda.h), or nothing on success; returns err. */
 int check(cudaError_t err, const char *what)
 {
-  if (err == cudaSuccess) return 0;
-  return fail((int)err, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+  return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -86,10 +72,10 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
   const char axis[3] = {'x', 'y', 'z'};
   int dmin[3] = {0, 0, 0}, dmax[3] = {0, 0, 0};
 
-  if (!box) return fail(bad, "StnSGDIA: no box");
-  if (box->dim < 1 || box->dim > 3) return fail(bad, "StnSGDIA: dim is %d; it must be 1, 2 or 3", box->dim);
-  if (box->dof < 1) return fail(bad, "StnSGDIA: dof is %d; it must be at least 1", box->dof);
-  if (box->nsten < 1 || box->nsten > STN_MAX_STEN) return fail(bad, "StnSGDIA: nsten is %d; it must be 1 to %d", box->nsten, STN_MAX_STEN);
+  if (!box) return StnCUDAFail(bad, "StnSGDIA: no box");
+  if (box->dim < 1 || box->dim > 3) return StnCUDAFail(bad, "StnSGDIA: dim is %d; it must be 1, 2 or 3", box->dim);
+  if (box->dof < 1) return StnCUDAFail(bad, "StnSGDIA: dof is %d; it must be at least 1", box->dof);
+  if (box->nsten < 1 || box->nsten > STN_MAX_STEN) return StnCUDAFail(bad, "StnSGDIA: nsten is %d; it must be 1 to %d", box->nsten, STN_MAX_STEN);
   *g = Geometry{};
   g->dof   = box->dof;
   g->nsten = box->nsten;
@@ -108,16 +94,16 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
       g->skip[d]     = !per;
       g->wrap[d]     = per && !ghosted;
       if (g->n[d] < 1 || g->m[d] < 0 || g->s[d] < 0 || g->s[d] > g->n[d] - g->m[d])
-        return fail(bad, "StnSGDIA: the owned box %d..%d in %c does not lie in the grid 0..%d", g->s[d], g->s[d] + g->m[d] - 1, axis[d], g->n[d] - 1);
+        return StnCUDAFail(bad, "StnSGDIA: the owned box %d..%d in %c does not lie in the grid 0..%d", g->s[d], g->s[d] + g->m[d] - 1, axis[d], g->n[d] - 1);
     }
     for (int d = 0; d < 2; d++) g->div_m[d] = StnFastDivMake(g->m[d] > 0 ? g->m[d] : 1); /* an empty box has no rows to place */
   }
   for (int t = 0; t < box->nsten; t++)
     for (int d = 0; d < 3; d++) {
       const int o = box->off[3 * t + d];
-      if (d >= box->dim && o != 0) return fail(bad, "StnSGDIA: offset %d moves in %c, which a %dD grid does not have", t, axis[d], box->dim);
+      if (d >= box->dim && o != 0) return StnCUDAFail(bad, "StnSGDIA: offset %d moves in %c, which a %dD grid does not have", t, axis[d], box->dim);
       if (o < -(1 << 20) || o > (1 << 20) || (g->wrap[d] && (o < -g->n[d] || o > g->n[d])))
-        return fail(bad, "StnSGDIA: offset %d reaches %d points in %c, further than the grid's %d", t, o, axis[d], g->n[d]);
+        return StnCUDAFail(bad, "StnSGDIA: offset %d reaches %d points in %c, further than the grid's %d", t, o, axis[d], g->n[d]);
       g->off[3 * t + d] = o;
       dmin[d]           = t ? (o < dmin[d] ? o : dmin[d]) : o;
       dmax[d]           = t ? (o > dmax[d] ? o : dmax[d]) : o;
@@ -127,7 +113,7 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
   const long long npoints = (long long)g->m[0] * g->m[1] * g->m[2];
   const long long nx      = (long long)g->bm[0] * g->bm[1] * g->bm[2];
   if (npoints * box->dof > INT_MAX - kMaxBlock || nx * box->dof > INT_MAX)
-    return fail(bad, "StnSGDIA: %lld rows (or %lld entries of x) are more than 32-bit indices allow", npoints * box->dof, nx * box->dof);
+    return StnCUDAFail(bad, "StnSGDIA: %lld rows (or %lld entries of x) are more than 32-bit indices allow", npoints * box->dof, nx * box->dof);
   g->nrows = (int)(npoints * box->dof);
   if (!npoints || !for_x) return 0;
 
@@ -139,11 +125,11 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
       hi = hi > g->n[d] - 1 ? g->n[d] - 1 : hi;
     } else if (g->wrap[d]) { /* wrapped into 0..n-1: the owned box must be all of it */
       if (g->s[d] != 0 || g->m[d] != g->n[d])
-        return fail(bad, "StnSGDIA: %c is periodic and x is the owned array, so the owned box must span the grid in %c (0..%d), not %d..%d; pass the ghosted array instead", axis[d], axis[d], g->n[d] - 1, g->s[d], g->s[d] + g->m[d] - 1);
+        return StnCUDAFail(bad, "StnSGDIA: %c is periodic and x is the owned array, so the owned box must span the grid in %c (0..%d), not %d..%d; pass the ghosted array instead", axis[d], axis[d], g->n[d] - 1, g->s[d], g->s[d] + g->m[d] - 1);
       lo = 0, hi = g->n[d] - 1;
     }
     if (lo <= hi && (lo < g->b[d] || hi > (long long)g->b[d] + g->bm[d] - 1))
-      return fail(bad, "StnSGDIA: the stencil reaches %lld..%lld in %c, beyond x's %s box %d..%d", lo, hi, axis[d], ghosted ? "ghosted" : "owned", g->b[d], g->b[d] + g->bm[d] - 1);
+      return StnCUDAFail(bad, "StnSGDIA: the stencil reaches %lld..%lld in %c, beyond x's %s box %d..%d", lo, hi, axis[d], ghosted ? "ghosted" : "owned", g->b[d], g->b[d] + g->bm[d] - 1);
   }
 
   /* The fast range: every neighbour in x's box at a fixed linear offset, and in the domain where
@@ -241,8 +227,8 @@ extern "C" int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double
 
   if (err) return err;
   if (!g.nrows) return 0;
-  if (!A || !x || !y || (add && !w)) return fail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: a NULL array (A %p, x %p, w %p, y %p)", (const void *)A, (const void *)x, (const void *)w, (void *)y);
-  if (x == y) return fail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: x and y are the same array; the product cannot be done in place");
+  if (!A || !x || !y || (add && !w)) return StnCUDAFail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: a NULL array (A %p, x %p, w %p, y %p)", (const void *)A, (const void *)x, (const void *)w, (void *)y);
+  if (x == y) return StnCUDAFail((int)cudaErrorInvalidValue, "StnSGDIAMultCUDA: x and y are the same array; the product cannot be done in place");
   const unsigned     blocks = (unsigned)((g.nrows + block_threads - 1) / block_threads);
   const cudaStream_t st     = (cudaStream_t)stream;
   with_instance(g.dof, g.nsten, Mult{streaming_loads, blocks, st, g, A, x, w, y, add});
@@ -272,8 +258,8 @@ extern "C" int StnSGDIADiagonalCUDA(const StnBox *box, const double *A, int diag
 
   if (err) return err;
   if (!g.nrows) return 0;
-  if (diag_index >= box->nsten) return fail(bad, "StnSGDIADiagonalCUDA: block diagonal %d, but the matrix has %d", diag_index, box->nsten);
-  if (!d || (diag_index >= 0 && !A)) return fail(bad, "StnSGDIADiagonalCUDA: a NULL array");
+  if (diag_index >= box->nsten) return StnCUDAFail(bad, "StnSGDIADiagonalCUDA: block diagonal %d, but the matrix has %d", diag_index, box->nsten);
+  if (!d || (diag_index >= 0 && !A)) return StnCUDAFail(bad, "StnSGDIADiagonalCUDA: a NULL array");
   const cudaStream_t st = (cudaStream_t)stream;
   if (diag_index < 0) return check(cudaMemsetAsync(d, 0, (size_t)g.nrows * sizeof(double), st), "StnSGDIADiagonalCUDA: cudaMemsetAsync");
   sgdia_diagonal<<<(unsigned)((g.nrows + kBlock - 1) / kBlock), kBlock, 0, st>>>(g.nrows, g.dof, diag_index, A, d);
@@ -282,79 +268,7 @@ extern "C" int StnSGDIADiagonalCUDA(const StnBox *box, const double *A, int diag
 
 extern "C" int StnSGDIAZeroCUDA(double *A, long n, void *stream)
 {
-  if (n < 0 || (n > 0 && !A)) return fail((int)cudaErrorInvalidValue, "StnSGDIAZeroCUDA: %ld entries at %p", n, (void *)A);
+  if (n < 0 || (n > 0 && !A)) return StnCUDAFail((int)cudaErrorInvalidValue, "StnSGDIAZeroCUDA: %ld entries at %p", n, (void *)A);
   if (!n) return 0;
   return check(cudaMemsetAsync(A, 0, (size_t)n * sizeof(double), (cudaStream_t)stream), "StnSGDIAZeroCUDA: cudaMemsetAsync");
-}
-
-extern "C" int StnCUDAMalloc(void **p, size_t bytes)
-{
-  return check(cudaMalloc(p, bytes), "StnCUDAMalloc: cudaMalloc");
-}
-
-extern "C" int StnCUDAFree(void *p)
-{
-  return check(cudaFree(p), "StnCUDAFree: cudaFree");
-}
-
-extern "C" int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes)
-{
-  return check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "StnCUDAMemcpyHtoD: cudaMemcpy");
-}
-
-extern "C" int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes)
-{
-  return check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "StnCUDAMemcpyDtoH: cudaMemcpy");
-}
-
-extern "C" int StnCUDASynchronize(void)
-{
-  return check(cudaDeviceSynchronize(), "StnCUDASynchronize: cudaDeviceSynchronize");
-}
-
-extern "C" long StnCUDAL2Bytes(void)
-{
-  int dev, bytes = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return bytes;
-}
-
-extern "C" int StnCUDAEvictL2(void)
-{
-  static void  *buf;
-  static size_t size;
-  int           err;
-  if (!buf) {
-    size = 2 * (size_t)(StnCUDAL2Bytes() > 0 ? StnCUDAL2Bytes() : 64L << 20);
-    if ((err = check(cudaMalloc(&buf, size), "StnCUDAEvictL2: cudaMalloc"))) return err;
-  }
-  return check(cudaMemsetAsync(buf, 0, size, 0), "StnCUDAEvictL2: cudaMemsetAsync");
-}
-
-extern "C" int StnCUDADevicePresent(void)
-{
-  int n = 0;
-
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
-    (void)cudaGetLastError(); /* not sticky: clear it for the caller's next check */
-    return 0;
-  }
-  if (cudaFree(nullptr) != cudaSuccess) { /* starts the context: fails if the device cannot be used */
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return 1;
-}
-
-extern "C" const char *StnCUDALastError(void)
-{
-  return last_message;
-}
-
-extern "C" int StnCUDARecordError(int err, const char *what)
-{
-  return check((cudaError_t)err, what);
 }

@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#include "stncuda.h" /* device memory, errors: the CUDA base */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -68,25 +70,6 @@ int StnSGDIADiagonalCUDA(const StnBox *box, const double *A, int diag_index, dou
 
 /* Sets the n doubles of A to zero (a byte-wise memset: +0.0). */
 int StnSGDIAZeroCUDA(double *A, long n, void *stream);
-
-/* Device memory and devices, so that the C side needs no CUDA header. */
-int StnCUDAMalloc(void **p, size_t bytes);
-int StnCUDAFree(void *p);
-int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
-int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
-int StnCUDASynchronize(void);
-/* The current device's L2 cache in bytes (0 when it cannot be asked). */
-long StnCUDAL2Bytes(void);
-/* Queues a write over a buffer twice the L2's size (kept for the next call), which evicts
-   whatever a kernel left in L2: for timing a kernel as a solve runs it, after other data. */
-int StnCUDAEvictL2(void);
-/* 1 when a CUDA device can be used, 0 otherwise (no driver, no device, or it fails to start). */
-int StnCUDADevicePresent(void);
-/* The last error one of these functions returned, in words ("no error" if none yet). */
-const char *StnCUDALastError(void);
-/* For the runtime's other CUDA files: records err (a cudaError_t) from the call `what` as the
-   last error, unless it is 0; returns err. */
-int StnCUDARecordError(int err, const char *what);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
 
 #include "sgdia.h"
 #include "stnapp.h"     /* the generated programs' options, matrices, kernels and solve */
-#include "sgdia_cuda.h" /* StnCUDADevicePresent */
+#include "stncuda.h"    /* StnCUDADevicePresent: the CUDA base */
 #include "stnvec.h"      /* StnDMSetGPUVectors: the GPU vectors and their kernels */
 #include "stngmres.h"    /* StnKSPSetDefault: GMRES with its scalars on the GPU */
 #include "stntune.h"     /* StnTuneLaunch: the generated kernels' launch shapes */

@@ -31,7 +31,7 @@
 
   #include <stdarg.h>
 
-  #include "sgdia_cuda.h"  /* StnCUDALastError */
+  #include "stncuda.h"     /* StnCUDALastError */
   #include "stnvec_cuda.h"
 
 static PetscBool     registered;

@@ -23,13 +23,7 @@
 #define VECSTNCUDA "stncuda"
 
 #if defined(PETSC_HAVE_CUDA)
-  #include "sgdia_cuda.h" /* StnCUDALastError */
-/* For the runtime's C files that call the plain-C CUDA API (sgdia_cuda.h, stnvec_cuda.h):
-   a non-zero return becomes a PETSc error carrying the CUDA message. */
-  #define STN_CUDA_CALL(call) \
-    do { \
-      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
-    } while (0)
+  #include "stncuda.h" /* STN_CUDA_CALL */
 /* m vectors like tmpl (a CUDA vector: its layout and type, and stencilc's operations where tmpl
    has them) whose device arrays are slices of one device allocation, *block; StnVecDestroyBlock
    destroys them and frees it. Defined where VECSTNCUDA is (real double precision). */

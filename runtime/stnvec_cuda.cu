@@ -29,7 +29,7 @@
    does) with 2 or 4 groups. nv above 32 runs in passes of 32. */
 #include "stnvec_cuda.h"
 
-#include "sgdia_cuda.h" /* StnCUDARecordError */
+#include "stncuda.h"     /* StnCUDARecordError */
 #include "stnvec_ref.h"  /* STN_VEC_TEST_VALUE */
 #include "stnreduce.h"
 
@@ -878,25 +878,6 @@ int StnVecDeviceKey(char *key, int size)
     return rc;
   snprintf(key, (size_t)size, "%s|%d SMs|sm_%d%d|runtime %d|driver %d", p.name, p.multiProcessorCount, p.major, p.minor, runtime, driver);
   return 0;
-}
-
-static cudaEvent_t marks[8];
-
-int StnCUDAMark(int i)
-{
-  if (i < 0 || i > 7) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnCUDAMark: no such mark");
-  if (!marks[i]) {
-    int rc = check(cudaEventCreate(&marks[i]), "StnCUDAMark: cudaEventCreate");
-    if (rc) return rc;
-  }
-  return check(cudaEventRecord(marks[i], 0), "StnCUDAMark: cudaEventRecord");
-}
-
-int StnCUDAMarksElapsed(int i, int j, float *ms)
-{
-  *ms = 0;
-  if (i < 0 || i > 7 || j < 0 || j > 7 || !marks[i] || !marks[j]) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnCUDAMarksElapsed: no such mark");
-  return check(cudaEventElapsedTime(ms, marks[i], marks[j]), "StnCUDAMarksElapsed: cudaEventElapsedTime");
 }
 
 int StnGMRESCreate(StnGMRESState *st, int max_k)

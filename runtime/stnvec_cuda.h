@@ -109,12 +109,6 @@ typedef struct StnGMRESReport {
   int    hapend, null, restarted;
 } StnGMRESReport;
 
-/* Timing marks on the GPU's timeline, for profiling: records CUDA event i (0 to 7) on the
-   default stream; StnCUDAMarksElapsed gives the milliseconds between marks i and j once both
-   have passed. */
-int StnCUDAMark(int i);
-int StnCUDAMarksElapsed(int i, int j, float *ms);
-
 /* max_k: the restart length, at most STN_VEC_MAX_MULTI - 1. */
 int StnGMRESCreate(StnGMRESState *st, int max_k);
 int StnGMRESDestroy(StnGMRESState *st);

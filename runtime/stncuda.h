@@ -1,0 +1,57 @@
+/* stncuda.h: the CUDA base of the runtime: device memory, the device, errors and timing marks,
+   callable from C without any CUDA header (implemented in stncuda.cu, which includes no PETSc
+   header either). Every other runtime module that talks to the GPU builds on it.
+
+   Every function returns 0 on success and otherwise a cudaError_t value (cudaErrorInvalidValue,
+   1, for arguments that do not fit together); StnCUDALastError() then says what went wrong, in
+   words. From C, wrap a call in STN_CUDA_CALL to turn that into a PETSc error. */
+#ifndef STNCUDA_H
+#define STNCUDA_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int StnCUDAMalloc(void **p, size_t bytes);
+int StnCUDAFree(void *p);
+int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
+int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
+int StnCUDASynchronize(void);
+/* The current device's L2 cache in bytes (0 when it cannot be asked). */
+long StnCUDAL2Bytes(void);
+/* Queues a write over a buffer twice the L2's size (kept for the next call), which evicts
+   whatever a kernel left in L2: for timing a kernel as a solve runs it, after other data. */
+int StnCUDAEvictL2(void);
+/* 1 when a CUDA device can be used, 0 otherwise (no driver, no device, or it fails to start). */
+int StnCUDADevicePresent(void);
+
+/* The last error one of the runtime's CUDA functions returned, in words ("no error" if none). */
+const char *StnCUDALastError(void);
+/* For the runtime's CUDA files: records err (a cudaError_t) from the call `what` as the last
+   error, unless it is 0; returns err. */
+int StnCUDARecordError(int err, const char *what);
+/* The same with a message of the caller's (printf-style) for an error of its own. */
+int StnCUDAFail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Timing marks on the GPU's timeline, for profiling: records CUDA event i (0 to 7) on the
+   default stream; StnCUDAMarksElapsed gives the milliseconds between marks i and j once both
+   have passed. */
+int StnCUDAMark(int i);
+int StnCUDAMarksElapsed(int i, int j, float *ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#if !defined(__CUDACC__)
+  #include <petscsys.h>
+/* The one check of a call into the runtime's CUDA files from C. */
+  #define STN_CUDA_CALL(call) \
+    do { \
+      if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", StnCUDALastError()); \
+    } while (0)
+#endif
+
+#endif
