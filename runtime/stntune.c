@@ -479,7 +479,7 @@ static int evict_only(void *arg)
    a matrix of more than half the L2 is loaded as streaming data, so that it does not evict the
    vectors the Gram-Schmidt kernels read next (it would not survive to the next product anyway);
    on the cavity at 256^2 (42 MB, H200: 50 MB L2) this gave 54 us per GMRES iteration against
-   58 with cached loads (bench/sgdia_loads_gpu.sh). A smaller matrix is cached. */
+   58 with cached loads (bench/probes/sgdia_loads_gpu.sh). A smaller matrix is cached. */
 PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, const double *x, int ghosted, double *y)
 {
   static const int threads[] = {128, 256, 512, 1024};

@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(Op::max_threads) reduce_kernel(Op op, long n, 
    takes a group of kGroup of the vectors over one contiguous chunk of the entries, so that an SM
    streams kGroup + 1 arrays instead of 31, each in long runs, with EPT entries of each in flight
    per thread. x is read once per group, from L2 after the first, because the G blocks of a chunk
-   are neighbours in launch order. bench/mdot_probe_gpu.cu (docs/gpu-runs/mdot.md): 30 vectors
+   are neighbours in launch order. bench/probes/mdot_probe_gpu.cu (docs/gpu-runs/mdot.md): 30 vectors
    at n = 1e7 at 4.47 TB/s, level with cuBLAS's dgemv, where reduce_kernel's grid-wide stride
    over all 32 slots reaches about 4.1.
    Block b is group b % G of chunk b / G, so block_partials' partials[b * kGroup + k] is entry
@@ -356,7 +356,7 @@ constexpr int kClasses = 64;
 const StnLaunch map_default    = {256, 1, 0};
 const StnLaunch reduce_default = {512, 2, 4}; /* a full SM (2048 threads), few blocks to fold */
 /* MDot: for more than 8 vectors 8 blocks per SM of 256 threads with 4 entries each in flight
-   (100 registers: 2 resident, the rest in waves), the fastest in bench/mdot_probe_gpu.cu at 1e7. */
+   (100 registers: 2 resident, the rest in waves), the fastest in bench/probes/mdot_probe_gpu.cu at 1e7. */
 const StnLaunch mdot_default = {256, 4, 8};
 
 StnLaunch shapes[STN_K_COUNT][kClasses]; /* all zero: the defaults */

@@ -392,17 +392,18 @@ static void declarations(Program *P) {
     if (m->params[i]->param.desc) fprintf(out, "%s, ", m->params[i]->param.desc);
     fprintf(out, "%s:%d */\n", P->o->stn_name, ast_line(P->ir->src, m->params[i]));
   }
-  fputs("  PetscBool check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n"
-        "} AppCtx;\n\n", out);
+  if (P->any_given || m->nparams == 0) /* a struct needs a member */
+    fputs("  PetscBool check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n", out);
+  fputs("} AppCtx;\n\n", out);
 
   fputs("/* The Jacobian's block diagonals: the neighbours the equations couple (stencil\n"
         "   analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */\n", out);
-  fputs("static const PetscInt stencil_offsets[NSTENCIL][3] = {\n", out);
-  for (int s = 0; s < ir->nstencil; s++) {
+  fputs("static const PetscInt stencil_offsets[NSTENCIL][3] = {", out);
+  for (int s = 0; s < ir->nstencil; s++) {  /* nine to a line */
     const int *o = ir->offsets[ir->stencil[s]];
-    fprintf(out, "  {%d, %d, %d},%s\n", o[0], o[1], o[2], s == ir->diagonal ? " /* the point itself */" : "");
+    fprintf(out, "%s{%d, %d, %d}%s", s % 9 ? " " : "\n  ", o[0], o[1], o[2], s + 1 < ir->nstencil ? "," : "");
   }
-  fputs("};\n\n", out);
+  fputs("\n};\n\n", out);
 }
 
 static void set_parameters(Program *P) {
@@ -592,7 +593,9 @@ static void main_function(Program *P) {
       fputs(", 0.0, 0.0", out);
   }
   fputs("));\n  PetscCall(DMDAGetLocalInfo(da, &info));\n  PetscCall(SetParameters(&info, &user));\n"
-        "  user.check_jacobian = app.check_jacobian;\n\n", out);
+        "", out);
+  if (P->any_given || m->nparams == 0) fputs("  user.check_jacobian = app.check_jacobian;\n", out);
+  fputs("\n", out);
 
   fputs("  /* ---- the nonlinear solver: the residual and Jacobian on every grid of the hierarchy ---- */\n"
         "  PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));\n  PetscCall(SNESSetDM(snes, da));\n"

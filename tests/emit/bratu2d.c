@@ -44,17 +44,12 @@ static char help[] = "Solves the equations of bratu2d.stn with PETSc's Newton-Kr
 /* The parameters of bratu2d.stn; the grid's sizes come with each call (DMDALocalInfo). */
 typedef struct {
   PetscReal par; /* Bratu parameter lambda, bratu2d.stn:18 */
-  PetscBool check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */
 } AppCtx;
 
 /* The Jacobian's block diagonals: the neighbours the equations couple (stencil
    analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */
 static const PetscInt stencil_offsets[NSTENCIL][3] = {
-  {0, -1, 0},
-  {-1, 0, 0},
-  {0, 0, 0}, /* the point itself */
-  {1, 0, 0},
-  {0, 1, 0},
+  {0, -1, 0}, {-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}
 };
 
 /* Parameters: each default from the .stn (some depend on the grid), then the option
@@ -233,7 +228,6 @@ int main(int argc, char **argv)
   PetscCall(DMDASetUniformCoordinates(da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0));
   PetscCall(DMDAGetLocalInfo(da, &info));
   PetscCall(SetParameters(&info, &user));
-  user.check_jacobian = app.check_jacobian;
 
   /* ---- the nonlinear solver: the residual and Jacobian on every grid of the hierarchy ---- */
   PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));

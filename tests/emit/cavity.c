@@ -71,17 +71,12 @@ typedef struct {
   PetscReal lidvelocity; /* velocity of the lid, cavity.stn:23 */
   PetscReal prandtl; /* Prandtl number, cavity.stn:24 */
   PetscReal grashof; /* Grashof number, cavity.stn:25 */
-  PetscBool check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */
 } AppCtx;
 
 /* The Jacobian's block diagonals: the neighbours the equations couple (stencil
    analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */
 static const PetscInt stencil_offsets[NSTENCIL][3] = {
-  {0, -1, 0},
-  {-1, 0, 0},
-  {0, 0, 0}, /* the point itself */
-  {1, 0, 0},
-  {0, 1, 0},
+  {0, -1, 0}, {-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}
 };
 
 /* Parameters: each default from the .stn (some depend on the grid), then the option
@@ -389,7 +384,6 @@ int main(int argc, char **argv)
   PetscCall(DMDASetUniformCoordinates(da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0));
   PetscCall(DMDAGetLocalInfo(da, &info));
   PetscCall(SetParameters(&info, &user));
-  user.check_jacobian = app.check_jacobian;
 
   /* ---- the nonlinear solver: the residual and Jacobian on every grid of the hierarchy ---- */
   PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));

@@ -1,4 +1,4 @@
-/* bench/mdot_probe_gpu.cu: how cuBLAS's dgemv reads 30 vectors, against MDot's kernels (the
+/* bench/probes/mdot_probe_gpu.cu: how cuBLAS's dgemv reads 30 vectors, against MDot's kernels (the
    reason for mdot_groups_kernel; results: docs/gpu-runs/mdot.md).
    MDot with 30 vectors at n = 1e7, apart from PETSc, in forms that differ in one thing each from
    the grid-stride form (runtime/stnvec_cuda.cu's reduce_kernel with EPT 1, here with 32 slots):
@@ -14,7 +14,7 @@
    them) but write to device memory, with no host wait. Times: cudaEvent over back-to-back
    launches, the median of 5 batches; TB/s counts 31 x 8n bytes.
 
-     nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime bench/mdot_probe_gpu.cu -o mdot_probe -lcublas
+     nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime bench/probes/mdot_probe_gpu.cu -o mdot_probe -lcublas
      ./mdot_probe          the timing table (about 20 s; 2.5 GB of device memory twice)
      ./mdot_probe once     each form once at its default shape, for ncu */
 #include "median_us.h"

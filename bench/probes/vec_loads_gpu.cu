@@ -1,4 +1,4 @@
-/* bench/vec_loads_gpu.cu: how the vector kernels load, measured apart from PETSc.
+/* bench/probes/vec_loads_gpu.cu: how the vector kernels load, measured apart from PETSc.
    MDot with 30 vectors (32 slots, the unused two read x again, as runtime/stnvec_cuda.cu does),
    Dot and AXPY, each in three forms against cuBLAS (dgemv T on the same n x 30 matrix, ddot,
    daxpy) in the same process:
@@ -11,7 +11,7 @@
    to device memory, with no host wait. Times: cudaEvent over back-to-back launches, the median of
    5 batches. Results and the decision: docs/gpu-runs/vec_loads.md.
 
-     nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime bench/vec_loads_gpu.cu -o vec_loads -lcublas
+     nvcc -O3 -arch=sm_90 -std=c++17 -Iruntime bench/probes/vec_loads_gpu.cu -o vec_loads -lcublas
      ./vec_loads        (on the GPU; about 35 s; 2.5 GB of device memory) */
 #include "median_us.h"
 #include "stnreduce.h"

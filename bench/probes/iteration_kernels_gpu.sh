@@ -1,11 +1,11 @@
 #!/bin/sh
-# bench/iteration_kernels_gpu.sh: where a Krylov iteration's GPU time goes, in the solve itself:
+# bench/probes/iteration_kernels_gpu.sh: where a Krylov iteration's GPU time goes, in the solve itself:
 # the cavity at 256^2 and SFI at 64^3 (GMRES(30), Jacobi, KSPSTNGMRES), timed plainly
 # (-log_view), with -ksp_stngmres_profile, and under Nsight Compute (ncu, clocks and caches
 # left alone) for 120 kernels from the 2000th launch on: each kernel's own duration and DRAM
 # bytes, averaged per kernel instance. Needs ncu on the PATH.
 #
-#   PETSC_DIR=/path/to/cuda-petsc bench/iteration_kernels_gpu.sh
+#   PETSC_DIR=/path/to/cuda-petsc bench/probes/iteration_kernels_gpu.sh
 set -u
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc}"
 export PETSC_ARCH=

@@ -1,4 +1,4 @@
-/* bench/dot_probe_gpu.c: Dot at n = 1e8 on two VECSTNCUDA vectors, seven ways on the same arrays:
+/* bench/probes/dot_probe_gpu.c: Dot at n = 1e8 on two VECSTNCUDA vectors, seven ways on the same arrays:
    through PETSc (VecDot both ways round, VecDotNorm2), our plain-C API (StnVecDot both ways round),
    cuBLAS's ddot, and our one-stream 2-norm for scale. 20 timed calls each after 5, wall clock;
    every reduction brings its result to the host. Written when bench/vec_gpu.sh showed Dot through
@@ -6,7 +6,7 @@
 
    With a CUDA PETSc (PETSC_DIR) and the runtime's objects (tests/gpu/vec-tests.sh --build-only):
      . tests/gpu/build-env.sh; R=build/gpu-tests/runtime
-     $CC $CFLAGS -o dot_probe bench/dot_probe_gpu.c $R/stnvec.o $R/stntune.o $R/stnvec_ref.o \
+     $CC $CFLAGS -o dot_probe bench/probes/dot_probe_gpu.c $R/stnvec.o $R/stntune.o $R/stnvec_ref.o \
        $R/stncuda.o $R/stnvec_cuda.o $R/sgdia_cuda.o $R/stncycle_cuda.o $LIBS -lcublas
      ./dot_probe        (on the GPU: 1.6 GB of device memory, about a second) */
 #include <petscvec.h>

@@ -1,12 +1,12 @@
 #!/bin/sh
-# bench/device_restart_gpu.sh: what KSPSTNGMRES's restarts inside the cycle kernel gain in whole
+# bench/probes/device_restart_gpu.sh: what KSPSTNGMRES's restarts inside the cycle kernel gain in whole
 # solves: the cavity at 256^2 (Jacobi and no preconditioner) and SFI at 64^3 (Jacobi), each run
 # REPS times with -ksp_stngmres_device_restart 1 and 0, alternating, in the same job. Prints
 # KSPSolve's time over the Krylov iterations (us per iteration) for every run, and the SFI runs
 # once more with CUDA_MODULE_LOADING=EAGER (the kernels loaded at start-up, not inside the first
 # KSPSolve), which separates the one-time loading from the iterations.
 #
-#   PETSC_DIR=/path/to/cuda-petsc [REPS=2] [CAVITY=prog] [SFI=prog] bench/device_restart_gpu.sh
+#   PETSC_DIR=/path/to/cuda-petsc [REPS=2] [CAVITY=prog] [SFI=prog] bench/probes/device_restart_gpu.sh
 #
 # CAVITY, SFI: programs already built by stencilc from examples/cavity.stn and sfi3d.stn (else
 # they are built).

@@ -1,4 +1,4 @@
-/* bench/median_us.h: the CUDA benchmarks' timing (bench/vec_loads_gpu.cu, bench/mdot_probe_gpu.cu).
+/* bench/probes/median_us.h: the CUDA benchmarks' timing (bench/probes/vec_loads_gpu.cu, bench/probes/mdot_probe_gpu.cu).
    median_us(launch, reps): us per call of launch(): one call to warm up, then 5 batches of reps
    back-to-back calls timed by CUDA events; the median batch. */
 #ifndef BENCH_MEDIAN_US_H

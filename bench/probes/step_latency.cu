@@ -1,4 +1,4 @@
-// bench/step_latency.cu: what the fused GMRES step's fixed cost (about 15 us per step at one
+// bench/probes/step_latency.cu: what the fused GMRES step's fixed cost (about 15 us per step at one
 // vector, docs/performance.md) is made of, by kernels that do one part of it each and nothing
 // else, timed back to back on the default stream (1000 launches, mean per launch):
 //   plain      an empty kernel (the launch itself)
@@ -9,7 +9,7 @@
 //              (__threadfence_system) and raises a flag, as the step's last block does
 //   pass       one grid-stride pass reading two 2 MB vectors (n = 262144), writing one
 // for the step's shapes (256 threads x 8 blocks per SM, and 1024 x 1). Build and run:
-//   nvcc -O3 -arch=sm_90 -o step_latency bench/step_latency.cu && ./step_latency
+//   nvcc -O3 -arch=sm_90 -o step_latency bench/probes/step_latency.cu && ./step_latency
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cuda_runtime.h>

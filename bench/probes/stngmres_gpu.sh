@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/stngmres_gpu.sh: where KSPSTNGMRES's time per Krylov iteration goes, piece by piece, at
+# bench/probes/stngmres_gpu.sh: where KSPSTNGMRES's time per Krylov iteration goes, piece by piece, at
 # the sizes issue 5's latency goals name: the cavity at 256^2 (4 dof, 262144 unknowns) and SFI
 # at 64^3 (1 dof, 262144 unknowns), GMRES(30), Jacobi. Each row turns pieces off again:
 #   all            the default: the fused step (one cooperative kernel per step), two steps
@@ -11,7 +11,7 @@
 #   petsc-gmres    PETSc's KSPGMRES on stencilc's vector kernels
 # The vector and product kernels are tuned first (-stn_autotune).
 #
-#   PETSC_DIR=/path/to/cuda-petsc bench/stngmres_gpu.sh
+#   PETSC_DIR=/path/to/cuda-petsc bench/probes/stngmres_gpu.sh
 #
 # Prints a markdown table; logs in $OUT or build/bench-gpu.
 set -u

@@ -1,8 +1,8 @@
 #!/bin/sh
-# bench/cycle_trace_gpu.sh: where a step of the GMRES cycle kernel spends its time, from the
+# bench/probes/cycle_trace_gpu.sh: where a step of the GMRES cycle kernel spends its time, from the
 # repository root on a machine with the GPU:
 #
-#   PETSC_DIR=/path/to/cuda-petsc sh bench/cycle_trace_gpu.sh
+#   PETSC_DIR=/path/to/cuda-petsc sh bench/probes/cycle_trace_gpu.sh
 #
 # Builds the cycle kernel with -DSTN_CYCLE_TRACE (runtime/stncycle_cuda.cu: thread 0 of each
 # block reads clock64() at the end of each phase of each step) and tests/gpu/gmres_cycle.c against

@@ -1,11 +1,11 @@
 #!/bin/sh
-# bench/sgdia_loads_gpu.sh: how the SG-DIA product's way of loading the matrix (cached through
+# bench/probes/sgdia_loads_gpu.sh: how the SG-DIA product's way of loading the matrix (cached through
 # L1/L2, or streaming: evict-first) and its block size affect a whole GMRES solve, not the
 # product alone: the cavity at 256^2 (a 42 MB matrix, H200 L2: 50 MB), GMRES(30), Jacobi,
 # stngmres as a user gets it. After -stn_autotune, the product's line in the tuning cache is
 # replaced by each shape in turn ("threads streaming") and the solve is timed.
 #
-#   PETSC_DIR=/path/to/cuda-petsc bench/sgdia_loads_gpu.sh
+#   PETSC_DIR=/path/to/cuda-petsc bench/probes/sgdia_loads_gpu.sh
 #
 # Prints one line per shape: Krylov iterations and microseconds per iteration (KSPSolve).
 # Logs in $OUT or build/bench-gpu. docs/gpu-runs/sgdia_loads.txt has its output; it is why
