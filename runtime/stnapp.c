@@ -171,21 +171,21 @@ PetscErrorCode StnBlockRowsBegin(DMDALocalInfo *info, Mat J, Mat P, PetscInt nst
     if (sgdia) rows->target = J;
   }
   if (sgdia) PetscCall(MatSGDIAGetArray(rows->target, &rows->a));
+  else PetscCall(PetscMalloc2(nstencil * dof, &rows->col, nstencil * dof, &rows->vals));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode StnBlockRowsSetAIJ(StnBlockRows *rows, PetscInt i, PetscInt j, PetscInt k, const PetscScalar *v)
 {
   const DMDALocalInfo  *info = rows->info;
-  const PetscInt        dof = rows->dof, width = rows->nstencil * dof;
+  const PetscInt        dof = rows->dof;
   const PetscInt        n[3] = {info->mx, info->my, info->mz}, at[3] = {i, j, k};
   const DMBoundaryType  bt[3] = {info->bx, info->by, info->bz};
-  MatStencil            row, col[64];
-  PetscScalar           vals[64];
+  MatStencil            row, *col = rows->col;
+  PetscScalar          *vals = rows->vals;
   PetscInt              ncol = 0;
 
   PetscFunctionBeginUser;
-  PetscCheck(width <= 64, PETSC_COMM_SELF, PETSC_ERR_SUP, "a block row of %" PetscInt_FMT " entries is more than StnBlockRowsSetAIJ holds", width);
   for (PetscInt r = 0; r < dof; r++) {
     ncol = 0;
     for (PetscInt s = 0; s < rows->nstencil; s++) {
@@ -218,6 +218,7 @@ PetscErrorCode StnBlockRowsEnd(StnBlockRows *rows)
 {
   PetscFunctionBeginUser;
   if (rows->a) PetscCall(MatSGDIARestoreArray(rows->target, &rows->a));
+  else PetscCall(PetscFree2(rows->col, rows->vals));
   PetscCall(MatAssemblyBegin(rows->target, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(rows->target, MAT_FINAL_ASSEMBLY));
   if (rows->target != rows->P) PetscCall(MatSGDIACopyToAIJ(rows->target, rows->P));

@@ -19,7 +19,12 @@
 #include <petscsnes.h>
 
 #include "stncompat.h"
+#include "stnkernel.h" /* StnKernelFn */
 #include "stntune.h"
+
+#if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
+  #error "stencilc programs need PETSc built with real double-precision scalars"
+#endif
 
 /* PETSc 3.21 named the DMDA-local callbacks' function types; 3.18 has pointer types only. */
 #if PETSC_VERSION_LT(3, 21, 0)
@@ -75,7 +80,9 @@ typedef struct {
   PetscInt             nstencil, dof, nrows;
   const PetscInt     (*offsets)[3];
   Mat                  J, P, target;
-  PetscScalar         *a; /* SG-DIA values of target, or NULL for AIJ */
+  PetscScalar         *a;    /* SG-DIA values of target, or NULL for AIJ */
+  MatStencil          *col;  /* AIJ: room for one row's nstencil*dof columns */
+  PetscScalar         *vals;
 } StnBlockRows;
 
 PetscErrorCode StnBlockRowsBegin(DMDALocalInfo *info, Mat J, Mat P, PetscInt nstencil, PetscInt dof, const PetscInt offsets[][3], StnBlockRows *rows);
@@ -100,10 +107,6 @@ static inline PetscErrorCode StnBlockRowsSet(StnBlockRows *rows, PetscInt i, Pet
 PetscErrorCode StnCheckEntry(PetscScalar given, PetscScalar derived, const char *entry, PetscInt dim, PetscInt i, PetscInt j, PetscInt k);
 
 /* ---- the generated CUDA kernels ---- */
-
-/* A generated kernel's launcher: ctx is the program's KernelCtx, x the ghosted local state, out
-   the residual or the SG-DIA values, all in device memory; 0 or a CUDA error. */
-typedef int StnKernelFn(const void *ctx, const double *x, double *out, const StnKernelShape *shape);
 
 /* The launch shapes chosen for one grid of a hierarchy. */
 typedef struct {

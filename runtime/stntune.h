@@ -34,12 +34,7 @@ PetscErrorCode StnTuneLoad(MPI_Comm comm, const char *path, PetscInt *count);
 /* Whether this program was asked to tune (-stn_autotune). */
 PetscBool StnTuneRequested(void);
 
-/* How a generated stencil kernel (the residual, the Jacobian) covers the owned box: thread
-   blocks of bx x by threads tile it in x and y, and in 2D and 3D each thread sweeps `sweep`
-   consecutive points along the slowest direction (y in 2D, z in 3D). In 1D by and sweep are 1. */
-typedef struct {
-  int bx, by, sweep;
-} StnKernelShape;
+#include "stnkernel.h" /* StnKernelShape: how a generated kernel covers the owned box */
 
 #if defined(PETSC_HAVE_CUDA)
   #include "sgdia_cuda.h"

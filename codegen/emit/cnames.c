@@ -28,7 +28,7 @@
 static const char *const reserved[] = {
   "AppCtx", "DOF", "EOF", "FILE", "Field", "FormFunctionCUDA", "FormFunctionLocal", "FormFunctionLocalCUDA",
   "FormInitialGuess", "FormJacobianCUDA", "FormJacobianLocal", "FormJacobianLocalCUDA", "I", "INFINITY", "IX",
-  "J", "JacobianKernel", "KernelCtx", "NAN", "NSTENCIL", "NULL", "ResidualKernel", "SetKernelCtx",
+  "J", "KernelCtx", "NAN", "NSTENCIL", "NULL", "SetKernelCtx",
   "SetParameters", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
   "_Noreturn", "_Static_assert", "_Thread_local", "abort", "abs", "acos", "acosh", "alignas", "alignof",
   "alloca", "and", "and_eq", "asin", "asinh", "asm", "assert", "atan", "atan2", "atanh", "atexit",

@@ -384,8 +384,6 @@ static void declarations(Program *P) {
   fputs("#include <math.h>\n#include <petscdmda.h>\n#include <petscsnes.h>\n\n"
         "#include \"stnrt.h\" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */\n", out);
   fprintf(out, "#include \"%s\" /* Field, KernelCtx, NSTENCIL, DOF: shared with the CUDA kernels */\n\n", P->o->h_name);
-  fputs("#if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)\n"
-        "#error \"stencilc programs need PETSc built with real double-precision scalars\"\n#endif\n\n", out);
   fprintf(out, "/* The parameters of %s; the grid's sizes come with each call (DMDALocalInfo). */\ntypedef struct {\n", P->o->stn_name);
   for (int i = 0; i < m->nparams; i++) {
     fprintf(out, "  PetscReal %s; /* ", P->E.param[i]);
@@ -526,20 +524,15 @@ static void gpu_functions(Program *P) {
   }
   for (int i = 0; i < m->nparams; i++) fprintf(out, "  ctx->%s = user->%s;\n", P->E.param[i], P->E.param[i]);
   fputs("}\n\n", out);
-  fputs("/* The launchers of the .cu file, as the runtime calls them (StnKernelFn). */\n"
-        "static int ResidualKernel(const void *ctx, const double *x, double *f, const StnKernelShape *s)\n{\n"
-        "  return FormFunctionCUDA((const KernelCtx *)ctx, (const Field *)x, (Field *)f, s->bx, s->by, s->sweep);\n}\n\n"
-        "static int JacobianKernel(const void *ctx, const double *x, double *a, const StnKernelShape *s)\n{\n"
-        "  return FormJacobianCUDA((const KernelCtx *)ctx, (const Field *)x, a, s->bx, s->by, s->sweep);\n}\n\n", out);
   unsigned long hash = 2166136261u; /* FNV-1a of the .stn: a tuned shape belongs to these kernels */
   for (const char *c = P->ir->src->text; *c; c++) hash = ((hash ^ (unsigned char)*c) * 16777619u) & 0xffffffffu;
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
   emit_residual_roots(P, emit_interior_class(m), roots, &n);
-  fputs("/* The kernels, named by the .stn and a hash of its text (their tuned launch shapes are\n"
-        "   kept under that name), the residual's operations per point, and the host Jacobian for\n"
-        "   grids whose matrices are not SG-DIA. */\n", out);
-  fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", ResidualKernel, JacobianKernel, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal};\n\n",
+  fputs("/* The kernels of the .cu file, named by the .stn and a hash of its text (their tuned launch\n"
+        "   shapes are kept under that name), the residual's operations per point, and the host\n"
+        "   Jacobian for grids whose matrices are not SG-DIA. */\n", out);
+  fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal};\n\n",
           P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
   fputs("/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
         "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"

@@ -35,7 +35,7 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fprintf(out, "/*\n * %s: generated from %s by stencilc %s: what the C program and its CUDA\n"
                " * kernels share. Values are doubles on both sides.\n */\n",
           o->h_name, o->stn_name, STENCILC_VERSION);
-  fprintf(out, "#ifndef %s\n#define %s\n\n", guard, guard);
+  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnKernelShape, StnKernelFn */\n\n", guard, guard);
   fprintf(out, "#define NSTENCIL %d /* block diagonals of the Jacobian */\n#define DOF      %d /* unknowns per grid point */\n\n",
           ir->nstencil, m->nfields);
   fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
@@ -59,8 +59,8 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("; /* ghosted box of the local vector x */\n} KernelCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
         "/* Each returns 0 or the CUDA error of its launch. */\n"
-        "int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f, int bx, int by, int sweep);\n"
-        "int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a, int bx, int by, int sweep);\n"
+        "int FormFunctionCUDA(const void *ctx, const double *x, double *f, const StnKernelShape *shape);\n"
+        "int FormJacobianCUDA(const void *ctx, const double *x, double *a, const StnKernelShape *shape);\n"
         "#ifdef __cplusplus\n}\n#endif\n\n", out);
   fprintf(out, "#endif\n");
   emit_program_free(P);
@@ -106,9 +106,16 @@ static void point_loop_end(const Program *P) {
 static void launcher(const Program *P, const char *name, const char *kernel, const char *out_type) {
   FILE *out = P->out;
   int dim = P->m->dim;
-  fprintf(out, "/* Blocks of bx x by threads, each sweeping `sweep` points along the slowest\n"
-               "   direction (by and sweep are 1 in 1D); 0s for the default, 256 x 1 x 1. */\n"
-               "extern \"C\" int %s(const KernelCtx *ctx, const Field *x, %s, int bx, int by, int sweep)\n{\n", name, out_type);
+  bool residual = strstr(out_type, "Field") != NULL;
+  fprintf(out, "/* The runtime's StnKernelFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`\n"
+               "   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,\n"
+               "   256 x 1 x 1. */\n"
+               "extern \"C\" int %s(const void *context, const double *state, double *%s, const StnKernelShape *shape)\n{\n",
+          name, residual ? "residual" : "values");
+  fputs("  const KernelCtx *ctx = (const KernelCtx *)context;\n  const Field     *x   = (const Field *)state;\n", out);
+  if (residual) fputs("  Field           *f   = (Field *)residual;\n", out);
+  else fputs("  double          *a   = values;\n", out);
+  fputs("  int              bx = shape->bx, by = shape->by, sweep = shape->sweep;\n\n", out);
   fputs("  if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;\n", out);
   if (dim == 1) fputs("  by = sweep = 1;\n", out);
   fputs("  if (ctx->xm == 0", out);
@@ -121,7 +128,7 @@ static void launcher(const Program *P, const char *name, const char *kernel, con
   if (dim == 1) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx);\n", out);
   if (dim == 2) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by * sweep - 1) / (by * sweep));\n", out);
   if (dim == 3) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by - 1) / by, (ctx->zm + sweep - 1) / sweep);\n", out);
-  fprintf(out, "  %s<<<grid, block>>>(*ctx, x, %s, sweep);\n", kernel, strstr(out_type, "Field") ? "f" : "a");
+  fprintf(out, "  %s<<<grid, block>>>(*ctx, x, %s, sweep);\n", kernel, residual ? "f" : "a");
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);
 }
 

@@ -37,10 +37,6 @@ static char help[] = "Solves the equations of bratu2d.stn with PETSc's Newton-Kr
 #include "stnrt.h" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */
 #include "bratu2d.h" /* Field, KernelCtx, NSTENCIL, DOF: shared with the CUDA kernels */
 
-#if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
-#error "stencilc programs need PETSc built with real double-precision scalars"
-#endif
-
 /* The parameters of bratu2d.stn; the grid's sizes come with each call (DMDALocalInfo). */
 typedef struct {
   PetscReal par; /* Bratu parameter lambda, bratu2d.stn:18 */
@@ -167,21 +163,10 @@ static void SetKernelCtx(const DMDALocalInfo *info, const AppCtx *user, KernelCt
   ctx->par = user->par;
 }
 
-/* The launchers of the .cu file, as the runtime calls them (StnKernelFn). */
-static int ResidualKernel(const void *ctx, const double *x, double *f, const StnKernelShape *s)
-{
-  return FormFunctionCUDA((const KernelCtx *)ctx, (const Field *)x, (Field *)f, s->bx, s->by, s->sweep);
-}
-
-static int JacobianKernel(const void *ctx, const double *x, double *a, const StnKernelShape *s)
-{
-  return FormJacobianCUDA((const KernelCtx *)ctx, (const Field *)x, a, s->bx, s->by, s->sweep);
-}
-
-/* The kernels, named by the .stn and a hash of its text (their tuned launch shapes are
-   kept under that name), the residual's operations per point, and the host Jacobian for
-   grids whose matrices are not SG-DIA. */
-static StnKernels kernels = {"bratu2d.stn-2c27533b", ResidualKernel, JacobianKernel, 23.0, (DMDASNESJacobianFn *)FormJacobianLocal};
+/* The kernels of the .cu file, named by the .stn and a hash of its text (their tuned launch
+   shapes are kept under that name), the residual's operations per point, and the host
+   Jacobian for grids whose matrices are not SG-DIA. */
+static StnKernels kernels = {"bratu2d.stn-2c27533b", FormFunctionCUDA, FormJacobianCUDA, 23.0, (DMDASNESJacobianFn *)FormJacobianLocal};
 
 /* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */
 static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)

@@ -41,10 +41,16 @@ __global__ static void FormFunctionKernel(const KernelCtx ctx, const Field *__re
   }
 }
 
-/* Blocks of bx x by threads, each sweeping `sweep` points along the slowest
-   direction (by and sweep are 1 in 1D); 0s for the default, 256 x 1 x 1. */
-extern "C" int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f, int bx, int by, int sweep)
+/* The runtime's StnKernelFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`
+   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,
+   256 x 1 x 1. */
+extern "C" int FormFunctionCUDA(const void *context, const double *state, double *residual, const StnKernelShape *shape)
 {
+  const KernelCtx *ctx = (const KernelCtx *)context;
+  const Field     *x   = (const Field *)state;
+  Field           *f   = (Field *)residual;
+  int              bx = shape->bx, by = shape->by, sweep = shape->sweep;
+
   if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;
   if (ctx->xm == 0 || ctx->ym == 0) return 0;
   while ((ctx->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */
@@ -89,10 +95,16 @@ __global__ static void FormJacobianKernel(const KernelCtx ctx, const Field *__re
   }
 }
 
-/* Blocks of bx x by threads, each sweeping `sweep` points along the slowest
-   direction (by and sweep are 1 in 1D); 0s for the default, 256 x 1 x 1. */
-extern "C" int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a, int bx, int by, int sweep)
+/* The runtime's StnKernelFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`
+   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,
+   256 x 1 x 1. */
+extern "C" int FormJacobianCUDA(const void *context, const double *state, double *values, const StnKernelShape *shape)
 {
+  const KernelCtx *ctx = (const KernelCtx *)context;
+  const Field     *x   = (const Field *)state;
+  double          *a   = values;
+  int              bx = shape->bx, by = shape->by, sweep = shape->sweep;
+
   if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;
   if (ctx->xm == 0 || ctx->ym == 0) return 0;
   while ((ctx->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */

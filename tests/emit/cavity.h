@@ -5,6 +5,8 @@
 #ifndef STN_CAVITY_H
 #define STN_CAVITY_H
 
+#include "stnkernel.h" /* StnKernelShape, StnKernelFn */
+
 #define NSTENCIL 5 /* block diagonals of the Jacobian */
 #define DOF      4 /* unknowns per grid point */
 
@@ -31,8 +33,8 @@ typedef struct {
 extern "C" {
 #endif
 /* Each returns 0 or the CUDA error of its launch. */
-int FormFunctionCUDA(const KernelCtx *ctx, const Field *x, Field *f, int bx, int by, int sweep);
-int FormJacobianCUDA(const KernelCtx *ctx, const Field *x, double *a, int bx, int by, int sweep);
+int FormFunctionCUDA(const void *ctx, const double *x, double *f, const StnKernelShape *shape);
+int FormJacobianCUDA(const void *ctx, const double *x, double *a, const StnKernelShape *shape);
 #ifdef __cplusplus
 }
 #endif

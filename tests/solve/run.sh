@@ -471,6 +471,30 @@ rm -f "$OUT/wcheck.o"
 
 section_done names
 
+# Wide block rows: 81 entries per row through the AIJ paths, against SG-DIA with Jacobi.
+if compile wide_rows tests/solve/wide_rows.stn && [ -x "$OUT/wide_rows" ]; then
+  W="-snes_rtol 1e-10 -ksp_rtol 1e-12"
+  # shellcheck disable=SC2086
+  run "$LOG/wide.sgdia" "$OUT/wide_rows" $W -pc_type jacobi -snes_view_solution "binary:$OUT/wide.sgdia.bin"
+  r0=$?
+  for how in "-stn_mat_type aij -pc_type jacobi" "-pc_type mg -pc_mg_levels 2"; do
+    tag=$(echo "$how" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$LOG/wide.$tag" "$OUT/wide_rows" $W $how -snes_view_solution "binary:$OUT/wide.$tag.bin"
+    rc=$?
+    if solved "$LOG/wide.sgdia" $r0 && solved "$LOG/wide.$tag" $rc && same_ok "$OUT/wide.sgdia.bin" "$OUT/wide.$tag.bin" 1e-8; then
+      ok "wide rows: 81 entries per block row with $how, the SG-DIA solution ($(same "$OUT/wide.sgdia.bin" "$OUT/wide.$tag.bin" 1e-8))"
+    else
+      bad "wide rows: tests/solve/wide_rows.stn with $how (exit status $rc)"
+      show "$LOG/wide.$tag"
+    fi
+  done
+else
+  bad "wide rows: $STENCILC_SRC tests/solve/wide_rows.stn -o failed"
+  show "$LOG/wide_rows.stencilc"
+fi
+section_done wide-rows
+
 # ---- 4 MPI: 1, 2 and 4 ranks, storage formats, preconditioners ---------------
 for ex in $EXAMPLES; do
   is_built "$ex" || continue
