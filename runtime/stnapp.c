@@ -151,6 +151,30 @@ PetscErrorCode StnAppDestroy(StnApp *app)
 
 /* ---- block rows ---- */
 
+/* The matrix the Jacobian's rows go into: P when it is SG-DIA, else J when J is (copied into P
+   by finish_jacobian), else P, assembled through MatSetValuesStencil; *sgdia says which. */
+static PetscErrorCode jacobian_target(Mat J, Mat P, Mat *target, PetscBool *sgdia)
+{
+  PetscFunctionBeginUser;
+  *target = P;
+  PetscCall(MatIsSGDIA(P, sgdia));
+  if (!*sgdia) {
+    PetscCall(MatIsSGDIA(J, sgdia));
+    if (*sgdia) *target = J;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Assembles target and, when it is not P, copies it into P (an AIJ copy for the preconditioner). */
+static PetscErrorCode finish_jacobian(Mat target, Mat P)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatAssemblyBegin(target, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(target, MAT_FINAL_ASSEMBLY));
+  if (target != P) PetscCall(MatSGDIACopyToAIJ(target, P));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnBlockRowsBegin(DMDALocalInfo *info, Mat J, Mat P, PetscInt nstencil, PetscInt dof, const PetscInt offsets[][3], StnBlockRows *rows)
 {
   PetscBool sgdia;
@@ -164,12 +188,7 @@ PetscErrorCode StnBlockRowsBegin(DMDALocalInfo *info, Mat J, Mat P, PetscInt nst
   rows->nrows    = info->xm * info->ym * info->zm * dof;
   rows->J        = J;
   rows->P        = P;
-  rows->target   = P;
-  PetscCall(MatIsSGDIA(P, &sgdia));
-  if (!sgdia) {
-    PetscCall(MatIsSGDIA(J, &sgdia));
-    if (sgdia) rows->target = J;
-  }
+  PetscCall(jacobian_target(J, P, &rows->target, &sgdia));
   if (sgdia) PetscCall(MatSGDIAGetArray(rows->target, &rows->a));
   else PetscCall(PetscMalloc2(nstencil * dof, &rows->col, nstencil * dof, &rows->vals));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -219,9 +238,7 @@ PetscErrorCode StnBlockRowsEnd(StnBlockRows *rows)
   PetscFunctionBeginUser;
   if (rows->a) PetscCall(MatSGDIARestoreArray(rows->target, &rows->a));
   else PetscCall(PetscFree2(rows->col, rows->vals));
-  PetscCall(MatAssemblyBegin(rows->target, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(rows->target, MAT_FINAL_ASSEMBLY));
-  if (rows->target != rows->P) PetscCall(MatSGDIACopyToAIJ(rows->target, rows->P));
+  PetscCall(finish_jacobian(rows->target, rows->P));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -315,16 +332,12 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
   PetscScalar       *a;
   PetscBool          sgdia;
   PetscInt           nsten;
-  Mat                target = P;
+  Mat                target;
   StnLevelShapes    *level;
   const long         points = (long)info->xm * info->ym * info->zm;
 
   PetscFunctionBeginUser;
-  PetscCall(MatIsSGDIA(P, &sgdia));
-  if (!sgdia) {
-    PetscCall(MatIsSGDIA(J, &sgdia));
-    target = J;
-  }
+  PetscCall(jacobian_target(J, P, &target, &sgdia));
   if (!sgdia) { /* AIJ on this grid (a level of -pc_type mg, or -stn_mat_type aij): on the host */
     const void *xh;
 
@@ -340,9 +353,7 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
   PetscCall(launch(info, k->jacobian, k->name, "jacobian", &level->jacobian, ctx, x, a, points * nsten * info->dof * info->dof));
   PetscCall(MatSGDIARestoreArrayDevice(target, &a));
   PetscCall(VecCUDARestoreArrayRead(X, &x));
-  PetscCall(MatAssemblyBegin(target, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(target, MAT_FINAL_ASSEMBLY));
-  if (target != P) PetscCall(MatSGDIACopyToAIJ(target, P));
+  PetscCall(finish_jacobian(target, P));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif

@@ -281,20 +281,27 @@ static void store_block_row(Program *P, const char *in, bool before) {
   fputs(", &v[0][0][0]));\n", out);
 }
 
-/* The grid spacing the expressions under roots read, from the DMDA's sizes:
-   (hi - lo) / (mx - 1), or / mx in a periodic direction. */
+/* The grid spacing in direction d from the DMDA's size: (hi - lo) / (mx - 1), or / mx in a
+   periodic direction. The C and the kernels' context compute it with this same text. */
+static void spacing_value(const Program *P, int d) {
+  const Axis *ax = &P->m->axes[d];
+  fputc('(', P->out);
+  emit_c_number(P->out, ax->hi);
+  fputs(" - ", P->out);
+  emit_c_number(P->out, ax->lo);
+  if (ax->periodic) fprintf(P->out, ") / info->m%s", axis_names[d]);
+  else fprintf(P->out, ") / (info->m%s - 1)", axis_names[d]);
+}
+
+/* The grid spacing the expressions under roots read, as locals. */
 static void declare_spacing(Program *P, const Ref *roots, int n, const char *indent) {
   bool used[BV_COUNT];
   emit_c_grid_uses(&P->E, roots, n, used);
   for (int d = 0; d < P->m->dim; d++) {
     if (!used[BV_HX + d]) continue;
-    const Axis *ax = &P->m->axes[d];
-    fprintf(P->out, "%sconst PetscReal h%s = (", indent, axis_names[d]);
-    emit_c_number(P->out, ax->hi);
-    fputs(" - ", P->out);
-    emit_c_number(P->out, ax->lo);
-    if (ax->periodic) fprintf(P->out, ") / info->m%s;\n", axis_names[d]);
-    else fprintf(P->out, ") / (info->m%s - 1);\n", axis_names[d]);
+    fprintf(P->out, "%sconst PetscReal h%s = ", indent, axis_names[d]);
+    spacing_value(P, d);
+    fputs(";\n", P->out);
   }
 }
 
@@ -512,13 +519,9 @@ static void gpu_functions(Program *P) {
         "static void SetKernelCtx(const DMDALocalInfo *info, const AppCtx *user, KernelCtx *ctx)\n{\n", out);
   for (int d = 0; d < m->dim; d++) {
     const char *a = axis_names[d];
-    const Axis *ax = &m->axes[d];
-    fprintf(out, "  ctx->n%s = (int)info->m%s;\n  ctx->h%s = (", a, a, a);
-    emit_c_number(out, ax->hi);
-    fputs(" - ", out);
-    emit_c_number(out, ax->lo);
-    if (ax->periodic) fprintf(out, ") / info->m%s;\n", a);
-    else fprintf(out, ") / (info->m%s - 1);\n", a);
+    fprintf(out, "  ctx->n%s = (int)info->m%s;\n  ctx->h%s = ", a, a, a);
+    spacing_value(P, d);
+    fputs(";\n", out);
     fprintf(out, "  ctx->%ss = (int)info->%ss;\n  ctx->%sm = (int)info->%sm;\n", a, a, a, a);
     fprintf(out, "  ctx->g%ss = (int)info->g%ss;\n  ctx->g%sm = (int)info->g%sm;\n", a, a, a, a);
   }
