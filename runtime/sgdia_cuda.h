@@ -54,9 +54,10 @@ typedef struct StnBox {
    Roofline: 8*(nsten*dof + 2) bytes per row (+8 with add), 2*nsten*dof flops per row (+1). */
 int StnSGDIAMultCUDA(const StnBox *box, const double *A, const double *x, int ghosted, const double *w, double *y, int add, void *stream);
 
-/* Tuning knob for benchmarks: how the kernel loads the matrix entries. 0 (the default): through
-   the read-only data cache (__ldg); 1: as streaming data (__ldcs, evict-first in L1 and L2, which
-   leaves the caches to x). Returns the previous setting. Not thread-safe: set it once. */
+/* Tuning knob for the tuner (stntune.c) and benchmarks: how the kernel loads the matrix entries.
+   0 (the default): through the read-only data cache (__ldg); 1: as streaming data (__ldcs,
+   evict-first in L1 and L2, which leaves the caches to x). Returns the previous setting. Not
+   thread-safe: set it once. */
 int StnSGDIASetStreamingLoads(int streaming);
 /* Tuning knob: threads per block of the product (a multiple of 32, 32 to 1024; 256 by default).
    Returns the previous setting, or -1 (and changes nothing) for an invalid one. Every setting

@@ -259,17 +259,18 @@ PetscErrorCode StnCheckEntry(PetscScalar given, PetscScalar derived, const char 
 #if defined(PETSC_HAVE_CUDA)
 /* A kernel and its operands, as the tuner runs it (StnLaunchFn). */
 typedef struct {
-  StnKernelFn  *fn;
-  const void   *ctx;
-  const double *x;
-  double       *out;
+  StnKernelFn        *fn;
+  const StnLocalInfo *info;
+  const void         *user;
+  const double       *x;
+  double             *out;
 } Launch;
 
 static int run_launch(void *args, const StnKernelShape *shape)
 {
   const Launch *l = (const Launch *)args;
 
-  return l->fn(l->ctx, l->x, l->out, shape);
+  return l->fn(l->info, l->user, l->x, l->out, shape);
 }
 
 /* The shapes of the grid info describes: one entry per grid size, chosen at first use. */
@@ -291,24 +292,26 @@ static PetscErrorCode level_shapes(StnKernels *k, const DMDALocalInfo *info, Stn
 }
 
 /* Launches fn over the owned box with the grid's shape, tuning it (or reading the cache) first. */
-static PetscErrorCode launch(const DMDALocalInfo *info, StnKernelFn *fn, const char *kernel, const char *what, StnKernelShape *shape, const void *ctx, const double *x, double *out, long nout)
+static PetscErrorCode launch(const DMDALocalInfo *info, StnKernelFn *fn, const char *kernel, const char *what, StnKernelShape *shape, const void *user, const double *x, double *out, long nout)
 {
-  char name[256];
+  char         name[256];
+  StnLocalInfo li = {(int)info->mx, (int)info->my, (int)info->mz, (int)info->xs, (int)info->ys, (int)info->zs, (int)info->xm, (int)info->ym, (int)info->zm,
+                     (int)info->gxs, (int)info->gys, (int)info->gzs, (int)info->gxm, (int)info->gym, (int)info->gzm};
 
   PetscFunctionBeginUser;
   if (!shape->bx) { /* the first time on this grid: the tuned shape, or tune it now */
-    Launch l = {fn, ctx, x, out};
+    Launch l = {fn, &li, user, x, out};
 
     PetscCall(PetscSNPrintf(name, sizeof name, "%s/%s", kernel, what));
     PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, name, (int)info->dim, (int)info->xm, (int)info->ym, (int)info->zm, out, nout, run_launch, &l, shape));
   }
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCheck(fn(ctx, x, out, shape) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the %s kernel failed", what);
+  PetscCheck(fn(&li, user, x, out, shape) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the %s kernel failed", what);
   PetscCall(PetscLogGpuTimeEnd());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k, const void *ctx)
+PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k, const void *user)
 {
   const PetscScalar *x;
   PetscScalar       *f;
@@ -319,14 +322,14 @@ PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k,
   PetscCall(level_shapes(k, info, &level));
   PetscCall(VecCUDAGetArrayRead(X, &x));
   PetscCall(VecCUDAGetArrayWrite(F, &f));
-  PetscCall(launch(info, k->residual, k->name, "residual", &level->residual, ctx, x, f, points * info->dof));
+  PetscCall(launch(info, k->residual, k->name, "residual", &level->residual, user, x, f, points * info->dof));
   PetscCall(PetscLogGpuFlops(k->residual_flops * points));
   PetscCall(VecCUDARestoreArrayWrite(F, &f));
   PetscCall(VecCUDARestoreArrayRead(X, &x));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, const void *ctx, void *user)
+PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, void *user)
 {
   const PetscScalar *x;
   PetscScalar       *a;
@@ -350,7 +353,7 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
   PetscCall(level_shapes(k, info, &level));
   PetscCall(VecCUDAGetArrayRead(X, &x));
   PetscCall(MatSGDIAGetArrayDevice(target, &a));
-  PetscCall(launch(info, k->jacobian, k->name, "jacobian", &level->jacobian, ctx, x, a, points * nsten * info->dof * info->dof));
+  PetscCall(launch(info, k->jacobian, k->name, "jacobian", &level->jacobian, user, x, a, points * nsten * info->dof * info->dof));
   PetscCall(MatSGDIARestoreArrayDevice(target, &a));
   PetscCall(VecCUDARestoreArrayRead(X, &x));
   PetscCall(finish_jacobian(target, P));

@@ -124,11 +124,12 @@ typedef struct {
   int                 nlevels;
 } StnKernels;
 
-/* The residual on the GPU: X is the ghosted local state, F the global residual (CUDA vectors). */
-PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k, const void *ctx);
+/* The residual on the GPU: X is the ghosted local state, F the global residual (CUDA vectors);
+   user is the program's AppCtx, passed to the kernel by value. */
+PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k, const void *user);
 /* The Jacobian on the GPU, straight into SG-DIA values in device memory (J, or P when P is
    SG-DIA), copied into P when P is AIJ; a grid whose matrices are not SG-DIA (the levels of
    -pc_type mg) is assembled on the host by k->jacobian_host with user as its context. */
-PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, const void *ctx, void *user);
+PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, void *user);
 
 #endif

@@ -25,6 +25,7 @@
 
 #include "sgdia_instances.h"
 #include "sgdia_rows.h"
+#include "stnprobe.h" /* StnGMRESCycleTraceRead */
 #include "stnreduce.h"
 
 #include <cooperative_groups.h>
@@ -53,7 +54,7 @@ constexpr unsigned long long kGoWaitNs = 20000000; /* how long a restart waits f
    nothing. */
 enum { kTrProduct, kTrPass1, kTrBlockSums, kTrBarrier1, kTrFold1, kTrPass2, kTrNormSums, kTrBarrier2, kTrFold2, kTrScale, kTrSteps, kTrPhases };
 #ifdef STN_CYCLE_TRACE
-static_assert(kTrPhases == STN_CYCLE_TRACE_PHASES, "stncycle_cuda.h's count of the phases");
+static_assert(kTrPhases == STN_CYCLE_TRACE_PHASES, "stnprobe.h's count of the phases");
 constexpr int                 kTraceBlocks = 1024;
 __device__ unsigned long long stn_cycle_trace[kTraceBlocks][kTrPhases];
 #endif

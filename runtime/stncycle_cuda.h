@@ -20,8 +20,8 @@
 #ifndef STNCYCLE_CUDA_H
 #define STNCYCLE_CUDA_H
 
-#include "sgdia_cuda.h"  /* StnBox */
-#include "stnvec_cuda.h" /* StnGMRESState, StnGMRESReport */
+#include "sgdia_cuda.h"    /* StnBox */
+#include "stngmres_cuda.h" /* StnGMRESState, StnGMRESReport */
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,16 +89,6 @@ int StnGMRESCycleGo(unsigned ticket);
    at (its steps from then on write only what a cycle that stops here does not read: later basis
    vectors, columns and reports; never x). */
 int StnGMRESCycleStop(void);
-
-#ifdef STN_CYCLE_TRACE
-/* A tracing build's (stncycle_cuda.cu) cycles per phase of the steps so far, STN_CYCLE_TRACE_PHASES
-   per block for the first blocks blocks into out (NULL: none); reset: zero them after. Phases: the
-   product, pass 1, the block's partial sums, barrier 1, the coefficients' fold, pass 2, the norm's
-   partial sums (and the prefetch), barrier 2, the norm's fold, V[it + 1] and the step's end; then
-   the count of steps. */
-#define STN_CYCLE_TRACE_PHASES 11
-int StnGMRESCycleTraceRead(unsigned long long *out, int blocks, int reset);
-#endif
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,7 @@
 ** coefficients to the host (VecMDot), sends them back (VecMAXPY), brings
 ** the new norm to the host (VecNormalize) and updates the Hessenberg
 ** matrix there: two host round trips and four launches per iteration.
-** Here one step (StnGMRESStep, stnvec_cuda.cu) is one cooperative kernel
+** Here one step (StnGMRESStep, stngmres_cuda.cu) is one cooperative kernel
 ** (-ksp_stngmres_fused, the default: MDot, MAXPY, norm, scaling and the
 ** rotations meeting at two grid-wide barriers) or three kernels in a row,
 ** with the coefficients, the norm and the Givens rotations staying in
@@ -50,6 +50,7 @@
   #include "sgdia.h"
   #include "sgdia_cuda.h"
   #include "stncycle_cuda.h"
+  #include "stngmres_cuda.h"
   #include "stnvec.h"
   #include "stnvec_cuda.h"
 

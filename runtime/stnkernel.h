@@ -11,9 +11,19 @@ typedef struct {
   int bx, by, sweep;
 } StnKernelShape;
 
-/* A generated kernel's launcher (FormFunctionCUDA, FormJacobianCUDA): ctx is the program's
-   KernelCtx, x the ghosted local state, out the residual or the SG-DIA values, all in device
-   memory; returns 0 or the CUDA error of the launch. */
-typedef int StnKernelFn(const void *ctx, const double *x, double *out, const StnKernelShape *shape);
+/* The grid as a kernel sees it: DMDALocalInfo's sizes and this rank's boxes, as ints, with the
+   same names (the kernels read info.mx where the C reads info->mx). Unused directions are 1 wide. */
+typedef struct {
+  int mx, my, mz;       /* grid points per direction */
+  int xs, ys, zs;       /* owned box: first index */
+  int xm, ym, zm;       /*            and count per direction */
+  int gxs, gys, gzs;    /* ghosted box of the local vector x */
+  int gxm, gym, gzm;
+} StnLocalInfo;
+
+/* A generated kernel's launcher (FormFunctionCUDA, FormJacobianCUDA): user is the program's
+   AppCtx (its parameters), x the ghosted local state, out the residual or the SG-DIA values,
+   all arrays in device memory; returns 0 or the CUDA error of the launch. */
+typedef int StnKernelFn(const StnLocalInfo *info, const void *user, const double *x, double *out, const StnKernelShape *shape);
 
 #endif

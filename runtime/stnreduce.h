@@ -1,11 +1,12 @@
-/* stnreduce.h: the device side of the reductions that stnvec_cuda.cu's kernels and the GMRES
-   cycle kernel (stncycle_cuda.cu) share: how lanes, warps and blocks fold their sums, in a fixed
-   order (so a result has the same bits from run to run and in every block that folds it), and
-   PETSc's Hessenberg update of GMRES. C++ and CUDA only: included by .cu files. */
+/* stnreduce.h: the device side of the reductions that the kernels of stnvec_cuda.cu and
+   stngmres_cuda.cu and the GMRES cycle kernel (stncycle_cuda.cu) share: how lanes, warps and
+   blocks fold their sums, in a fixed order (so a result has the same bits from run to run and in
+   every block that folds it), and PETSc's Hessenberg update of GMRES. C++ and CUDA only:
+   included by .cu files. */
 #ifndef STNREDUCE_H
 #define STNREDUCE_H
 
-#include "stnvec_cuda.h" /* StnGMRESReport */
+#include "stngmres_cuda.h" /* StnGMRESReport */
 
 namespace stn_reduce {
 

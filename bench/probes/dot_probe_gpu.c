@@ -7,7 +7,7 @@
    With a CUDA PETSc (PETSC_DIR) and the runtime's objects (tests/gpu/vec-tests.sh --build-only):
      . tests/gpu/build-env.sh; R=build/gpu-tests/runtime
      $CC $CFLAGS -o dot_probe bench/probes/dot_probe_gpu.c $R/stnvec.o $R/stntune.o $R/stnvec_ref.o \
-       $R/stncuda.o $R/stnvec_cuda.o $R/sgdia_cuda.o $R/stncycle_cuda.o $LIBS -lcublas
+       $R/stncuda.o $R/stnvec_cuda.o $R/stngmres_cuda.o $R/sgdia_cuda.o $R/stncycle_cuda.o $LIBS -lcublas
      ./dot_probe        (on the GPU: 1.6 GB of device memory, about a second) */
 #include <petscvec.h>
 #include <cublas_v2.h>

@@ -1,7 +1,7 @@
 /* bench/probes/mdot_probe_gpu.cu: how cuBLAS's dgemv reads 30 vectors, against MDot's kernels (the
    reason for mdot_groups_kernel; results: docs/gpu-runs/mdot.md).
    MDot with 30 vectors at n = 1e7, apart from PETSc, in forms that differ in one thing each from
-   the grid-stride form (runtime/stnvec_cuda.cu's reduce_kernel with EPT 1, here with 32 slots):
+   the grid-stride form (runtime/stnvec_cuda_impl.h's reduce_kernel with EPT 1, here with 32 slots):
      slots   32 accumulators with the two unused slots reading x again (that form), or 30
              loads with the two slots left at zero;
      load    plain ld.global, __ldg (ld.global.nc), __ldcs (evict-first), or ld.global.nc with

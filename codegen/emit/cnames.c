@@ -6,7 +6,7 @@
 **   - a keyword of C, C++ (nvcc compiles CUDA as C++) or CUDA;
 **   - a name of the C library or <math.h> (many are macros);
 **   - a PETSc or MPI name (by prefix: Petsc, PETSC, Mat, Vec, ...);
-**   - a name the generated code itself defines (Field, DOF, SetKernelCtx, ...)
+**   - a name the generated code itself defines (Field, DOF, AppCtx, ...)
 **     or uses as a struct member;
 **   - a macro: every name without a lowercase letter (INT_MAX, M_PI), and
 **     the lowercase ones compilers and headers define (linux, errno, ...);
@@ -28,8 +28,8 @@
 static const char *const reserved[] = {
   "AppCtx", "DOF", "EOF", "FILE", "Field", "FormFunctionCUDA", "FormFunctionLocal", "FormFunctionLocalCUDA",
   "FormInitialGuess", "FormJacobianCUDA", "FormJacobianLocal", "FormJacobianLocalCUDA", "I", "INFINITY", "IX",
-  "J", "KernelCtx", "NAN", "NSTENCIL", "NULL", "SetKernelCtx",
-  "SetParameters", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
+  "J", "NAN", "NSTENCIL", "NULL", "SetParameters",
+  "StnLocalInfo", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
   "_Noreturn", "_Static_assert", "_Thread_local", "abort", "abs", "acos", "acosh", "alignas", "alignof",
   "alloca", "and", "and_eq", "asin", "asinh", "asm", "assert", "atan", "atan2", "atanh", "atexit",
   "atof", "atoi", "atol", "auto", "bitand", "bitor", "blockDim", "blockIdx", "bool", "break", "calloc", "case",

@@ -107,8 +107,7 @@ static bool cover_group(const Model *m, const bool *mine, const bool *forbidden,
 static void set_test(const Program *P, int d, int set, FILE *out) {
   char size[32];
   const char *v = emit_index_names[d];
-  if (P->E.cuda) snprintf(size, sizeof size, "%sn%s", P->E.grid, axis_names[d]);
-  else snprintf(size, sizeof size, "info->m%s", axis_names[d]);
+  snprintf(size, sizeof size, "%sm%s", P->E.grid, axis_names[d]);
   switch (set) {
   case 1: fprintf(out, "%s == 0", v); break;
   case 2: fprintf(out, "%s > 0 && %s < %s - 1", v, v, size); break;

@@ -289,8 +289,8 @@ static void spacing_value(const Program *P, int d) {
   emit_c_number(P->out, ax->hi);
   fputs(" - ", P->out);
   emit_c_number(P->out, ax->lo);
-  if (ax->periodic) fprintf(P->out, ") / info->m%s", axis_names[d]);
-  else fprintf(P->out, ") / (info->m%s - 1)", axis_names[d]);
+  if (ax->periodic) fprintf(P->out, ") / %sm%s", P->E.grid, axis_names[d]);
+  else fprintf(P->out, ") / (%sm%s - 1)", P->E.grid, axis_names[d]);
 }
 
 /* The grid spacing the expressions under roots read, as locals. */
@@ -299,10 +299,16 @@ static void declare_spacing(Program *P, const Ref *roots, int n, const char *ind
   emit_c_grid_uses(&P->E, roots, n, used);
   for (int d = 0; d < P->m->dim; d++) {
     if (!used[BV_HX + d]) continue;
-    fprintf(P->out, "%sconst PetscReal h%s = ", indent, axis_names[d]);
+    fprintf(P->out, "%sconst %s h%s = ", indent, P->E.cuda ? "double" : "PetscReal", axis_names[d]);
     spacing_value(P, d);
     fputs(";\n", P->out);
   }
+}
+
+void emit_function_spacing(Program *P, CaseRoots roots_of) {
+  Ref *roots = xmalloc((size_t)emit_max_roots(P) * (size_t)P->m->nclasses * sizeof *roots);
+  declare_spacing(P, roots, all_roots(P, roots_of, roots), "  ");
+  free(roots);
 }
 
 /* The body shared by the point functions: the spacing and the uniform
@@ -313,9 +319,7 @@ static void loop_over_points(Program *P, BlockWhat what, CaseRoots roots_of, Cas
                              void (*around)(Program *, const char *, bool)) {
   emit_c_function_begin(&P->E);
   P->E.array = "x";
-  Ref *roots = xmalloc((size_t)emit_max_roots(P) * (size_t)P->m->nclasses * sizeof *roots);
-  declare_spacing(P, roots, all_roots(P, roots_of, roots), "  ");
-  free(roots);
+  emit_function_spacing(P, roots_of);
   emit_uniform_temps(P, roots_of);
   const char *in = open_loops(P, "s", "m");
   if (around) around(P, in, true);
@@ -385,21 +389,11 @@ static void help_string(Program *P) {
 }
 
 static void declarations(Program *P) {
-  const Model *m = P->m;
   const Ir *ir = P->ir;
   FILE *out = P->out;
   fputs("#include <math.h>\n#include <petscdmda.h>\n#include <petscsnes.h>\n\n"
         "#include \"stnrt.h\" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */\n", out);
-  fprintf(out, "#include \"%s\" /* Field, KernelCtx, NSTENCIL, DOF: shared with the CUDA kernels */\n\n", P->o->h_name);
-  fprintf(out, "/* The parameters of %s; the grid's sizes come with each call (DMDALocalInfo). */\ntypedef struct {\n", P->o->stn_name);
-  for (int i = 0; i < m->nparams; i++) {
-    fprintf(out, "  PetscReal %s; /* ", P->E.param[i]);
-    if (m->params[i]->param.desc) fprintf(out, "%s, ", m->params[i]->param.desc);
-    fprintf(out, "%s:%d */\n", P->o->stn_name, ast_line(P->ir->src, m->params[i]));
-  }
-  if (P->any_given || m->nparams == 0) /* a struct needs a member */
-    fputs("  PetscBool check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n", out);
-  fputs("} AppCtx;\n\n", out);
+  fprintf(out, "#include \"%s\" /* Field, AppCtx, NSTENCIL, DOF: shared with the CUDA kernels */\n\n", P->o->h_name);
 
   fputs("/* The Jacobian's block diagonals: the neighbours the equations couple (stencil\n"
         "   analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */\n", out);
@@ -415,8 +409,7 @@ static void set_parameters(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
   CEmit *E = &P->E;
-  fputs("/* Parameters: each default from the .stn (some depend on the grid), then the option\n"
-        "   of the same name. */\n", out);
+  fputs("/* Parameters: each default from the .stn (some depend on the grid), then its option. */\n", out);
   fputs("static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)\n{\n  PetscFunctionBeginUser;\n", out);
   emit_c_function_begin(E);
   declare_spacing(P, P->ir->param_default, m->nparams, "  ");
@@ -479,7 +472,7 @@ static int log_flops(Program *P, const char *logger, const char *info) {
   fprintf(P->out, "  PetscCall(%s(%d.0 * %sxm", logger, flops, info);
   if (P->m->dim > 1) fprintf(P->out, " * %sym", info);
   if (P->m->dim > 2) fprintf(P->out, " * %szm", info);
-  fputs("));\n", P->out);
+  fputs(")); /* the interior's operations, counted at every point */\n", P->out);
   return flops;
 }
 
@@ -491,7 +484,6 @@ static void form_function(Program *P) {
           st, st);
   fputs("  PetscFunctionBeginUser;\n", out);
   loop_over_points(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, NULL);
-  fputs("  /* the operations per interior point, counted for every point */\n", out);
   log_flops(P, "PetscLogFlops", "info->");
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
@@ -514,37 +506,24 @@ static void form_jacobian(Program *P) {
 static void gpu_functions(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
-  fputs("#if defined(PETSC_HAVE_CUDA)\n"
-        "/* The kernels' view of the grid, this rank's boxes and the parameters. */\n"
-        "static void SetKernelCtx(const DMDALocalInfo *info, const AppCtx *user, KernelCtx *ctx)\n{\n", out);
-  for (int d = 0; d < m->dim; d++) {
-    const char *a = axis_names[d];
-    fprintf(out, "  ctx->n%s = (int)info->m%s;\n  ctx->h%s = ", a, a, a);
-    spacing_value(P, d);
-    fputs(";\n", out);
-    fprintf(out, "  ctx->%ss = (int)info->%ss;\n  ctx->%sm = (int)info->%sm;\n", a, a, a, a);
-    fprintf(out, "  ctx->g%ss = (int)info->g%ss;\n  ctx->g%sm = (int)info->g%sm;\n", a, a, a, a);
-  }
-  for (int i = 0; i < m->nparams; i++) fprintf(out, "  ctx->%s = user->%s;\n", P->E.param[i], P->E.param[i]);
-  fputs("}\n\n", out);
+  fputs("#if defined(PETSC_HAVE_CUDA)\n", out);
   unsigned long hash = 2166136261u; /* FNV-1a of the .stn: a tuned shape belongs to these kernels */
   for (const char *c = P->ir->src->text; *c; c++) hash = ((hash ^ (unsigned char)*c) * 16777619u) & 0xffffffffu;
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
   emit_residual_roots(P, emit_interior_class(m), roots, &n);
-  fputs("/* The kernels of the .cu file, named by the .stn and a hash of its text (their tuned launch\n"
-        "   shapes are kept under that name), the residual's operations per point, and the host\n"
-        "   Jacobian for grids whose matrices are not SG-DIA. */\n", out);
+  fputs("/* The .cu file's kernels, named by the .stn and its hash (tuned shapes are kept under that name),\n"
+        "   the residual's operations per point, and the host Jacobian for grids not in SG-DIA. */\n", out);
   fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal};\n\n",
           P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
   fputs("/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
         "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
-        "  KernelCtx ctx;\n\n  PetscFunctionBeginUser;\n  SetKernelCtx(info, (const AppCtx *)user, &ctx);\n"
-        "  PetscCall(StnResidualCUDA(info, X, F, &kernels, &ctx));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n"
+        "  PetscFunctionBeginUser;\n"
+        "  PetscCall(StnResidualCUDA(info, X, F, &kernels, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n"
         "/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */\n"
         "static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)\n{\n"
-        "  KernelCtx ctx;\n\n  PetscFunctionBeginUser;\n  SetKernelCtx(info, (const AppCtx *)user, &ctx);\n"
-        "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, &ctx, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
+        "  PetscFunctionBeginUser;\n"
+        "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
         "#endif\n\n", out);
 }
 
@@ -609,7 +588,7 @@ static void main_function(Program *P) {
   fputs("  /* ---- solve from the initial guess: report, output, pictures ---- */\n"
         "  PetscCall(DMCreateGlobalVector(da, &X));\n  PetscCall(FormInitialGuess(&info, &user, X));\n"
         "  PetscCall(StnAppSolve(&app, snes, X, &reason));\n\n", out);
-  fputs("  /* ---- clean up ---- */\n  PetscCall(VecDestroy(&X));\n  PetscCall(StnAppDestroy(&app));\n"
+  fputs("  PetscCall(VecDestroy(&X));\n  PetscCall(StnAppDestroy(&app));\n"
         "  PetscCall(SNESDestroy(&snes));\n  PetscCall(DMDestroy(&da));\n"
         "  PetscCall(PetscFinalize());\n  return reason > 0 ? 0 : 1;\n}\n", out);
 }
@@ -626,7 +605,7 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
   for (int i = 0; i < m->nparams; i++) user[m->nfields + i] = m->params[i]->param.name;
   cname_assign(user, m->nfields + m->nparams, cn);
   free(user);
-  P->E = (CEmit){ir, out, cn, cn + m->nfields, "x", "user->", "user->", name, false, NULL, 0, 0, 0};
+  P->E = (CEmit){ir, out, cn, cn + m->nfields, "x", "info->", "user->", name, false, NULL, 0, 0, 0};
   for (int i = 0; i < m->nfields * m->nclasses; i++)
     for (int e = 0; e < ir->points[i].nentries; e++) P->any_given |= ir->points[i].entries[e].given != IR_NONE;
 }

@@ -16,8 +16,8 @@ typedef struct CEmit {
   char       **field;   /* C names of fields, by index (cnames.h) */
   char       **param;   /* C names of parameters */
   const char  *array;   /* the array field reads come from: "x" */
-  const char  *grid;    /* CUDA: prefix of grid values, "ctx."; C reads info->mx and the local hx */
-  const char  *params;  /* prefix of parameters: "user->" */
+  const char  *grid;    /* prefix of grid sizes and boxes: "info->" in C, "info." in CUDA */
+  const char  *params;  /* prefix of parameters: "user->" in C, "user." in CUDA */
   char       **name;    /* by node: the temporary holding it in the current scope, or NULL */
   bool         cuda;    /* CUDA kernel text: x[IX(i - 1, j)].u and (double) casts */
   char       **locals;  /* names taken in the current function */
@@ -51,7 +51,7 @@ typedef struct EmitOptions {
 
 /* Writes the program's C source to out. */
 void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out);
-/* Writes the header shared by the C and CUDA sources (Field, KernelCtx,
+/* Writes the header shared by the C and CUDA sources (Field, AppCtx,
    the kernels' launchers) and the CUDA kernels (emit_cuda.c). */
 void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out);
 void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out);

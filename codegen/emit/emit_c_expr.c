@@ -111,10 +111,9 @@ static void field_read(CEmit *E, const IrNode *n) {
   fprintf(E->out, ".%s", E->field[n->a]);
 }
 
-/* A grid size: the DMDA's (info->mx) in C, the kernel context's (ctx.nx) in CUDA. */
+/* A grid size: the DMDA's, info->mx in C and info.mx in CUDA. */
 static void grid_size(CEmit *E, int bv) {
-  if (E->cuda) fprintf(E->out, "%s%s", E->grid, builtin_values[bv].name);
-  else fprintf(E->out, "info->m%c", builtin_values[bv].name[1]);
+  fprintf(E->out, "%sm%c", E->grid, builtin_values[bv].name[1]);
 }
 
 static void grid_value(CEmit *E, int bv) {
@@ -123,7 +122,7 @@ static void grid_value(CEmit *E, int bv) {
   else if (bv >= BV_NX) {
     fputs(real, E->out);
     grid_size(E, bv);
-  } else fprintf(E->out, "%s%s", E->cuda ? E->grid : "", builtin_values[bv].name);  /* the spacing */
+  } else fputs(builtin_values[bv].name, E->out);  /* the spacing: a local of the function */
 }
 
 /* Whether r is an integer computed from grid indices, sizes and small integer constants (with
@@ -331,6 +330,19 @@ static const char *new_local(CEmit *E, const char *hint) {
 
 static bool leaf(const IrNode *n) { return n->op <= IR_FIELD; }
 
+/* Whether r prints as one name or number: a leaf or a named temporary. */
+static bool atomic(const CEmit *E, Ref r) { return leaf(&E->ir->nodes[r]) || E->name[r]; }
+
+/* One negation, sum, difference or product of atomic operands (-hxdhy, 2.0 * x[j][i].u): text
+   as short as a temporary's name, so it is written out where used rather than named. */
+static bool cheap(const CEmit *E, const IrNode *n) {
+  switch (n->op) {
+  case IR_NEG: return atomic(E, n->a);
+  case IR_ADD: case IR_SUB: case IR_MUL: return atomic(E, n->a) && atomic(E, n->b);
+  default: return false;
+  }
+}
+
 /* Counts, for the nodes under roots that belong to this scope, how many
    distinct nodes (or roots) use each one. */
 static void count_uses(const CEmit *E, Ref r, bool uniform, int *uses, char *seen) {
@@ -360,7 +372,7 @@ int emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const cha
   for (Ref r = 0; r < ir->nnodes; r++) {
     const IrNode *n = &ir->nodes[r];
     if (!seen[r] || leaf(n) || n->uniform != uniform || E->name[r]) continue;
-    if (uses[r] < 2 && !ir->hint[r]) continue;
+    if ((uses[r] < 2 || cheap(E, n)) && !ir->hint[r]) continue;
     char *name = (char *)new_local(E, ir->hint[r]);
     int column = fprintf(E->out, "%sconst %s %s = ", indent, E->cuda ? "double" : "PetscScalar", name);
     emit_c_expr_at(E, r, column);  /* before r has its name, so that it is printed whole */

@@ -1,8 +1,8 @@
 /*
 ** emit_cuda.c: the GPU side of the generated program. NAME.h is shared by
-** NAME.c and NAME.cu: the Field struct, the KernelCtx that carries the
-** grid, the boxes and the parameters to the kernels by value, and the
-** launchers. NAME.cu holds one kernel for the residual and one for the
+** NAME.c and NAME.cu: the Field struct, the AppCtx with the parameters
+** (the kernels take it by value, with the runtime's StnLocalInfo: the
+** grid's sizes and this rank's boxes), and the launchers. NAME.cu holds one kernel for the residual and one for the
 ** Jacobian, in tiles of threads over x and y, each thread sweeping one or
 ** more points along the slowest direction (the tuner picks the shape:
 ** StnTuneLaunch), with the same switch over
@@ -35,7 +35,7 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fprintf(out, "/*\n * %s: generated from %s by stencilc %s: what the C program and its CUDA\n"
                " * kernels share. Values are doubles on both sides.\n */\n",
           o->h_name, o->stn_name, STENCILC_VERSION);
-  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnKernelShape, StnKernelFn */\n\n", guard, guard);
+  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnLocalInfo, StnKernelShape, StnKernelFn */\n\n", guard, guard);
   fprintf(out, "#define NSTENCIL %d /* block diagonals of the Jacobian */\n#define DOF      %d /* unknowns per grid point */\n\n",
           ir->nstencil, m->nfields);
   fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
@@ -45,22 +45,20 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
     fputc('\n', out);
   }
   fputs("} Field;\n\n", out);
-  fputs("/* What a kernel needs, passed by value: the grid, this rank's boxes, the parameters. */\ntypedef struct {\n", out);
-  fputs("  int    ", out);
-  emit_list(out, m->dim, "n%s", axis_names);
-  fputs(";\n  double ", out);
-  emit_list(out, m->dim, "h%s", axis_names);
-  fputs(";\n", out);
-  for (int i = 0; i < m->nparams; i++) fprintf(out, "  double %s;\n", P->E.param[i]);
-  fputs("  int    ", out);
-  emit_list(out, m->dim, "%ss, %sm", axis_names);
-  fputs(";   /* owned box: first index and count per direction */\n  int    ", out);
-  emit_list(out, m->dim, "g%ss, g%sm", axis_names);
-  fputs("; /* ghosted box of the local vector x */\n} KernelCtx;\n\n", out);
+  fprintf(out, "/* The parameters of %s; the grid's sizes come with each call (DMDALocalInfo in C,\n"
+               "   StnLocalInfo in the kernels, which take the parameters by value). */\ntypedef struct {\n", o->stn_name);
+  for (int i = 0; i < m->nparams; i++) {
+    fprintf(out, "  double %s; /* ", P->E.param[i]);
+    if (m->params[i]->param.desc) fprintf(out, "%s, ", m->params[i]->param.desc);
+    fprintf(out, "%s:%d */\n", o->stn_name, ast_line(ir->src, m->params[i]));
+  }
+  if (P->any_given || m->nparams == 0) /* a struct needs a member */
+    fputs("  int    check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n", out);
+  fputs("} AppCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
-        "/* Each returns 0 or the CUDA error of its launch. */\n"
-        "int FormFunctionCUDA(const void *ctx, const double *x, double *f, const StnKernelShape *shape);\n"
-        "int FormJacobianCUDA(const void *ctx, const double *x, double *a, const StnKernelShape *shape);\n"
+        "/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */\n"
+        "int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);\n"
+        "int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);\n"
         "#ifdef __cplusplus\n}\n#endif\n\n", out);
   fprintf(out, "#endif\n");
   emit_program_free(P);
@@ -76,24 +74,24 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
 static void point_loop_begin(const Program *P) {
   FILE *out = P->out;
   int dim = P->m->dim;
-  fputs("  const int i = ctx.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);\n", out);
+  fputs("  const int i = info.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);\n", out);
   if (dim == 1) {
-    fputs("  (void)sweep; /* 1D: one point per thread */\n\n  if (i >= ctx.xs + ctx.xm) return;\n  const int p = i - ctx.xs; /* the owned point */\n", out);
+    fputs("  (void)sweep; /* 1D: one point per thread */\n\n  if (i >= info.xs + info.xm) return;\n  const int p = i - info.xs; /* the owned point */\n", out);
     return;
   }
-  if (dim == 2) fputs("  const int j0 = ctx.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;\n", out);
+  if (dim == 2) fputs("  const int j0 = info.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;\n", out);
   else
-    fputs("  const int j = ctx.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y);\n"
-          "  const int k0 = ctx.zs + (int)blockIdx.z * sweep;\n", out);
-  fputs("\n  if (i >= ctx.xs + ctx.xm", out);
-  if (dim == 3) fputs(" || j >= ctx.ys + ctx.ym", out);
+    fputs("  const int j = info.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y);\n"
+          "  const int k0 = info.zs + (int)blockIdx.z * sweep;\n", out);
+  fputs("\n  if (i >= info.xs + info.xm", out);
+  if (dim == 3) fputs(" || j >= info.ys + info.ym", out);
   fputs(") return;\n", out);
   if (dim == 2)
-    fputs("  for (int j = j0; j < j0 + sweep && j < ctx.ys + ctx.ym; j++) {\n"
-          "    const int p = (j - ctx.ys) * ctx.xm + (i - ctx.xs); /* the owned point, x fastest */\n", out);
+    fputs("  for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {\n"
+          "    const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */\n", out);
   else
-    fputs("  for (int k = k0; k < k0 + sweep && k < ctx.zs + ctx.zm; k++) {\n"
-          "    const int p = ((k - ctx.zs) * ctx.ym + (j - ctx.ys)) * ctx.xm + (i - ctx.xs); /* the owned point, x fastest */\n", out);
+    fputs("  for (int k = k0; k < k0 + sweep && k < info.zs + info.zm; k++) {\n"
+          "    const int p = ((k - info.zs) * info.ym + (j - info.ys)) * info.xm + (i - info.xs); /* the owned point, x fastest */\n", out);
 }
 
 /* The indentation of the loop's body. */
@@ -110,25 +108,25 @@ static void launcher(const Program *P, const char *name, const char *kernel, con
   fprintf(out, "/* The runtime's StnKernelFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`\n"
                "   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,\n"
                "   256 x 1 x 1. */\n"
-               "extern \"C\" int %s(const void *context, const double *state, double *%s, const StnKernelShape *shape)\n{\n",
+               "extern \"C\" int %s(const StnLocalInfo *info, const void *user, const double *state, double *%s, const StnKernelShape *shape)\n{\n",
           name, residual ? "residual" : "values");
-  fputs("  const KernelCtx *ctx = (const KernelCtx *)context;\n  const Field     *x   = (const Field *)state;\n", out);
-  if (residual) fputs("  Field           *f   = (Field *)residual;\n", out);
-  else fputs("  double          *a   = values;\n", out);
-  fputs("  int              bx = shape->bx, by = shape->by, sweep = shape->sweep;\n\n", out);
+  fputs("  const Field *x = (const Field *)state;\n", out);
+  if (residual) fputs("  Field       *f = (Field *)residual;\n", out);
+  else fputs("  double      *a = values;\n", out);
+  fputs("  int          bx = shape->bx, by = shape->by, sweep = shape->sweep;\n\n", out);
   fputs("  if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;\n", out);
   if (dim == 1) fputs("  by = sweep = 1;\n", out);
-  fputs("  if (ctx->xm == 0", out);
-  if (dim > 1) fputs(" || ctx->ym == 0", out);
-  if (dim > 2) fputs(" || ctx->zm == 0", out);
+  fputs("  if (info->xm == 0", out);
+  if (dim > 1) fputs(" || info->ym == 0", out);
+  if (dim > 2) fputs(" || info->zm == 0", out);
   fputs(") return 0;\n", out);
-  if (dim == 2) fputs("  while ((ctx->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */\n", out);
-  if (dim == 3) fputs("  while ((ctx->zm + sweep - 1) / sweep > 65535) sweep *= 2; /* the grid's z limit; the points are the same */\n", out);
+  if (dim == 2) fputs("  while ((info->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */\n", out);
+  if (dim == 3) fputs("  while ((info->zm + sweep - 1) / sweep > 65535) sweep *= 2; /* the grid's z limit; the points are the same */\n", out);
   fputs("  const dim3 block(bx, by);\n", out);
-  if (dim == 1) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx);\n", out);
-  if (dim == 2) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by * sweep - 1) / (by * sweep));\n", out);
-  if (dim == 3) fputs("  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by - 1) / by, (ctx->zm + sweep - 1) / sweep);\n", out);
-  fprintf(out, "  %s<<<grid, block>>>(*ctx, x, %s, sweep);\n", kernel, residual ? "f" : "a");
+  if (dim == 1) fputs("  const dim3 grid((info->xm + bx - 1) / bx);\n", out);
+  if (dim == 2) fputs("  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));\n", out);
+  if (dim == 3) fputs("  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by - 1) / by, (info->zm + sweep - 1) / sweep);\n", out);
+  fprintf(out, "  %s<<<grid, block>>>(*info, *(const AppCtx *)user, x, %s, sweep);\n", kernel, residual ? "f" : "a");
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);
 }
 
@@ -147,8 +145,8 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   emit_program_init(P, ir, o, out);
   const Model *m = ir->m;
   P->E.cuda = true;
-  P->E.grid = "ctx.";
-  P->E.params = "ctx.";
+  P->E.grid = "info.";
+  P->E.params = "user.";
   int stem = (int)strlen(o->c_name) - 2;  /* NAME of NAME.c */
   fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: the residual and the Jacobian\n"
                " * on the GPU: thread blocks tile the grid in x and y, each thread sweeping one or\n"
@@ -160,16 +158,17 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("/* The index in the local (ghosted) array of the point (i, j, k). */\n#define IX(", out);
   emit_list(out, m->dim, "%s_", emit_index_names);
   fputs(") (", out);
-  if (m->dim == 1) fputs("(i_) - ctx.gxs", out);
-  if (m->dim == 2) fputs("((j_) - ctx.gys) * ctx.gxm + ((i_) - ctx.gxs)", out);
-  if (m->dim == 3) fputs("(((k_) - ctx.gzs) * ctx.gym + ((j_) - ctx.gys)) * ctx.gxm + ((i_) - ctx.gxs)", out);
+  if (m->dim == 1) fputs("(i_) - info.gxs", out);
+  if (m->dim == 2) fputs("((j_) - info.gys) * info.gxm + ((i_) - info.gxs)", out);
+  if (m->dim == 3) fputs("(((k_) - info.gzs) * info.gym + ((j_) - info.gys)) * info.gxm + ((i_) - info.gxs)", out);
   fputs(")\n\n", out);
 
   /* The residual. */
   fputs("/* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from\n"
         "   cache) and 8 written; compute is a few dozen flops per point. */\n"
-        "__global__ static void FormFunctionKernel(const KernelCtx ctx, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)\n{\n", out);
+        "__global__ static void FormFunctionKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)\n{\n", out);
   emit_c_function_begin(&P->E);
+  emit_function_spacing(P, emit_residual_roots);
   emit_uniform_temps(P, emit_residual_roots);
   point_loop_begin(P);
   emit_point_branches(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, point_indent(P));
@@ -181,12 +180,13 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("/* The block row of every owned point, straight into SG-DIA storage a: column\n"
         "   s*DOF + c, of height n*DOF, row p*DOF + r. Writes NSTENCIL*DOF*DOF doubles per\n"
         "   point, coalesced across threads. */\n"
-        "__global__ static void FormJacobianKernel(const KernelCtx ctx, const Field *__restrict__ x, double *__restrict__ a, const int sweep)\n{\n", out);
-  fputs("  const long n = (long)ctx.xm", out);
-  if (m->dim > 1) fputs(" * ctx.ym", out);
-  if (m->dim > 2) fputs(" * ctx.zm", out);
+        "__global__ static void FormJacobianKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, double *__restrict__ a, const int sweep)\n{\n", out);
+  fputs("  const long n = (long)info.xm", out);
+  if (m->dim > 1) fputs(" * info.ym", out);
+  if (m->dim > 2) fputs(" * info.zm", out);
   fputs("; /* owned points: the height of a block column is n*DOF */\n", out);
   emit_c_function_begin(&P->E);
+  emit_function_spacing(P, emit_jacobian_roots);
   emit_uniform_temps(P, emit_jacobian_roots);
   point_loop_begin(P);
   const char *in = point_indent(P);

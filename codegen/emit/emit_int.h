@@ -37,6 +37,8 @@ int  emit_max_roots(const Program *P);
 /* The tests on the indices that pick each point's rules, one branch per group of classes
    sharing them, the interior last (emit_branches.c). */
 void emit_point_branches(Program *P, BlockWhat what, CaseRoots roots_of, CaseBody body, const char *indent);
+/* Declares the grid spacing (hx = (hi - lo) / (info->mx - 1)) the expressions read, at function level. */
+void emit_function_spacing(Program *P, CaseRoots roots_of);
 /* Declares the values the same at every point, at function level. */
 int  emit_uniform_temps(Program *P, CaseRoots roots_of);
 /* Sets up P for ir (C names of fields and parameters); emit_program_free undoes it. */

@@ -35,12 +35,7 @@ static char help[] = "Solves the equations of bratu2d.stn with PETSc's Newton-Kr
 #include <petscsnes.h>
 
 #include "stnrt.h" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */
-#include "bratu2d.h" /* Field, KernelCtx, NSTENCIL, DOF: shared with the CUDA kernels */
-
-/* The parameters of bratu2d.stn; the grid's sizes come with each call (DMDALocalInfo). */
-typedef struct {
-  PetscReal par; /* Bratu parameter lambda, bratu2d.stn:18 */
-} AppCtx;
+#include "bratu2d.h" /* Field, AppCtx, NSTENCIL, DOF: shared with the CUDA kernels */
 
 /* The Jacobian's block diagonals: the neighbours the equations couple (stencil
    analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */
@@ -48,8 +43,7 @@ static const PetscInt stencil_offsets[NSTENCIL][3] = {
   {0, -1, 0}, {-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}
 };
 
-/* Parameters: each default from the .stn (some depend on the grid), then the option
-   of the same name. */
+/* Parameters: each default from the .stn (some depend on the grid), then its option. */
 static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)
 {
   PetscFunctionBeginUser;
@@ -97,17 +91,17 @@ static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field **x, Fi
       if (i == 0 || i == info->mx - 1 || j == 0 || j == info->my - 1) { /* the boundary */
         f[j][i].u = 2.0 * (hydhx + hxdhy) * x[j][i].u; /* bratu2d.stn:24 */
       } else { /* interior */
-        const PetscScalar t0 = 2.0 * x[j][i].u;
         const PetscScalar uw = i - 1 == 0 ? 0.0 : x[j][i - 1].u;
         const PetscScalar ue = i + 1 == info->mx - 1 ? 0.0 : x[j][i + 1].u;
         const PetscScalar us = j - 1 == 0 ? 0.0 : x[j - 1][i].u;
         const PetscScalar un = j + 1 == info->my - 1 ? 0.0 : x[j + 1][i].u;
-        f[j][i].u = (t0 - uw - ue) * hydhx + (t0 - us - un) * hxdhy - hx * hy * user->par * exp(x[j][i].u); /* bratu2d.stn:31 */
+        f[j][i].u = (2.0 * x[j][i].u - uw - ue) * hydhx
+                  + (2.0 * x[j][i].u - us - un) * hxdhy
+                  - hx * hy * user->par * exp(x[j][i].u); /* bratu2d.stn:31 */
       }
     }
   }
-  /* the operations per interior point, counted for every point */
-  PetscCall(PetscLogFlops(23.0 * info->xm * info->ym));
+  PetscCall(PetscLogFlops(23.0 * info->xm * info->ym)); /* the interior's operations, counted at every point */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -145,48 +139,23 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
 }
 
 #if defined(PETSC_HAVE_CUDA)
-/* The kernels' view of the grid, this rank's boxes and the parameters. */
-static void SetKernelCtx(const DMDALocalInfo *info, const AppCtx *user, KernelCtx *ctx)
-{
-  ctx->nx = (int)info->mx;
-  ctx->hx = (1.0 - 0.0) / (info->mx - 1);
-  ctx->xs = (int)info->xs;
-  ctx->xm = (int)info->xm;
-  ctx->gxs = (int)info->gxs;
-  ctx->gxm = (int)info->gxm;
-  ctx->ny = (int)info->my;
-  ctx->hy = (1.0 - 0.0) / (info->my - 1);
-  ctx->ys = (int)info->ys;
-  ctx->ym = (int)info->ym;
-  ctx->gys = (int)info->gys;
-  ctx->gym = (int)info->gym;
-  ctx->par = user->par;
-}
-
-/* The kernels of the .cu file, named by the .stn and a hash of its text (their tuned launch
-   shapes are kept under that name), the residual's operations per point, and the host
-   Jacobian for grids whose matrices are not SG-DIA. */
+/* The .cu file's kernels, named by the .stn and its hash (tuned shapes are kept under that name),
+   the residual's operations per point, and the host Jacobian for grids not in SG-DIA. */
 static StnKernels kernels = {"bratu2d.stn-2c27533b", FormFunctionCUDA, FormJacobianCUDA, 23.0, (DMDASNESJacobianFn *)FormJacobianLocal};
 
 /* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */
 static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)
 {
-  KernelCtx ctx;
-
   PetscFunctionBeginUser;
-  SetKernelCtx(info, (const AppCtx *)user, &ctx);
-  PetscCall(StnResidualCUDA(info, X, F, &kernels, &ctx));
+  PetscCall(StnResidualCUDA(info, X, F, &kernels, user));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */
 static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)
 {
-  KernelCtx ctx;
-
   PetscFunctionBeginUser;
-  SetKernelCtx(info, (const AppCtx *)user, &ctx);
-  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, &ctx, user));
+  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, user));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
@@ -234,7 +203,6 @@ int main(int argc, char **argv)
   PetscCall(FormInitialGuess(&info, &user, X));
   PetscCall(StnAppSolve(&app, snes, X, &reason));
 
-  /* ---- clean up ---- */
   PetscCall(VecDestroy(&X));
   PetscCall(StnAppDestroy(&app));
   PetscCall(SNESDestroy(&snes));

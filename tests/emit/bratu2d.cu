@@ -12,31 +12,32 @@
 #define PETSC_INFINITY INFINITY
 
 /* The index in the local (ghosted) array of the point (i, j, k). */
-#define IX(i_, j_) (((j_) - ctx.gys) * ctx.gxm + ((i_) - ctx.gxs))
+#define IX(i_, j_) (((j_) - info.gys) * info.gxm + ((i_) - info.gxs))
 
 /* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from
    cache) and 8 written; compute is a few dozen flops per point. */
-__global__ static void FormFunctionKernel(const KernelCtx ctx, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)
+__global__ static void FormFunctionKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)
 {
-  const double hydhx = ctx.hy / ctx.hx;
-  const double hxdhy = ctx.hx / ctx.hy;
-  const int i = ctx.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j0 = ctx.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;
+  const double hx = (1.0 - 0.0) / (info.mx - 1);
+  const double hy = (1.0 - 0.0) / (info.my - 1);
+  const double hydhx = hy / hx;
+  const double hxdhy = hx / hy;
+  const int i = info.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j0 = info.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;
 
-  if (i >= ctx.xs + ctx.xm) return;
-  for (int j = j0; j < j0 + sweep && j < ctx.ys + ctx.ym; j++) {
-    const int p = (j - ctx.ys) * ctx.xm + (i - ctx.xs); /* the owned point, x fastest */
-    if (i == 0 || i == ctx.nx - 1 || j == 0 || j == ctx.ny - 1) { /* the boundary */
+  if (i >= info.xs + info.xm) return;
+  for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {
+    const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */
+    if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
       f[p].u = 2.0 * (hydhx + hxdhy) * x[IX(i, j)].u; /* bratu2d.stn:24 */
     } else { /* interior */
-      const double t0 = 2.0 * x[IX(i, j)].u;
       const double uw = i - 1 == 0 ? 0.0 : x[IX(i - 1, j)].u;
-      const double ue = i + 1 == ctx.nx - 1 ? 0.0 : x[IX(i + 1, j)].u;
+      const double ue = i + 1 == info.mx - 1 ? 0.0 : x[IX(i + 1, j)].u;
       const double us = j - 1 == 0 ? 0.0 : x[IX(i, j - 1)].u;
-      const double un = j + 1 == ctx.ny - 1 ? 0.0 : x[IX(i, j + 1)].u;
-      f[p].u = (t0 - uw - ue) * hydhx
-             + (t0 - us - un) * hxdhy
-             - ctx.hx * ctx.hy * ctx.par * exp(x[IX(i, j)].u); /* bratu2d.stn:31 */
+      const double un = j + 1 == info.my - 1 ? 0.0 : x[IX(i, j + 1)].u;
+      f[p].u = (2.0 * x[IX(i, j)].u - uw - ue) * hydhx
+             + (2.0 * x[IX(i, j)].u - us - un) * hxdhy
+             - hx * hy * user.par * exp(x[IX(i, j)].u); /* bratu2d.stn:31 */
     }
   }
 }
@@ -44,47 +45,48 @@ __global__ static void FormFunctionKernel(const KernelCtx ctx, const Field *__re
 /* The runtime's StnKernelFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`
    points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,
    256 x 1 x 1. */
-extern "C" int FormFunctionCUDA(const void *context, const double *state, double *residual, const StnKernelShape *shape)
+extern "C" int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *state, double *residual, const StnKernelShape *shape)
 {
-  const KernelCtx *ctx = (const KernelCtx *)context;
-  const Field     *x   = (const Field *)state;
-  Field           *f   = (Field *)residual;
-  int              bx = shape->bx, by = shape->by, sweep = shape->sweep;
+  const Field *x = (const Field *)state;
+  Field       *f = (Field *)residual;
+  int          bx = shape->bx, by = shape->by, sweep = shape->sweep;
 
   if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;
-  if (ctx->xm == 0 || ctx->ym == 0) return 0;
-  while ((ctx->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */
+  if (info->xm == 0 || info->ym == 0) return 0;
+  while ((info->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */
   const dim3 block(bx, by);
-  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by * sweep - 1) / (by * sweep));
-  FormFunctionKernel<<<grid, block>>>(*ctx, x, f, sweep);
+  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));
+  FormFunctionKernel<<<grid, block>>>(*info, *(const AppCtx *)user, x, f, sweep);
   return (int)cudaGetLastError();
 }
 
 /* The block row of every owned point, straight into SG-DIA storage a: column
    s*DOF + c, of height n*DOF, row p*DOF + r. Writes NSTENCIL*DOF*DOF doubles per
    point, coalesced across threads. */
-__global__ static void FormJacobianKernel(const KernelCtx ctx, const Field *__restrict__ x, double *__restrict__ a, const int sweep)
+__global__ static void FormJacobianKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, double *__restrict__ a, const int sweep)
 {
-  const long n = (long)ctx.xm * ctx.ym; /* owned points: the height of a block column is n*DOF */
-  const double hydhx = ctx.hy / ctx.hx;
-  const double hxdhy = ctx.hx / ctx.hy;
+  const long n = (long)info.xm * info.ym; /* owned points: the height of a block column is n*DOF */
+  const double hx = (1.0 - 0.0) / (info.mx - 1);
+  const double hy = (1.0 - 0.0) / (info.my - 1);
+  const double hydhx = hy / hx;
+  const double hxdhy = hx / hy;
   const double t0 = 2.0 * (hydhx + hxdhy);
-  const int i = ctx.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j0 = ctx.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;
+  const int i = info.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j0 = info.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;
 
-  if (i >= ctx.xs + ctx.xm) return;
-  for (int j = j0; j < j0 + sweep && j < ctx.ys + ctx.ym; j++) {
-    const int p = (j - ctx.ys) * ctx.xm + (i - ctx.xs); /* the owned point, x fastest */
+  if (i >= info.xs + info.xm) return;
+  for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {
+    const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */
     double v[NSTENCIL][DOF][DOF] = {};
 
-    if (i == 0 || i == ctx.nx - 1 || j == 0 || j == ctx.ny - 1) { /* the boundary */
+    if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
       v[2][0][0] = t0; /* du/du[0,0], derived from bratu2d.stn:24 */
     } else { /* interior */
       v[0][0][0] = -(j - 1 == 0 ? 0.0 : 1.0) * hxdhy; /* du/du[0,-1], derived from bratu2d.stn:31 */
       v[1][0][0] = -(i - 1 == 0 ? 0.0 : 1.0) * hydhx; /* du/du[-1,0], derived from bratu2d.stn:31 */
-      v[2][0][0] = 2.0 * hydhx + 2.0 * hxdhy - ctx.hx * ctx.hy * ctx.par * exp(x[IX(i, j)].u); /* du/du[0,0], derived from bratu2d.stn:31 */
-      v[3][0][0] = -(i + 1 == ctx.nx - 1 ? 0.0 : 1.0) * hydhx; /* du/du[1,0], derived from bratu2d.stn:31 */
-      v[4][0][0] = -(j + 1 == ctx.ny - 1 ? 0.0 : 1.0) * hxdhy; /* du/du[0,1], derived from bratu2d.stn:31 */
+      v[2][0][0] = 2.0 * hydhx + 2.0 * hxdhy - hx * hy * user.par * exp(x[IX(i, j)].u); /* du/du[0,0], derived from bratu2d.stn:31 */
+      v[3][0][0] = -(i + 1 == info.mx - 1 ? 0.0 : 1.0) * hydhx; /* du/du[1,0], derived from bratu2d.stn:31 */
+      v[4][0][0] = -(j + 1 == info.my - 1 ? 0.0 : 1.0) * hxdhy; /* du/du[0,1], derived from bratu2d.stn:31 */
     }
 #pragma unroll
     for (int s = 0; s < NSTENCIL; s++)
@@ -98,19 +100,18 @@ __global__ static void FormJacobianKernel(const KernelCtx ctx, const Field *__re
 /* The runtime's StnKernelFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`
    points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,
    256 x 1 x 1. */
-extern "C" int FormJacobianCUDA(const void *context, const double *state, double *values, const StnKernelShape *shape)
+extern "C" int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *state, double *values, const StnKernelShape *shape)
 {
-  const KernelCtx *ctx = (const KernelCtx *)context;
-  const Field     *x   = (const Field *)state;
-  double          *a   = values;
-  int              bx = shape->bx, by = shape->by, sweep = shape->sweep;
+  const Field *x = (const Field *)state;
+  double      *a = values;
+  int          bx = shape->bx, by = shape->by, sweep = shape->sweep;
 
   if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;
-  if (ctx->xm == 0 || ctx->ym == 0) return 0;
-  while ((ctx->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */
+  if (info->xm == 0 || info->ym == 0) return 0;
+  while ((info->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */
   const dim3 block(bx, by);
-  const dim3 grid((ctx->xm + bx - 1) / bx, (ctx->ym + by * sweep - 1) / (by * sweep));
-  FormJacobianKernel<<<grid, block>>>(*ctx, x, a, sweep);
+  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));
+  FormJacobianKernel<<<grid, block>>>(*info, *(const AppCtx *)user, x, a, sweep);
   return (int)cudaGetLastError();
 }
 

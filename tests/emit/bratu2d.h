@@ -5,7 +5,7 @@
 #ifndef STN_BRATU2D_H
 #define STN_BRATU2D_H
 
-#include "stnkernel.h" /* StnKernelShape, StnKernelFn */
+#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn */
 
 #define NSTENCIL 5 /* block diagonals of the Jacobian */
 #define DOF      1 /* unknowns per grid point */
@@ -15,21 +15,18 @@ typedef struct {
   double u;
 } Field;
 
-/* What a kernel needs, passed by value: the grid, this rank's boxes, the parameters. */
+/* The parameters of bratu2d.stn; the grid's sizes come with each call (DMDALocalInfo in C,
+   StnLocalInfo in the kernels, which take the parameters by value). */
 typedef struct {
-  int    nx, ny;
-  double hx, hy;
-  double par;
-  int    xs, xm, ys, ym;   /* owned box: first index and count per direction */
-  int    gxs, gxm, gys, gym; /* ghosted box of the local vector x */
-} KernelCtx;
+  double par; /* Bratu parameter lambda, bratu2d.stn:18 */
+} AppCtx;
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Each returns 0 or the CUDA error of its launch. */
-int FormFunctionCUDA(const void *ctx, const double *x, double *f, const StnKernelShape *shape);
-int FormJacobianCUDA(const void *ctx, const double *x, double *a, const StnKernelShape *shape);
+/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */
+int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);
+int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);
 #ifdef __cplusplus
 }
 #endif

@@ -60,14 +60,7 @@ static char help[] = "Solves the equations of cavity.stn with PETSc's Newton-Kry
 #include <petscsnes.h>
 
 #include "stnrt.h" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */
-#include "cavity.h" /* Field, KernelCtx, NSTENCIL, DOF: shared with the CUDA kernels */
-
-/* The parameters of cavity.stn; the grid's sizes come with each call (DMDALocalInfo). */
-typedef struct {
-  PetscReal lidvelocity; /* velocity of the lid, cavity.stn:23 */
-  PetscReal prandtl; /* Prandtl number, cavity.stn:24 */
-  PetscReal grashof; /* Grashof number, cavity.stn:25 */
-} AppCtx;
+#include "cavity.h" /* Field, AppCtx, NSTENCIL, DOF: shared with the CUDA kernels */
 
 /* The Jacobian's block diagonals: the neighbours the equations couple (stencil
    analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */
@@ -75,8 +68,7 @@ static const PetscInt stencil_offsets[NSTENCIL][3] = {
   {0, -1, 0}, {-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}
 };
 
-/* Parameters: each default from the .stn (some depend on the grid), then the option
-   of the same name. */
+/* Parameters: each default from the .stn (some depend on the grid), then its option. */
 static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)
 {
   PetscFunctionBeginUser;
@@ -146,26 +138,22 @@ static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field **x, Fi
         f[j][i].omega = x[j][i].omega + (x[j][i].u - x[j - 1][i].u) * dhy; /* cavity.stn:62 */
         f[j][i].temp = x[j][i].temp - x[j - 1][i].temp; /* cavity.stn:72 */
       } else { /* interior */
-        const PetscScalar t0 = 2.0 * x[j][i].u;
-        const PetscScalar lap_u = (t0 - x[j][i - 1].u - x[j][i + 1].u) * hydhx
-                                + (t0 - x[j - 1][i].u - x[j + 1][i].u) * hxdhy;
-        const PetscScalar t1 = 2.0 * x[j][i].v;
-        const PetscScalar lap_v = (t1 - x[j][i - 1].v - x[j][i + 1].v) * hydhx
-                                + (t1 - x[j - 1][i].v - x[j + 1][i].v) * hxdhy;
-        const PetscScalar t2 = 2.0 * x[j][i].omega;
-        const PetscScalar lap_omega = (t2 - x[j][i - 1].omega - x[j][i + 1].omega) * hydhx
-                                    + (t2 - x[j - 1][i].omega - x[j + 1][i].omega) * hxdhy;
-        const PetscScalar t3 = fabs(x[j][i].u);
-        const PetscScalar vxp = 0.5 * (x[j][i].u + t3);
-        const PetscScalar vxm = 0.5 * (x[j][i].u - t3);
-        const PetscScalar t4 = fabs(x[j][i].v);
-        const PetscScalar vyp = 0.5 * (x[j][i].v + t4);
-        const PetscScalar vym = 0.5 * (x[j][i].v - t4);
+        const PetscScalar lap_u = (2.0 * x[j][i].u - x[j][i - 1].u - x[j][i + 1].u) * hydhx
+                                + (2.0 * x[j][i].u - x[j - 1][i].u - x[j + 1][i].u) * hxdhy;
+        const PetscScalar lap_v = (2.0 * x[j][i].v - x[j][i - 1].v - x[j][i + 1].v) * hydhx
+                                + (2.0 * x[j][i].v - x[j - 1][i].v - x[j + 1][i].v) * hxdhy;
+        const PetscScalar lap_omega = (2.0 * x[j][i].omega - x[j][i - 1].omega - x[j][i + 1].omega) * hydhx
+                                    + (2.0 * x[j][i].omega - x[j - 1][i].omega - x[j + 1][i].omega) * hxdhy;
+        const PetscScalar t0 = fabs(x[j][i].u);
+        const PetscScalar vxp = 0.5 * (x[j][i].u + t0);
+        const PetscScalar vxm = 0.5 * (x[j][i].u - t0);
+        const PetscScalar t1 = fabs(x[j][i].v);
+        const PetscScalar vyp = 0.5 * (x[j][i].v + t1);
+        const PetscScalar vym = 0.5 * (x[j][i].v - t1);
         const PetscScalar conv_omega = (vxp * (x[j][i].omega - x[j][i - 1].omega) + vxm * (x[j][i + 1].omega - x[j][i].omega)) * hy
                                      + (vyp * (x[j][i].omega - x[j - 1][i].omega) + vym * (x[j + 1][i].omega - x[j][i].omega)) * hx;
-        const PetscScalar t5 = 2.0 * x[j][i].temp;
-        const PetscScalar lap_temp = (t5 - x[j][i - 1].temp - x[j][i + 1].temp) * hydhx
-                                   + (t5 - x[j - 1][i].temp - x[j + 1][i].temp) * hxdhy;
+        const PetscScalar lap_temp = (2.0 * x[j][i].temp - x[j][i - 1].temp - x[j][i + 1].temp) * hydhx
+                                   + (2.0 * x[j][i].temp - x[j - 1][i].temp - x[j + 1][i].temp) * hxdhy;
         const PetscScalar conv_temp = (vxp * (x[j][i].temp - x[j][i - 1].temp) + vxm * (x[j][i + 1].temp - x[j][i].temp)) * hy
                                     + (vyp * (x[j][i].temp - x[j - 1][i].temp) + vym * (x[j + 1][i].temp - x[j][i].temp)) * hx;
         f[j][i].u = lap_u - 0.5 * (x[j + 1][i].omega - x[j - 1][i].omega) * hx; /* cavity.stn:52 */
@@ -177,8 +165,7 @@ static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field **x, Fi
       }
     }
   }
-  /* the operations per interior point, counted for every point */
-  PetscCall(PetscLogFlops(83.0 * info->xm * info->ym));
+  PetscCall(PetscLogFlops(83.0 * info->xm * info->ym)); /* the interior's operations, counted at every point */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -197,11 +184,7 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
   const PetscScalar hydhx = hy * dhx;
   const PetscScalar dhy = (PetscReal)info->my - 1.0;
   const PetscScalar hxdhy = hx * dhy;
-  const PetscScalar t0 = -hxdhy;
-  const PetscScalar t1 = 2.0 * hydhx + 2.0 * hxdhy;
-  const PetscScalar t2 = -hydhx;
-  const PetscScalar t3 = -dhx;
-  const PetscScalar t4 = -dhy;
+  const PetscScalar t0 = 2.0 * hydhx + 2.0 * hxdhy;
   for (PetscInt j = info->ys; j < info->ys + info->ym; j++) {
     for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
       PetscScalar v[NSTENCIL][DOF][DOF] = {{{0}}}; /* the entries the .stn leaves out are 0 */
@@ -210,19 +193,19 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
         v[2][2][1] = dhx; /* domega/dv[0,0], derived from cavity.stn:63 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:63 */
-        v[3][2][1] = t3; /* domega/dv[1,0], derived from cavity.stn:63 */
+        v[3][2][1] = -dhx; /* domega/dv[1,0], derived from cavity.stn:63 */
         v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:73 */
       } else if (i == info->mx - 1) { /* right & bottom, right, right & top */
         v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:51 */
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
         v[1][2][1] = dhx; /* domega/dv[-1,0], derived from cavity.stn:64 */
-        v[2][2][1] = t3; /* domega/dv[0,0], derived from cavity.stn:64 */
+        v[2][2][1] = -dhx; /* domega/dv[0,0], derived from cavity.stn:64 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:64 */
         v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:74 */
       } else if (j == 0) { /* bottom */
         v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:48 */
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
-        v[2][2][0] = t4; /* domega/du[0,0], derived from cavity.stn:61 */
+        v[2][2][0] = -dhy; /* domega/du[0,0], derived from cavity.stn:61 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:61 */
         v[4][2][0] = dhy; /* domega/du[0,1], derived from cavity.stn:61 */
         v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:71 */
@@ -230,63 +213,57 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
       } else if (j == info->my - 1) { /* top */
         v[2][0][0] = 1.0; /* du/du[0,0], derived from cavity.stn:49 */
         v[2][1][1] = 1.0; /* dv/dv[0,0], derived from cavity.stn:56 */
-        v[0][2][0] = t4; /* domega/du[0,-1], derived from cavity.stn:62 */
+        v[0][2][0] = -dhy; /* domega/du[0,-1], derived from cavity.stn:62 */
         v[2][2][0] = dhy; /* domega/du[0,0], derived from cavity.stn:62 */
         v[2][2][2] = 1.0; /* domega/domega[0,0], derived from cavity.stn:62 */
         v[0][3][3] = -1.0; /* dtemp/dtemp[0,-1], derived from cavity.stn:72 */
         v[2][3][3] = 1.0; /* dtemp/dtemp[0,0], derived from cavity.stn:72 */
       } else { /* interior */
-        const PetscScalar t5 = fabs(x[j][i].u);
-        const PetscScalar t6 = x[j][i].u + t5;
-        const PetscScalar vxp = 0.5 * t6;
-        const PetscScalar t7 = x[j][i].u - t5;
-        const PetscScalar vxm = 0.5 * t7;
-        const PetscScalar t8 = fabs(x[j][i].v);
-        const PetscScalar t9 = x[j][i].v + t8;
-        const PetscScalar vyp = 0.5 * t9;
-        const PetscScalar t10 = x[j][i].v - t8;
-        const PetscScalar vym = 0.5 * t10;
-        const PetscScalar t11 = (vxp + -0.5 * t7) * hy + (vyp + -0.5 * t10) * hx;
-        const PetscScalar t12 = vym * hx;
-        const PetscScalar t13 = x[j][i].v >= 0.0 ? 1.0 : -1.0;
-        const PetscScalar t14 = 0.5 * (1.0 - t13);
-        const PetscScalar t15 = 0.5 * (1.0 + t13);
-        const PetscScalar t16 = -0.5 * t9 * hx;
-        const PetscScalar t17 = vxm * hy;
-        const PetscScalar t18 = x[j][i].u >= 0.0 ? 1.0 : -1.0;
-        const PetscScalar t19 = 0.5 * (1.0 - t18);
-        const PetscScalar t20 = 0.5 * (1.0 + t18);
-        const PetscScalar t21 = -0.5 * t6 * hy;
-        v[0][0][0] = t0; /* du/du[0,-1], derived from cavity.stn:52 */
+        const PetscScalar t1 = fabs(x[j][i].u);
+        const PetscScalar vxp = 0.5 * (x[j][i].u + t1);
+        const PetscScalar vxm = 0.5 * (x[j][i].u - t1);
+        const PetscScalar t2 = fabs(x[j][i].v);
+        const PetscScalar vyp = 0.5 * (x[j][i].v + t2);
+        const PetscScalar vym = 0.5 * (x[j][i].v - t2);
+        const PetscScalar t3 = (vxp + -0.5 * (x[j][i].u - t1)) * hy + (vyp + -0.5 * (x[j][i].v - t2)) * hx;
+        const PetscScalar t4 = x[j][i].v >= 0.0 ? 1.0 : -1.0;
+        const PetscScalar t5 = 0.5 * (1.0 - t4);
+        const PetscScalar t6 = 0.5 * (1.0 + t4);
+        const PetscScalar t7 = -0.5 * (x[j][i].v + t2) * hx;
+        const PetscScalar t8 = x[j][i].u >= 0.0 ? 1.0 : -1.0;
+        const PetscScalar t9 = 0.5 * (1.0 - t8);
+        const PetscScalar t10 = 0.5 * (1.0 + t8);
+        const PetscScalar t11 = -0.5 * (x[j][i].u + t1) * hy;
+        v[0][0][0] = -hxdhy; /* du/du[0,-1], derived from cavity.stn:52 */
         v[0][0][2] = 0.5 * hx; /* du/domega[0,-1], derived from cavity.stn:52 */
-        v[1][0][0] = t2; /* du/du[-1,0], derived from cavity.stn:52 */
-        v[2][0][0] = t1; /* du/du[0,0], derived from cavity.stn:52 */
-        v[3][0][0] = t2; /* du/du[1,0], derived from cavity.stn:52 */
-        v[4][0][0] = t0; /* du/du[0,1], derived from cavity.stn:52 */
+        v[1][0][0] = -hydhx; /* du/du[-1,0], derived from cavity.stn:52 */
+        v[2][0][0] = t0; /* du/du[0,0], derived from cavity.stn:52 */
+        v[3][0][0] = -hydhx; /* du/du[1,0], derived from cavity.stn:52 */
+        v[4][0][0] = -hxdhy; /* du/du[0,1], derived from cavity.stn:52 */
         v[4][0][2] = -0.5 * hx; /* du/domega[0,1], derived from cavity.stn:52 */
-        v[0][1][1] = t0; /* dv/dv[0,-1], derived from cavity.stn:57 */
-        v[1][1][1] = t2; /* dv/dv[-1,0], derived from cavity.stn:57 */
+        v[0][1][1] = -hxdhy; /* dv/dv[0,-1], derived from cavity.stn:57 */
+        v[1][1][1] = -hydhx; /* dv/dv[-1,0], derived from cavity.stn:57 */
         v[1][1][2] = -0.5 * hy; /* dv/domega[-1,0], derived from cavity.stn:57 */
-        v[2][1][1] = t1; /* dv/dv[0,0], derived from cavity.stn:57 */
-        v[3][1][1] = t2; /* dv/dv[1,0], derived from cavity.stn:57 */
+        v[2][1][1] = t0; /* dv/dv[0,0], derived from cavity.stn:57 */
+        v[3][1][1] = -hydhx; /* dv/dv[1,0], derived from cavity.stn:57 */
         v[3][1][2] = 0.5 * hy; /* dv/domega[1,0], derived from cavity.stn:57 */
-        v[4][1][1] = t0; /* dv/dv[0,1], derived from cavity.stn:57 */
-        v[0][2][2] = t0 + t16; /* domega/domega[0,-1], derived from cavity.stn:65 */
-        v[1][2][2] = t2 + t21; /* domega/domega[-1,0], derived from cavity.stn:65 */
+        v[4][1][1] = -hxdhy; /* dv/dv[0,1], derived from cavity.stn:57 */
+        v[0][2][2] = -hxdhy + t7; /* domega/domega[0,-1], derived from cavity.stn:65 */
+        v[1][2][2] = -hydhx + t11; /* domega/domega[-1,0], derived from cavity.stn:65 */
         v[1][2][3] = -(-0.5 * user->grashof * hy); /* domega/dtemp[-1,0], derived from cavity.stn:65 */
-        v[2][2][0] = (t20 * (x[j][i].omega - x[j][i - 1].omega) + t19 * (x[j][i + 1].omega - x[j][i].omega)) * hy; /* domega/du[0,0], derived from cavity.stn:65 */
-        v[2][2][1] = (t15 * (x[j][i].omega - x[j - 1][i].omega) + t14 * (x[j + 1][i].omega - x[j][i].omega)) * hx; /* domega/dv[0,0], derived from cavity.stn:65 */
-        v[2][2][2] = t1 + t11; /* domega/domega[0,0], derived from cavity.stn:65 */
-        v[3][2][2] = t2 + t17; /* domega/domega[1,0], derived from cavity.stn:65 */
+        v[2][2][0] = (t10 * (x[j][i].omega - x[j][i - 1].omega) + t9 * (x[j][i + 1].omega - x[j][i].omega)) * hy; /* domega/du[0,0], derived from cavity.stn:65 */
+        v[2][2][1] = (t6 * (x[j][i].omega - x[j - 1][i].omega) + t5 * (x[j + 1][i].omega - x[j][i].omega)) * hx; /* domega/dv[0,0], derived from cavity.stn:65 */
+        v[2][2][2] = t0 + t3; /* domega/domega[0,0], derived from cavity.stn:65 */
+        v[3][2][2] = -hydhx + vxm * hy; /* domega/domega[1,0], derived from cavity.stn:65 */
         v[3][2][3] = -(0.5 * user->grashof * hy); /* domega/dtemp[1,0], derived from cavity.stn:65 */
-        v[4][2][2] = t0 + t12; /* domega/domega[0,1], derived from cavity.stn:65 */
-        v[0][3][3] = t0 + user->prandtl * t16; /* dtemp/dtemp[0,-1], derived from cavity.stn:75 */
-        v[1][3][3] = t2 + user->prandtl * t21; /* dtemp/dtemp[-1,0], derived from cavity.stn:75 */
-        v[2][3][0] = user->prandtl * ((t20 * (x[j][i].temp - x[j][i - 1].temp) + t19 * (x[j][i + 1].temp - x[j][i].temp)) * hy); /* dtemp/du[0,0], derived from cavity.stn:75 */
-        v[2][3][1] = user->prandtl * ((t15 * (x[j][i].temp - x[j - 1][i].temp) + t14 * (x[j + 1][i].temp - x[j][i].temp)) * hx); /* dtemp/dv[0,0], derived from cavity.stn:75 */
-        v[2][3][3] = t1 + user->prandtl * t11; /* dtemp/dtemp[0,0], derived from cavity.stn:75 */
-        v[3][3][3] = t2 + user->prandtl * t17; /* dtemp/dtemp[1,0], derived from cavity.stn:75 */
-        v[4][3][3] = t0 + user->prandtl * t12; /* dtemp/dtemp[0,1], derived from cavity.stn:75 */
+        v[4][2][2] = -hxdhy + vym * hx; /* domega/domega[0,1], derived from cavity.stn:65 */
+        v[0][3][3] = -hxdhy + user->prandtl * t7; /* dtemp/dtemp[0,-1], derived from cavity.stn:75 */
+        v[1][3][3] = -hydhx + user->prandtl * t11; /* dtemp/dtemp[-1,0], derived from cavity.stn:75 */
+        v[2][3][0] = user->prandtl * ((t10 * (x[j][i].temp - x[j][i - 1].temp) + t9 * (x[j][i + 1].temp - x[j][i].temp)) * hy); /* dtemp/du[0,0], derived from cavity.stn:75 */
+        v[2][3][1] = user->prandtl * ((t6 * (x[j][i].temp - x[j - 1][i].temp) + t5 * (x[j + 1][i].temp - x[j][i].temp)) * hx); /* dtemp/dv[0,0], derived from cavity.stn:75 */
+        v[2][3][3] = t0 + user->prandtl * t3; /* dtemp/dtemp[0,0], derived from cavity.stn:75 */
+        v[3][3][3] = -hydhx + user->prandtl * (vxm * hy); /* dtemp/dtemp[1,0], derived from cavity.stn:75 */
+        v[4][3][3] = -hxdhy + user->prandtl * (vym * hx); /* dtemp/dtemp[0,1], derived from cavity.stn:75 */
       }
       PetscCall(StnBlockRowsSet(&rows, i, j, 0, &v[0][0][0]));
     }
@@ -296,50 +273,23 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
 }
 
 #if defined(PETSC_HAVE_CUDA)
-/* The kernels' view of the grid, this rank's boxes and the parameters. */
-static void SetKernelCtx(const DMDALocalInfo *info, const AppCtx *user, KernelCtx *ctx)
-{
-  ctx->nx = (int)info->mx;
-  ctx->hx = (1.0 - 0.0) / (info->mx - 1);
-  ctx->xs = (int)info->xs;
-  ctx->xm = (int)info->xm;
-  ctx->gxs = (int)info->gxs;
-  ctx->gxm = (int)info->gxm;
-  ctx->ny = (int)info->my;
-  ctx->hy = (1.0 - 0.0) / (info->my - 1);
-  ctx->ys = (int)info->ys;
-  ctx->ym = (int)info->ym;
-  ctx->gys = (int)info->gys;
-  ctx->gym = (int)info->gym;
-  ctx->lidvelocity = user->lidvelocity;
-  ctx->prandtl = user->prandtl;
-  ctx->grashof = user->grashof;
-}
-
-/* The kernels of the .cu file, named by the .stn and a hash of its text (their tuned launch
-   shapes are kept under that name), the residual's operations per point, and the host
-   Jacobian for grids whose matrices are not SG-DIA. */
+/* The .cu file's kernels, named by the .stn and its hash (tuned shapes are kept under that name),
+   the residual's operations per point, and the host Jacobian for grids not in SG-DIA. */
 static StnKernels kernels = {"cavity.stn-1cbb9bfe", FormFunctionCUDA, FormJacobianCUDA, 83.0, (DMDASNESJacobianFn *)FormJacobianLocal};
 
 /* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */
 static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)
 {
-  KernelCtx ctx;
-
   PetscFunctionBeginUser;
-  SetKernelCtx(info, (const AppCtx *)user, &ctx);
-  PetscCall(StnResidualCUDA(info, X, F, &kernels, &ctx));
+  PetscCall(StnResidualCUDA(info, X, F, &kernels, user));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */
 static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)
 {
-  KernelCtx ctx;
-
   PetscFunctionBeginUser;
-  SetKernelCtx(info, (const AppCtx *)user, &ctx);
-  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, &ctx, user));
+  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, user));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
@@ -390,7 +340,6 @@ int main(int argc, char **argv)
   PetscCall(FormInitialGuess(&info, &user, X));
   PetscCall(StnAppSolve(&app, snes, X, &reason));
 
-  /* ---- clean up ---- */
   PetscCall(VecDestroy(&X));
   PetscCall(StnAppDestroy(&app));
   PetscCall(SNESDestroy(&snes));

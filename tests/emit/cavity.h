@@ -5,7 +5,7 @@
 #ifndef STN_CAVITY_H
 #define STN_CAVITY_H
 
-#include "stnkernel.h" /* StnKernelShape, StnKernelFn */
+#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn */
 
 #define NSTENCIL 5 /* block diagonals of the Jacobian */
 #define DOF      4 /* unknowns per grid point */
@@ -18,23 +18,20 @@ typedef struct {
   double temp; /* temperature */
 } Field;
 
-/* What a kernel needs, passed by value: the grid, this rank's boxes, the parameters. */
+/* The parameters of cavity.stn; the grid's sizes come with each call (DMDALocalInfo in C,
+   StnLocalInfo in the kernels, which take the parameters by value). */
 typedef struct {
-  int    nx, ny;
-  double hx, hy;
-  double lidvelocity;
-  double prandtl;
-  double grashof;
-  int    xs, xm, ys, ym;   /* owned box: first index and count per direction */
-  int    gxs, gxm, gys, gym; /* ghosted box of the local vector x */
-} KernelCtx;
+  double lidvelocity; /* velocity of the lid, cavity.stn:23 */
+  double prandtl; /* Prandtl number, cavity.stn:24 */
+  double grashof; /* Grashof number, cavity.stn:25 */
+} AppCtx;
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Each returns 0 or the CUDA error of its launch. */
-int FormFunctionCUDA(const void *ctx, const double *x, double *f, const StnKernelShape *shape);
-int FormJacobianCUDA(const void *ctx, const double *x, double *a, const StnKernelShape *shape);
+/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */
+int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);
+int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);
 #ifdef __cplusplus
 }
 #endif

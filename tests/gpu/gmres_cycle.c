@@ -33,6 +33,8 @@
 
 #include "sgdia_cuda.h"
 #include "stncycle_cuda.h"
+#include "stngmres_cuda.h"
+#include "stnprobe.h" /* StnGMRESCycleTraceRead */
 #include "stnvec_cuda.h"
 #include "test_values.h"
 
@@ -372,7 +374,7 @@ static double phase_us(const unsigned long long t[][STN_CYCLE_TRACE_PHASES], int
   return 1e3 * t[b][ph] / khz / t[b][STN_CYCLE_TRACE_PHASES - 1];
 }
 
-/* A tracing build's phases of the queued cycles (stncycle_cuda.h): us per step at the SM clock
+/* A tracing build's phases of the queued cycles (stnprobe.h): us per step at the SM clock
    CUDA reports, for block 1, the mean over the blocks and their most; us_step: as timed. */
 static void trace_print(const Problem *p, double us_step)
 {

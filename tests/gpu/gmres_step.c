@@ -1,6 +1,6 @@
 /*
 ** tests/gpu/gmres_step.c: the GMRES step of KSPSTNGMRES on the device (run by
-** tests/gpu/vec-tests.sh, from scripts/gpu-check.sh), in its two forms (stnvec_cuda.h):
+** tests/gpu/vec-tests.sh, from scripts/gpu-check.sh), in its two forms (stngmres_cuda.h):
 ** the fused one (one cooperative kernel per step, the default) and the three kernels (MDot,
 ** MAXPY with the norm and the rotations, the scaling).
 **
@@ -16,7 +16,7 @@
 **
 ** -small: n = 1, 31, 1000 only (for the sanitizers). With -bench it then times full cycles at
 ** n = 262144 (a 2 MB vector: 256^2 x 4 or 64^3) and 1048576 (the largest n the fused form is
-** used for; runtime/stnvec_cuda.cu says why), per step from launch to the end of its kernels
+** used for; runtime/stngmres_cuda.cu says why), per step from launch to the end of its kernels
 ** (the host waiting for each step), and over whole cycles queued without waits (as KSPSTNGMRES
 ** runs them, ahead of the host), both forms, and prints a table: the evidence for the fused
 ** kernel (docs/performance.md). -sweep times the fused form's block shapes; -profile runs one
@@ -30,7 +30,7 @@
 #include <cuda_runtime.h>
 
 #include "sgdia_cuda.h" /* StnCUDALastError */
-#include "stnvec_cuda.h"
+#include "stngmres_cuda.h"
 #include "test_values.h"
 
 #define MAXK 30

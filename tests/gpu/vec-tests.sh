@@ -1,6 +1,7 @@
 #!/bin/sh
-# tests/gpu/vec-tests.sh: stencilc's GPU vector kernels (runtime/stnvec*.c, stnvec_cuda.cu) on
-# the device, from the repository root (scripts/gpu-check.sh runs it):
+# tests/gpu/vec-tests.sh: stencilc's GPU vector kernels (runtime/stnvec*.c, stnvec_cuda.cu) and
+# GMRES step (stngmres_cuda.cu) on the device, from the repository root (scripts/gpu-check.sh
+# runs it):
 #
 #   PETSC_DIR=/path/to/cuda-petsc sh tests/gpu/vec-tests.sh [OUTDIR]
 #   PETSC_DIR=... sh tests/gpu/vec-tests.sh --build-only [OUTDIR]   (compile and link only)
