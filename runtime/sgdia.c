@@ -45,6 +45,7 @@
 #include "stnvec.h"     /* VECSTNCUDA */
 #include "stntune.h"    /* the product's tuned shape */
 #include "sgdia_cuda.h" /* the device kernels (plain C interface; used only with CUDA) */
+#include "stnmg.h"      /* StnDMCreateAIJ */
 #include <petscblaslapack.h>
 #include <string.h>
 
@@ -870,20 +871,11 @@ PetscErrorCode MatSGDIACopyToAIJ(Mat mat, Mat B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* An empty AIJ matrix of type `type` with the DMDA's nonzero pattern, from DMCreateMatrix
-   with the DM's matrix type set for the call and restored afterwards. */
+/* An empty AIJ matrix of type `type` with the DMDA's nonzero pattern (PETSc's DMCreateMatrix). */
 static PetscErrorCode SGDIACreateAIJ(SGDIA *A, MatType type, Mat *B)
 {
-  MatType old;
-  char   *saved = NULL;
-
   PetscFunctionBeginUser;
-  PetscCall(DMGetMatType(A->da, &old));
-  PetscCall(PetscStrallocpy(old, &saved));
-  PetscCall(DMSetMatType(A->da, type));
-  PetscCall(DMCreateMatrix(A->da, B));
-  if (saved) PetscCall(DMSetMatType(A->da, saved));
-  PetscCall(PetscFree(saved));
+  PetscCall(StnDMCreateAIJ(A->da, type, B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

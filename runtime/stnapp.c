@@ -9,7 +9,7 @@
 PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
 {
   const char *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"};
-  PetscInt    mat_type = 0, device = 0;
+  PetscInt    mat_type = 0, device = 0, levels_type;
 
   PetscFunctionBeginUser;
   PetscCall(PetscMemzero(app, sizeof *app));
@@ -20,6 +20,8 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "stencilc program options", "");
   PetscCall(PetscOptionsEList("-stn_mat_type", "Storage of the Jacobian", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));
   PetscCall(PetscOptionsEList("-stn_device", "Where the residual, Jacobian and vectors live", NULL, devices, 2, devices[device], &device, NULL));
+  levels_type = device == 1 ? 0 : 1; /* SG-DIA on the GPU (every level on the device), AIJ on CPUs (PETSc's smoothers) */
+  PetscCall(PetscOptionsEList("-stn_levels_mat_type", "Storage of the coarser grids' matrices (-pc_type mg, -snes_grid_sequence)", NULL, mat_types, 2, mat_types[levels_type], &levels_type, NULL));
   PetscCall(PetscOptionsBool("-stn_check_jacobian", "Compare the Jacobian entries given in the .stn with the derived ones", NULL, app->check_jacobian, &app->check_jacobian, NULL));
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, app->output, app->output, sizeof app->output, NULL));
   PetscCall(PetscOptionsString("-stn_plot_solution", "Draw the solution to this PNG file (needs gnuplot)", NULL, app->solution_png, app->solution_png, sizeof app->solution_png, NULL));
@@ -27,6 +29,7 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscOptionsEnd();
   app->aij = mat_type == 1 ? PETSC_TRUE : PETSC_FALSE;
   app->gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;
+  app->levels_sgdia = levels_type == 0 && !app->aij ? PETSC_TRUE : PETSC_FALSE;
 #if !defined(PETSC_HAVE_CUDA)
   PetscCheck(!app->gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-stn_device gpu needs a PETSc configured with CUDA");
 #endif
@@ -53,6 +56,7 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
   KSP         ksp;
   PC          pc;
   PetscMPIInt size;
+  PetscInt    levels = 1;
 
   PetscFunctionBeginUser;
   PetscCall(SNESGetDM(snes, &da));
@@ -62,46 +66,68 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
     PetscCall(DMCreateMatrix(da, &app->J));
   } else {
     PetscCall(MatCreateSGDIA(da, nstencil, &offsets[0][0], &app->J));
+    if (app->levels_sgdia) { /* every grid of a hierarchy SG-DIA too, on the GPU filled there (stnmg.h) */
+      PetscCall(StnDMUseSGDIA(da, nstencil, offsets));
+      PetscCall(StnDMUseTransfers(da)); /* interpolation and injection without matrices */
+      if (app->gpu) PetscCall(DMSetMatType(da, MATAIJCUSPARSE)); /* PETSc's transfers, where ours do not apply, on the device */
+    }
   }
   PetscCall(SNESSetJacobian(snes, app->J, app->J, NULL, NULL)); /* the function: the DM's */
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
-  /* Jacobi on the GPU, where SG-DIA serves it; on CPUs PETSc's own default, ILU (block Jacobi
+  /* On the GPU multigrid with SG-DIA levels where the grid gives at least 3 (stnmg.h), else
+     Jacobi, both served by SG-DIA on the device; on CPUs PETSc's own default, ILU (block Jacobi
      in parallel), on an AIJ copy. */
-  PetscCall(PCSetType(pc, app->gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));
+  if (app->gpu && app->levels_sgdia) PetscCall(StnDMCountLevels(da, &levels));
+  PetscCall(PCSetType(pc, levels >= 3 ? PCMG : app->gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));
   /* On the GPU, GMRES with its Hessenberg matrix on the device (-ksp_type gmres: PETSc's). */
   if (app->gpu) PetscCall(StnKSPSetDefault(ksp, da));
-#if defined(PETSC_HAVE_CUDA)
-  /* PETSc's Jacobi checks the diagonal for zeros on the host; on the GPU that would copy it
-     there and back at every Jacobian (-pc_jacobi_fixdiagonal turns it back on). */
-  if (app->gpu) PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));
-#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
 {
-  DM        da;
-  Mat       A, B;
-  KSP       ksp;
-  PC        pc;
-  PetscBool sgdia, direct, ours;
+  DM               da;
+  Mat              A, B;
+  KSP              ksp;
+  PC               pc;
+  PetscBool        sgdia, direct, ours, mg;
+  PCMGGalerkinType galerkin = PC_MG_GALERKIN_NONE;
   PetscErrorCode (*fn)(SNES, Vec, Mat, Mat, void *);
 
   PetscFunctionBeginUser;
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+#if defined(PETSC_HAVE_CUDA)
+  /* PETSc's Jacobi checks the diagonal for zeros on the host; on the GPU that would copy it
+     there and back at every Jacobian (-pc_jacobi_fixdiagonal turns it back on). */
+  if (app->gpu) {
+    PetscBool fix;
+
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-pc_jacobi_fixdiagonal", &fix));
+    if (!fix) PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));
+  }
+#endif
   PetscCall(MatIsSGDIA(app->J, &sgdia));
   if (!sgdia) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SNESGetDM(snes, &da));
   PetscCall(SNESGetJacobian(snes, &A, &B, &fn, NULL));
-  PetscCall(SNESGetKSP(snes, &ksp));
-  PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCNONE, PCJACOBI, PCPBJACOBI, PCSHELL, ""));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &mg));
+  if (mg) PetscCall(PCMGGetGalerkin(pc, &galerkin));
   ours = fn != SNESComputeJacobianDefault && fn != SNESComputeJacobianDefaultColor ? PETSC_TRUE : PETSC_FALSE;
+  if (ours && mg && galerkin == PC_MG_GALERKIN_NONE && StnDMUsesSGDIA(da)) { /* SG-DIA on every level */
+    PetscCall(StnPCMGSetDefaults(pc, da));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (ours && direct) PetscFunctionReturn(PETSC_SUCCESS);
-  /* the AIJ matrix, and those of the grids -pc_type mg coarsens da into */
-  PetscCall(DMSetMatType(da, MATAIJ));
-  PetscCall(DMCreateMatrix(da, &app->P));
-  if (ours) PetscCall(SNESSetJacobian(snes, A, app->P, NULL, NULL));
+  /* the AIJ matrix; the grids -pc_type mg coarsens da into have AIJ matrices too, unless they
+     make SG-DIA ones (on the GPU) */
+  PetscCall(StnDMCreateAIJ(da, MATAIJ, &app->P));
+  /* Galerkin coarse operators are products of the fine one: both operators AIJ, so that PCMG
+     forms R A P of the matrix it applies (an SG-DIA operator has no product with AIJ). */
+  if (mg && galerkin != PC_MG_GALERKIN_NONE) PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, app->P, NULL, NULL));
+  else if (ours) PetscCall(SNESSetJacobian(snes, A, app->P, NULL, NULL));
   else PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, B == app->J ? app->P : B, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -127,7 +153,13 @@ PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *r
   PetscCall(PetscLogStagePop());
   PetscCall(SNESGetConvergedReason(snes, reason));
   PetscCall(StnReportSolve(snes, app->program)); /* iterations, or why it failed */
-  if (app->output[0] && *reason > 0) {
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnAppWriteOutput(StnApp *app, SNES snes, Vec X, SNESConvergedReason reason)
+{
+  PetscFunctionBeginUser;
+  if (app->output[0] && reason > 0) {
     PetscViewer viewer;
 
     PetscCall(PetscViewerVTKOpen(PETSC_COMM_WORLD, app->output, FILE_MODE_WRITE, &viewer));

@@ -41,6 +41,7 @@ typedef struct {
   const char *program;        /* its name, for messages and pictures */
   PetscBool   gpu;            /* -stn_device gpu: residual, Jacobian, vectors and Krylov on the GPU */
   PetscBool   aij;            /* -stn_mat_type aij: the Jacobian in AIJ (the baseline) */
+  PetscBool   levels_sgdia;   /* -stn_levels_mat_type sgdia: coarser grids' matrices SG-DIA too */
   PetscBool   check_jacobian; /* -stn_check_jacobian */
   char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
   char        solution_png[PETSC_MAX_PATH_LEN];    /* -stn_plot_solution, or "" */
@@ -56,16 +57,22 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program);
    naming the .stn), and on the GPU gives da CUDA vectors and our vector kernels. */
 PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da, PetscInt min_points, const char *stn);
 /* Creates the Jacobian (SG-DIA with the nstencil block diagonals at offsets, or AIJ) and hands
-   it to snes, whose DM has the residual and Jacobian registered; sets the defaults that options
-   override: Jacobi and stngmres on the GPU, PETSc's ILU (block Jacobi in parallel) on CPUs. */
+   it to snes, whose DM has the residual and Jacobian registered; with -stn_levels_mat_type sgdia
+   (the GPU's default) every grid of a hierarchy makes SG-DIA matrices too (stnmg.h). Sets the
+   defaults that options override: on the GPU stngmres with multigrid where the grid gives 3
+   levels or more, else Jacobi; on CPUs PETSc's ILU (block Jacobi in parallel). */
 PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3]);
-/* After SNESSetFromOptions: SG-DIA serves Jacobi-type preconditioners directly; any other (ILU,
-   GAMG, multigrid, hypre, ...), and PETSc's own Jacobians (-snes_fd, -snes_fd_color), get an AIJ
-   matrix. */
+/* After SNESSetFromOptions: SG-DIA serves Jacobi-type preconditioners directly, and multigrid
+   whose levels are SG-DIA (with stnmg.h's defaults); any other (ILU, GAMG, multigrid on AIJ
+   levels or with Galerkin operators, hypre, ...), and PETSc's own Jacobians (-snes_fd,
+   -snes_fd_color), get an AIJ matrix. */
 PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes);
-/* Solves from X in a log stage of its own ("Solve"), prints how it ended (StnReportSolve),
-   writes -stn_output and draws the pictures; *reason is SNES's. */
+/* Solves from X in a log stage of its own ("Solve") and prints how it ended (StnReportSolve);
+   *reason is SNES's. */
 PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *reason);
+/* Writes -stn_output (after a successful solve) and draws the pictures (a failed solve's last
+   iterate too), with the coordinates of X's grid. */
+PetscErrorCode StnAppWriteOutput(StnApp *app, SNES snes, Vec X, SNESConvergedReason reason);
 PetscErrorCode StnAppDestroy(StnApp *app);
 
 /* ---- the Jacobian, one block row per point ---- */

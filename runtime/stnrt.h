@@ -16,6 +16,7 @@
 #include "stnvec.h"      /* StnDMSetGPUVectors: the GPU vectors and their kernels */
 #include "stngmres.h"    /* StnKSPSetDefault: GMRES with its scalars on the GPU */
 #include "stntune.h"     /* StnTuneLaunch: the generated kernels' launch shapes */
+#include "stnmg.h"       /* StnDMUseSGDIA, StnPCMGSetDefaults: multigrid from the stencil */
 
 /* Prints how the solve ended: the Newton iterations and the final
    residual norm, or, when it failed, why, in words, with what to try. */

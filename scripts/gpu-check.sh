@@ -11,7 +11,10 @@
 #   - residency: -log_view's SNESSolve line shows no CPU-to-GPU or GPU-to-CPU
 #     copies;
 #   - clean kernels: compute-sanitizer memcheck, racecheck and initcheck on a
-#     small grid report nothing (skipped when compute-sanitizer is absent).
+#     small grid report nothing (skipped when compute-sanitizer is absent);
+#   - multigrid (-pc_type mg, SG-DIA levels on the device): the same Krylov
+#     counts as the CPU with the same hierarchy (to one per Newton step), no
+#     vector copies, clean kernels.
 # Then the vector kernels of the Krylov solve: tests/gpu/vec-tests.sh (ours
 # against PETSc's host vectors, every launch shape against the reference,
 # sanitizers) and tests/gpu/petsc-vec-tests.sh (PETSc's own vector tests with
@@ -31,6 +34,19 @@ B=build/gpu-check
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "gpu: $*: ok"; }
+# SECTIONS (default all three): examples (same answers, residency, sanitizers with Jacobi),
+# multigrid, vectors (the Krylov vector kernels).
+want() { case " ${SECTIONS:-examples multigrid vectors} " in *" $1 "*) return 0 ;; esac; return 1; }
+# The events of the Solve stage in a -log_view that moved vectors between host and device: in the
+# event table the last five columns are CpuToGpu count and Mbytes, GpuToCpu count and Mbytes,
+# GPU %. Scalars cross (dot products to the host, MAXPY coefficients to the device); a vector does
+# not: any event whose copies average 1 KiB or more moved vectors.
+vector_copies() {
+  awk '/--- Event Stage [0-9]+: Solve/{t=1} /--- Event Stage [0-9]+: Main/{t=0} t && NF >= 20 && $2 ~ /^[0-9]+$/ {
+      n = NF; c2g = $(n-4); s2g = $(n-3); g2c = $(n-2); s2c = $(n-1);
+      if ((c2g > 0 && s2g * 1e6 / c2g >= 1024) || (g2c > 0 && s2c * 1e6 / g2c >= 1024))
+        printf "%s(%d to GPU %.3g MB, %d to CPU %.3g MB) ", $1, c2g, s2g, g2c, s2c }' "$1"
+}
 bad() { fail=$((fail + 1)); echo "FAIL: gpu: $*"; }
 
 # vecdiff (tests/petsc/vecdiff.c) against this PETSc.
@@ -53,7 +69,7 @@ done
 sh tests/gpu/vec-tests.sh --build-only "$OUTDIR/vec-tests" >"$OUTDIR/vec-tests.build" 2>&1 &
 wait
 
-echo "$cases" | while IFS=: read -r name grid params; do
+want examples && echo "$cases" | while IFS=: read -r name grid params; do
   if [ "$(cat "$B/$name.build-rc")" != 0 ]; then
     echo "FAIL: gpu: $name: stencilc -o failed"; cat "$OUTDIR/$name.build"; echo "x" >>"$B/failed"
     tail -30 "$B/$name-src/build.log" "$B/$name-src/"*.cu.log 2>/dev/null; continue
@@ -120,16 +136,10 @@ echo "$cases" | while IFS=: read -r name grid params; do
     echo "FAIL: gpu: stngmres -ksp_monitor_true_residual: $name: $nst against $ngm norms, largest relative difference $worst"; echo "x" >>"$B/failed"
   fi
   # Residency, in the Solve stage of a run without output options (-snes_view_solution
-  # copies the solution to the host for writing, on purpose): in -log_view's event table the last five columns are CpuToGpu count and
-  # Mbytes, GpuToCpu count and Mbytes, GPU %. Scalars cross (dot products to the host, MAXPY
-  # coefficients to the device); a vector does not: any event whose copies average 1 KiB or
-  # more moved vectors.
+  # copies the solution to the host for writing, on purpose).
   # shellcheck disable=SC2086
   "$B/$name" $grid $params $solver -stn_device gpu -log_view -log_view_gpu_time >"$OUTDIR/$name.gpu-stage.log" 2>&1
-  moved=$(awk '/--- Event Stage [0-9]+: Solve/{t=1} /--- Event Stage [0-9]+: Main/{t=0} t && NF >= 20 && $2 ~ /^[0-9]+$/ {
-      n = NF; c2g = $(n-4); s2g = $(n-3); g2c = $(n-2); s2c = $(n-1);
-      if ((c2g > 0 && s2g * 1e6 / c2g >= 1024) || (g2c > 0 && s2c * 1e6 / g2c >= 1024))
-        printf "%s(%d to GPU %.3g MB, %d to CPU %.3g MB) ", $1, c2g, s2g, g2c, s2c }' "$OUTDIR/$name.gpu-stage.log")
+  moved=$(vector_copies "$OUTDIR/$name.gpu-stage.log")
   scal=$(awk '/^SNESSolve /{n = NF; printf "%d scalars to GPU, %d to CPU", $(n-4), $(n-2); exit}' "$OUTDIR/$name.gpu-stage.log")
   if [ -z "$moved" ] && [ -n "$scal" ]; then echo "gpu: residency: $name: no vector copies in the solve ($scal): ok"
   else echo "FAIL: gpu: residency: $name: vectors copied: $moved"; echo "x" >>"$B/failed"; fi
@@ -151,9 +161,52 @@ echo "$cases" | while IFS=: read -r name grid params; do
   fi
 done
 
+# Multigrid on the device (-pc_type mg, every level SG-DIA, stnmg.h): per Newton step the Krylov
+# counts of the CPU with the same hierarchy (-stn_levels_mat_type sgdia) to one, the solutions to
+# 1e-8, no vector copies in the solve, and clean kernels (the transfers, the level Jacobians).
+mgsolver="-pc_type mg -ksp_rtol 1e-8 -snes_rtol 1e-10 -snes_atol 1e-12 -ksp_converged_reason"
+want multigrid && echo "$cases" | while IFS=: read -r name grid params; do
+  [ "$(cat "$B/$name.build-rc")" = 0 ] || continue
+  [ "$name" = sfi3d ] && grid="-da_grid_x 33 -da_grid_y 33 -da_grid_z 33"
+  for dev in gpu cpu; do
+    # shellcheck disable=SC2086
+    "$B/$name" $grid $params $mgsolver -stn_device $dev -stn_levels_mat_type sgdia \
+      -snes_view_solution "binary:$B/$name.mg.$dev.bin" >"$OUTDIR/$name.mg.$dev.log" 2>&1
+    echo $? >"$B/$name.mg.$dev.rc"
+  done
+  g=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.gpu.log")
+  c=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.cpu.log")
+  close=$(echo "$g|$c" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
+                                      for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) {print 0; exit}; print 1}')
+  diff=$("$B/vecdiff" "$B/$name.mg.gpu.bin" "$B/$name.mg.cpu.bin" --rel 1e-8 2>&1)
+  if [ "$(cat "$B/$name.mg.gpu.rc")" = 0 ] && [ "$(cat "$B/$name.mg.cpu.rc")" = 0 ] && [ "$close" = 1 ] &&
+     "$B/vecdiff" "$B/$name.mg.gpu.bin" "$B/$name.mg.cpu.bin" --rel 1e-8 >/dev/null 2>&1; then
+    echo "gpu: multigrid: $name $grid: Krylov [ $g] on the GPU, [ $c] on the CPU, solutions $diff: ok"
+  else
+    echo "FAIL: gpu: multigrid: $name $grid: Krylov [ $g] on the GPU against [ $c] on the CPU, solutions $diff"; echo "x" >>"$B/failed"
+  fi
+  # shellcheck disable=SC2086
+  "$B/$name" $grid $params $mgsolver -stn_device gpu -log_view -log_view_gpu_time >"$OUTDIR/$name.mg.gpu-stage.log" 2>&1
+  moved=$(vector_copies "$OUTDIR/$name.mg.gpu-stage.log")
+  if [ -z "$moved" ] && grep -q "^SNESSolve " "$OUTDIR/$name.mg.gpu-stage.log"; then echo "gpu: multigrid residency: $name: no vector copies in the solve: ok"
+  else echo "FAIL: gpu: multigrid residency: $name: $moved"; echo "x" >>"$B/failed"; fi
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    small="-da_grid_x 17 -da_grid_y 17" tools="memcheck racecheck initcheck"  # the cavity: every kernel, 4 unknowns
+    [ "$name" = sfi3d ] && small="-da_grid_x 9 -da_grid_y 9 -da_grid_z 9" tools=memcheck  # the 3D transfers
+    [ "$name" = bratu2d ] && tools=
+    for tool in $tools; do
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -pc_type mg >"$OUTDIR/$name.mg.$tool.log" 2>&1
+      src=$?
+      if [ $src -eq 0 ]; then echo "gpu: compute-sanitizer $tool: $name -pc_type mg: ok"
+      else echo "FAIL: gpu: compute-sanitizer $tool: $name -pc_type mg (exit $src)"; tail -15 "$OUTDIR/$name.mg.$tool.log"; echo "x" >>"$B/failed"; fi
+    done
+  fi
+done
+
 # The Krylov vector kernels: ours against PETSc's host vectors, and PETSc's own vector tests
 # with our vector type (each prints its own lines; tests/gpu/*.sh say what they check).
-for t in vec-tests petsc-vec-tests; do
+want vectors && for t in vec-tests petsc-vec-tests; do
   sh "tests/gpu/$t.sh" "$OUTDIR/$t" || echo "x" >>"$B/failed"
 done
 

@@ -512,8 +512,8 @@ static void gpu_functions(Program *P) {
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
   emit_residual_roots(P, emit_interior_class(m), roots, &n);
-  fputs("/* The .cu file's kernels, named by the .stn and its hash (tuned shapes are kept under that name),\n"
-        "   the residual's operations per point, and the host Jacobian for grids not in SG-DIA. */\n", out);
+  fputs("/* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the\n"
+        "   residual's operations per point, and the host Jacobian for grids not in SG-DIA. */\n", out);
   fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal};\n\n",
           P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
   fputs("/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
@@ -525,6 +525,22 @@ static void gpu_functions(Program *P) {
         "  PetscFunctionBeginUser;\n"
         "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
         "#endif\n\n", out);
+}
+
+/* DMDASetUniformCoordinates with the .stn's domain, for the output, then tail. */
+static void uniform_coordinates(Program *P, const char *tail) {
+  FILE *out = P->out;
+  fputs("  PetscCall(DMDASetUniformCoordinates(da", out);
+  for (int d = 0; d < MAX_DIM; d++) {
+    if (d < P->m->dim) {
+      fputs(", ", out);
+      emit_c_number(out, P->m->axes[d].lo);
+      fputs(", ", out);
+      emit_c_number(out, P->m->axes[d].hi);
+    } else
+      fputs(", 0.0, 0.0", out);
+  }
+  fprintf(out, ")%s\n", tail);
 }
 
 static void main_function(Program *P) {
@@ -557,17 +573,7 @@ static void main_function(Program *P) {
   fprintf(out, "  PetscCall(StnAppSetUpGrid(&app, da, %d, \"%s\")); /* 2 * stencil width + 1 points; GPU vectors */\n",
           2 * m->width + 1, P->o->stn_name);
   for (int f = 0; f < m->nfields; f++) fprintf(out, "  PetscCall(DMDASetFieldName(da, %d, \"%s\"));\n", f, m->fields[f].name);
-  fputs("  PetscCall(DMDASetUniformCoordinates(da", out);
-  for (int d = 0; d < MAX_DIM; d++) {
-    if (d < m->dim) {
-      fputs(", ", out);
-      emit_c_number(out, m->axes[d].lo);
-      fputs(", ", out);
-      emit_c_number(out, m->axes[d].hi);
-    } else
-      fputs(", 0.0, 0.0", out);
-  }
-  fputs("));\n  PetscCall(DMDAGetLocalInfo(da, &info));\n  PetscCall(SetParameters(&info, &user));\n"
+  fputs("  PetscCall(DMDAGetLocalInfo(da, &info));\n  PetscCall(SetParameters(&info, &user));\n"
         "", out);
   if (P->any_given || m->nparams == 0) fputs("  user.check_jacobian = app.check_jacobian;\n", out);
   fputs("\n", out);
@@ -585,9 +591,11 @@ static void main_function(Program *P) {
         "  PetscCall(SNESSetFromOptions(snes));\n"
         "  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n\n", out);
 
-  fputs("  /* ---- solve from the initial guess: report, output, pictures ---- */\n"
+  fputs("  /* ---- solve from the initial guess, then the output: VTK, pictures ---- */\n"
         "  PetscCall(DMCreateGlobalVector(da, &X));\n  PetscCall(FormInitialGuess(&info, &user, X));\n"
-        "  PetscCall(StnAppSolve(&app, snes, X, &reason));\n\n", out);
+        "  PetscCall(StnAppSolve(&app, snes, X, &reason));\n", out);
+  uniform_coordinates(P, "); /* now: the grids of a hierarchy need none */");
+  fputs("  PetscCall(StnAppWriteOutput(&app, snes, X, reason));\n\n", out);
   fputs("  PetscCall(VecDestroy(&X));\n  PetscCall(StnAppDestroy(&app));\n"
         "  PetscCall(SNESDestroy(&snes));\n  PetscCall(DMDestroy(&da));\n"
         "  PetscCall(PetscFinalize());\n  return reason > 0 ? 0 : 1;\n}\n", out);

@@ -273,8 +273,8 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
 }
 
 #if defined(PETSC_HAVE_CUDA)
-/* The .cu file's kernels, named by the .stn and its hash (tuned shapes are kept under that name),
-   the residual's operations per point, and the host Jacobian for grids not in SG-DIA. */
+/* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the
+   residual's operations per point, and the host Jacobian for grids not in SG-DIA. */
 static StnKernels kernels = {"cavity.stn-1cbb9bfe", FormFunctionCUDA, FormJacobianCUDA, 83.0, (DMDASNESJacobianFn *)FormJacobianLocal};
 
 /* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */
@@ -316,7 +316,6 @@ int main(int argc, char **argv)
   PetscCall(DMDASetFieldName(da, 1, "v"));
   PetscCall(DMDASetFieldName(da, 2, "omega"));
   PetscCall(DMDASetFieldName(da, 3, "temp"));
-  PetscCall(DMDASetUniformCoordinates(da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0));
   PetscCall(DMDAGetLocalInfo(da, &info));
   PetscCall(SetParameters(&info, &user));
 
@@ -335,10 +334,12 @@ int main(int argc, char **argv)
   PetscCall(SNESSetFromOptions(snes));
   PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */
 
-  /* ---- solve from the initial guess: report, output, pictures ---- */
+  /* ---- solve from the initial guess, then the output: VTK, pictures ---- */
   PetscCall(DMCreateGlobalVector(da, &X));
   PetscCall(FormInitialGuess(&info, &user, X));
   PetscCall(StnAppSolve(&app, snes, X, &reason));
+  PetscCall(DMDASetUniformCoordinates(da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0)); /* now: the grids of a hierarchy need none */
+  PetscCall(StnAppWriteOutput(&app, snes, X, reason));
 
   PetscCall(VecDestroy(&X));
   PetscCall(StnAppDestroy(&app));

@@ -315,6 +315,10 @@ if [ "$self" = 0 ]; then
     compare_counts linear ex5 bratu2d "$prog_bratu2d" "-mms 0" "-pc_type mg -pc_mg_levels 3" -da_grid_x 33 -da_grid_y 33
     compare_counts linear ex5 bratu2d "$prog_bratu2d" "-mms 0" "-da_refine 2 -pc_type mg" -da_grid_x 9 -da_grid_y 9
     compare_counts nonlinear ex5 bratu2d "$prog_bratu2d" "-mms 0" "-snes_grid_sequence 2" -da_grid_x 9 -da_grid_y 9
+    # Galerkin coarse operators (R A P of the fine matrix), each kind
+    for g in pmat mat both; do
+      compare_counts linear ex5 bratu2d "$prog_bratu2d" "-mms 0" "-pc_type mg -pc_mg_levels 3 -pc_mg_galerkin $g" -da_grid_x 33 -da_grid_y 33
+    done
   fi
   if [ -x "$prog_sfi3d" ]; then
     compare_counts linear ex14 sfi3d "$prog_sfi3d" "" "-pc_type mg -pc_mg_levels 3" -da_grid_x 17 -da_grid_y 17 -da_grid_z 17

@@ -7,6 +7,8 @@
 #                loops (tests/runtime/vecref.c); plain C, no PETSc or CUDA
 #   fastdiv_test the SG-DIA kernels' division by a multiply (runtime/stnfastdiv.h) against the
 #                C operator (tests/runtime/fastdiv_test.c); plain C
+#   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
+#                DMCreateInterpolation and DMCreateInjection (tests/runtime/transfer_test.c)
 #
 # Builds into build/tests/ with mpicc and PETSc's pkg-config flags, the flags generated programs
 # use. Prints one line per case; exits non-zero if anything fails to build or any case fails.
@@ -49,12 +51,21 @@ LAPACK_LIBS=$(sed -n 's/^BLASLAPACK_LIB *= *//p' "$PETSC_VARIABLES" 2>/dev/null)
 mkdir -p build/tests
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
 if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS \
-     -o build/tests/sgdia_test tests/runtime/sgdia_test.c runtime/sgdia.c $PETSC_LIBS $LAPACK_LIBS -lm; then
+     -o build/tests/sgdia_test tests/runtime/sgdia_test.c runtime/sgdia.c runtime/stnmg.c $PETSC_LIBS $LAPACK_LIBS -lm; then
   echo "FAIL: building tests/runtime/sgdia_test.c"
   exit 1
 fi
 
 fail=$vecfail
+# The grid transfers of the SG-DIA hierarchy (runtime/stntransfer.c) against PETSc's, one rank.
+# shellcheck disable=SC2086 # the pkg-config flags are word lists
+if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS \
+     -o build/tests/transfer_test tests/runtime/transfer_test.c runtime/stntransfer.c $PETSC_LIBS -lm; then
+  echo "FAIL: building tests/runtime/transfer_test.c"
+  fail=1
+elif ! build/tests/transfer_test; then
+  fail=1
+fi
 for np in 1 2 4; do
   if ! $MPIEXEC --oversubscribe -n $np build/tests/sgdia_test "$@"; then
     echo "FAIL: sgdia_test on $np ranks"

@@ -495,6 +495,69 @@ else
 fi
 section_done wide-rows
 
+# ---- 3b multigrid from the stencil --------------------------------------------
+# The hierarchy the GPU uses (-stn_levels_mat_type sgdia: every grid's operator rediscretized
+# into SG-DIA, Jacobi smoothers, the dense inverse of the coarsest operator) gives the Krylov
+# counts of PETSc's AIJ hierarchy with the same smoothers and an LU coarse solve, step by step;
+# with the levels chosen from the grid, the counts stay flat as the grid grows.
+krylov() { awk '/Linear solve converged/ {printf "%s ", $NF}' "$1"; }
+MG="-snes_rtol 1e-10 -ksp_rtol 1e-8 -pc_type mg -mg_levels_pc_type jacobi -ksp_converged_reason"
+for case in "bratu2d -da_grid_x 65 -da_grid_y 65 -pc_mg_levels 4" \
+            "sfi3d -da_grid_x 17 -da_grid_y 17 -da_grid_z 17 -pc_mg_levels 3" \
+            "cavity -da_grid_x 33 -da_grid_y 33 -lidvelocity 10 -grashof 1000 -pc_mg_levels 3"; do
+  # shellcheck disable=SC2086 # a case is a word list
+  set -- $case
+  ex=$1
+  shift
+  is_built "$ex" || continue
+  # shellcheck disable=SC2086
+  run "$LOG/mg.$ex.aij" "$OUT/$ex" "$@" $MG -stn_levels_mat_type aij
+  ra=$?
+  # shellcheck disable=SC2086
+  run "$LOG/mg.$ex.sgdia" "$OUT/$ex" "$@" $MG -stn_levels_mat_type sgdia -ksp_view
+  rs=$?
+  a=$(krylov "$LOG/mg.$ex.aij") s=$(krylov "$LOG/mg.$ex.sgdia")
+  if solved "$LOG/mg.$ex.aij" $ra && solved "$LOG/mg.$ex.sgdia" $rs && grep -q "stencilc dense inverse" "$LOG/mg.$ex.sgdia" &&
+     [ -n "$s" ] && [ "$a" = "$s" ]; then
+    ok "multigrid: $ex $*: SG-DIA levels [ $s] = AIJ levels [ $a]"
+  else
+    bad "multigrid: $ex $*: SG-DIA levels [ $s] (exit $rs) against AIJ levels [ $a] (exit $ra)"
+    show "$LOG/mg.$ex.sgdia"
+  fi
+done
+# Grid sequencing with multigrid: every grid's levels change size between the solves.
+if is_built bratu2d; then
+  for t in aij sgdia; do
+    run "$LOG/mg.gs.$t" "$OUT/bratu2d" -da_grid_x 17 -da_grid_y 17 -snes_grid_sequence 2 -pc_type mg -pc_mg_levels 2 -mg_levels_pc_type jacobi \
+      -stn_levels_mat_type $t -snes_converged_reason -ksp_converged_reason
+    echo $? >"$LOG/mg.gs.$t.rc"
+  done
+  a=$(krylov "$LOG/mg.gs.aij") s=$(krylov "$LOG/mg.gs.sgdia")
+  if solved "$LOG/mg.gs.sgdia" "$(cat "$LOG/mg.gs.sgdia.rc")" && [ -n "$s" ] && [ "$a" = "$s" ]; then
+    ok "multigrid: bratu2d -snes_grid_sequence 2 -pc_type mg, 2 levels on every grid: Krylov [ $s] with SG-DIA levels = AIJ levels"
+  else
+    bad "multigrid: bratu2d -snes_grid_sequence 2 -pc_type mg: Krylov [ $s] with SG-DIA levels against [ $a] with AIJ levels"
+    show "$LOG/mg.gs.sgdia"
+  fi
+fi
+if is_built bratu2d; then
+  counts="" most=""  # most: the largest count per Newton step, per grid
+  for n in 33 65 129; do
+    run "$LOG/mg.flat.$n" "$OUT/bratu2d" -da_grid_x $n -da_grid_y $n -pc_type mg -stn_levels_mat_type sgdia -ksp_converged_reason
+    rc=$?
+    solved "$LOG/mg.flat.$n" $rc || counts="$counts failed"
+    counts="$counts [ $(krylov "$LOG/mg.flat.$n")]"
+    most="$most $(awk '/Linear solve converged/ {if ($NF > m) m = $NF} END {print m + 0}' "$LOG/mg.flat.$n")"
+  done
+  spread=$(echo "$most" | tr ' ' '\n' | awk 'NF {if (min == "" || $1 < min) min = $1; if ($1 > max) max = $1} END {print max - min}')
+  case $counts in
+    *failed*) bad "multigrid: bratu2d at 33, 65, 129 points, levels from the grid:$counts" ;;
+    *) if [ "$spread" -le 2 ]; then ok "multigrid: bratu2d at 33, 65, 129 points, levels from the grid: Krylov counts$counts, the largest per grid within 2"
+       else bad "multigrid: bratu2d Krylov counts$counts grow with the grid"; fi ;;
+  esac
+fi
+section_done multigrid
+
 # ---- 4 MPI: 1, 2 and 4 ranks, storage formats, preconditioners ---------------
 for ex in $EXAMPLES; do
   is_built "$ex" || continue

@@ -1,0 +1,332 @@
+/*
+** stnmg.c: the multigrid hierarchy from the stencil (stnmg.h). Three parts:
+**   - every grid of the hierarchy makes SG-DIA matrices (StnDMUseSGDIA), so the generated
+**     Jacobian fills each level's operator, on the device on the GPU;
+**   - the PCMG defaults for that hierarchy: the number of levels, Jacobi smoothers;
+**   - the coarse solve: the dense inverse of the coarsest operator, one product per apply.
+**
+** Why a private header: PETSc gives a DMDA's matrices their type through DMSetMatType and
+** MatSetType, which must construct the matrix before it knows its grid; SG-DIA needs the grid.
+** The one thing we change, ops->creatematrix, is what DMCoarsen and DMRefine copy to every
+** grid they make (that is how a hierarchy keeps a user's matrices), and it has the same form
+** in PETSc 3.18 and 3.24.
+*/
+#include <petsc/private/dmimpl.h>
+#include <petsc/private/petscimpl.h> /* PetscObjectComposedData*: a value valid for one state of an object */
+
+#include "stnmg.h"
+#include "stnmg_cuda.h" /* stn_noise */
+#include "sgdia.h"
+#if defined(PETSC_HAVE_CUDA)
+  #include "stncuda.h" /* StnCUDALastError */
+#endif
+
+/* One program has one stencil: the offsets every grid's SG-DIA matrix is made with, and
+   PETSc's own DMCreateMatrix for the AIJ copies some preconditioners need. */
+static PetscInt  stencil_n;
+static PetscInt *stencil_offsets;
+static PetscErrorCode (*create_aij)(DM, Mat *);
+
+static PetscErrorCode DMCreateMatrix_SGDIA(DM dm, Mat *A)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateSGDIA(dm, stencil_n, stencil_offsets, A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnDMUseSGDIA(DM da, PetscInt nsten, const PetscInt offsets[][3])
+{
+  PetscFunctionBeginUser;
+  if (da->ops->creatematrix == DMCreateMatrix_SGDIA) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscFree(stencil_offsets));
+  PetscCall(PetscMalloc1(3 * nsten, &stencil_offsets));
+  PetscCall(PetscArraycpy(stencil_offsets, &offsets[0][0], 3 * nsten));
+  stencil_n              = nsten;
+  create_aij             = da->ops->creatematrix;
+  da->ops->creatematrix = DMCreateMatrix_SGDIA;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscBool StnDMUsesSGDIA(DM da)
+{
+  return da->ops->creatematrix == DMCreateMatrix_SGDIA ? PETSC_TRUE : PETSC_FALSE;
+}
+
+PetscErrorCode StnDMCreateAIJ(DM da, MatType type, Mat *A)
+{
+  char   *saved = NULL;
+  MatType old;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMGetMatType(da, &old));
+  PetscCall(PetscStrallocpy(old, &saved));
+  PetscCall(DMSetMatType(da, type));
+  if (StnDMUsesSGDIA(da)) PetscCall((*create_aij)(da, A));
+  else PetscCall(DMCreateMatrix(da, A));
+  PetscCall(DMSetMatType(da, saved));
+  PetscCall(PetscFree(saved));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- the levels ---- */
+
+PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels)
+{
+  PetscInt       dim, n[3], dof, width;
+  DMBoundaryType bt[3];
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, &width, &bt[0], &bt[1], &bt[2], NULL));
+  *levels = 1;
+  for (;;) {
+    PetscInt  unknowns = dof, half[3];
+    PetscBool halves   = PETSC_TRUE;
+
+    for (PetscInt d = 0; d < dim; d++) {
+      PetscBool periodic = bt[d] == DM_BOUNDARY_PERIODIC ? PETSC_TRUE : PETSC_FALSE;
+
+      unknowns *= n[d];
+      half[d] = periodic ? n[d] / 2 : (n[d] - 1) / 2 + 1;
+      if ((periodic ? n[d] % 2 : (n[d] - 1) % 2) || half[d] < 2 * width + 1) halves = PETSC_FALSE;
+    }
+    if (unknowns <= STN_MG_COARSE_UNKNOWNS || !halves) break;
+    for (PetscInt d = 0; d < dim; d++) n[d] = half[d];
+    (*levels)++;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- the coarse solve: y = inverse(A) x, the inverse dense ---- */
+
+typedef struct {
+  Mat       inverse;   /* dense; on the device once the vectors are */
+  PetscBool checked;   /* where the vectors live is known */
+} DenseInverse;
+
+static PetscErrorCode DenseInverseSetUp(PC pc)
+{
+  DenseInverse *ctx;
+  Mat           P, A, F, identity;
+  PetscInt      n;
+  PetscMPIInt   size;
+  MatFactorInfo info;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)P), &size));
+  PetscCall(MatGetSize(P, &n, NULL));
+  PetscCheck(size == 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "the dense coarse solve runs on one rank; give -mg_coarse_pc_type redundant with an AIJ coarse matrix");
+  PetscCheck(n <= 16 * STN_MG_COARSE_UNKNOWNS, PETSC_COMM_SELF, PETSC_ERR_SUP,
+             "the coarsest grid has %" PetscInt_FMT " unknowns, too many for its dense inverse: give more levels (-pc_mg_levels) or grid sizes of the form 2^k m + 1", n);
+  PetscCall(MatConvert(P, MATSEQAIJ, MAT_INITIAL_MATRIX, &A)); /* from device values if they are there */
+  PetscCall(MatConvert(A, MATSEQDENSE, MAT_INPLACE_MATRIX, &A));
+  PetscCall(MatGetFactor(A, MATSOLVERPETSC, MAT_FACTOR_LU, &F));
+  PetscCall(MatFactorInfoInitialize(&info));
+  PetscCall(MatLUFactorSymbolic(F, A, NULL, NULL, &info));
+  PetscCall(MatLUFactorNumeric(F, A, &info));
+  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, n, NULL, &identity)); /* zeros */
+  PetscCall(MatAssemblyBegin(identity, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(identity, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatShift(identity, 1.0));
+  PetscCall(MatDestroy(&ctx->inverse));
+  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, n, NULL, &ctx->inverse));
+  PetscCall(MatMatSolve(F, identity, ctx->inverse));
+  ctx->checked = PETSC_FALSE;
+  PetscCall(MatDestroy(&identity));
+  PetscCall(MatDestroy(&F));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DenseInverseApply(PC pc, Vec x, Vec y)
+{
+  DenseInverse *ctx;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCShellGetContext(pc, &ctx));
+#if defined(PETSC_HAVE_CUDA)
+  if (!ctx->checked) { /* the product where x is: move the inverse to the device once per setup */
+    const PetscScalar *a;
+    PetscMemType       mtype;
+
+    PetscCall(VecGetArrayReadAndMemType(x, &a, &mtype));
+    PetscCall(VecRestoreArrayReadAndMemType(x, &a));
+    if (PetscMemTypeDevice(mtype)) PetscCall(MatConvert(ctx->inverse, MATSEQDENSECUDA, MAT_INPLACE_MATRIX, &ctx->inverse));
+    ctx->checked = PETSC_TRUE;
+  }
+#endif
+  PetscCall(MatMult(ctx->inverse, x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DenseInverseDestroy(PC pc)
+{
+  DenseInverse *ctx;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(MatDestroy(&ctx->inverse));
+  PetscCall(PetscFree(ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode set_dense_inverse(PC pc)
+{
+  DenseInverse *ctx;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscNew(&ctx));
+  PetscCall(PCSetType(pc, PCSHELL));
+  PetscCall(PCShellSetContext(pc, ctx));
+  PetscCall(PCShellSetName(pc, "stencilc dense inverse of the coarsest operator"));
+  PetscCall(PCShellSetSetUp(pc, DenseInverseSetUp));
+  PetscCall(PCShellSetApply(pc, DenseInverseApply));
+  PetscCall(PCShellSetDestroy(pc, DenseInverseDestroy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- the smoothers' eigenvalue bounds ---- */
+
+/* Chebyshev needs bounds on the spectrum of the Jacobi-preconditioned level operator. PETSc's
+   estimate (10 GMRES steps from a fixed pseudo-random vector, bounds 0.1 and 1.1 times the
+   largest real part of their Ritz values) writes that vector on the host at every Jacobian, a copy to the device
+   per level. Ours is the same estimate, from the same vector written on the device: before a
+   smoother's solve, when its operator has changed since the last estimate (its state, recorded
+   with the estimate on the matrix). */
+static PetscInt emax_id = -1;
+
+/* The start vector: PETSc's (KSPSetNoisy_Private), written where v lives. */
+static PetscErrorCode set_noise(Vec v)
+{
+  PetscInt     n, start;
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetOwnershipRange(v, &start, NULL));
+#if defined(PETSC_HAVE_CUDA)
+  VecType   type;
+  PetscBool gpu;
+
+  PetscCall(VecGetType(v, &type));
+  PetscCall(PetscStrendswith(type, "cuda", &gpu));
+  if (gpu) {
+    PetscCall(VecCUDAGetArrayWrite(v, &a));
+    PetscCheck(StnNoiseCUDA(a, (long)n, (long)start) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the start vector's kernel failed: %s", StnCUDALastError());
+    PetscCall(VecCUDARestoreArrayWrite(v, &a));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  PetscCall(VecGetArrayWrite(v, &a));
+  for (PetscInt i = 0; i < n; i++) a[i] = stn_noise((long)(start + i));
+  PetscCall(VecRestoreArrayWrite(v, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode EstimateEigenvalues(KSP ksp, Vec b, Vec x, void *ctx)
+{
+  Mat       A, P;
+  KSP       est;
+  PC        pc;
+  Vec       y, noise, last;
+  PetscReal emax = 0, *re, *im;
+  PetscInt  n, neig;
+  PetscBool valid, cheb;
+
+  PetscFunctionBeginUser;
+  (void)ctx, (void)b;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPCHEBYSHEV, &cheb));
+  if (!cheb) PetscFunctionReturn(PETSC_SUCCESS); /* another smoother was chosen */
+  PetscCall(KSPGetOperators(ksp, &A, &P));
+  PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, emax, valid));
+  if (!valid) {
+    PetscCall(PetscObjectQuery((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject *)&est));
+    PetscCall(KSPGetSolution(est, &last));
+    if (last) { /* a new grid for this level (-snes_grid_sequence): new work vectors */
+      PetscInt m, m_last;
+
+      PetscCall(VecGetSize(last, &m_last));
+      PetscCall(VecGetSize(x, &m));
+      if (m != m_last) PetscCall(KSPReset(est));
+    }
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(KSPSetPC(est, pc));
+    PetscCall(KSPSetOperators(est, A, P));
+    PetscCall(VecDuplicate(x, &y));
+    PetscCall(VecDuplicate(x, &noise));
+    PetscCall(set_noise(noise));
+    PetscCall(KSPSolve(est, noise, y));
+    PetscCall(VecDestroy(&noise));
+    PetscCall(VecDestroy(&y));
+    PetscCall(KSPGetIterationNumber(est, &n));
+    PetscCall(PetscMalloc2(n, &re, n, &im));
+    PetscCall(KSPComputeEigenvalues(est, n, re, im, &neig));
+    for (PetscInt e = 0; e < neig; e++) emax = PetscMax(emax, re[e]); /* the largest real part, as PETSc */
+    PetscCall(PetscFree2(re, im));
+    if (emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, emax));
+  }
+  if (emax > 0) PetscCall(KSPChebyshevSetEigenvalues(ksp, 1.1 * emax, 0.1 * emax));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Our estimate for the Chebyshev smoother ksp, unless its options ask for PETSc's or give the
+   bounds. */
+static PetscErrorCode set_eigenvalue_estimate(KSP ksp)
+{
+  const char *prefix;
+  PetscBool   esteig, given;
+  KSP         est;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  PetscCall(PetscOptionsHasName(NULL, prefix, "-ksp_chebyshev_esteig", &esteig));
+  PetscCall(PetscOptionsHasName(NULL, prefix, "-ksp_chebyshev_eigenvalues", &given));
+  if (esteig || given) PetscFunctionReturn(PETSC_SUCCESS);
+  if (emax_id < 0) PetscCall(PetscObjectComposedDataRegister(&emax_id));
+  PetscCall(KSPChebyshevEstEigSet(ksp, 0, 0, 0, 0));           /* no estimator of PETSc's */
+  PetscCall(KSPChebyshevSetEigenvalues(ksp, 2.2, 0.22));        /* until the first estimate */
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)ksp), &est)); /* PETSc's estimator's settings */
+  PetscCall(KSPSetOptionsPrefix(est, prefix)); /* its reports are the smoother's esteig_ ones */
+  PetscCall(KSPAppendOptionsPrefix(est, "esteig_"));
+  PetscCall(KSPSetType(est, KSPGMRES));
+  PetscCall(KSPSetTolerances(est, 1e-12, PETSC_DEFAULT, PETSC_DEFAULT, 10));
+  PetscCall(KSPSetComputeEigenvalues(est, PETSC_TRUE));
+  PetscCall(PetscObjectCompose((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject)est));
+  PetscCall(KSPDestroy(&est));
+  PetscCall(KSPSetPreSolve(ksp, EstimateEigenvalues, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnPCMGSetDefaults(PC pc, DM da)
+{
+  const char *prefix;
+  PetscBool   given;
+  PetscInt    levels, refined;
+  KSP         ksp;
+  PC          level_pc;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(PetscOptionsHasName(NULL, prefix, "-pc_mg_levels", &given));
+  PetscCall(DMGetRefineLevel(da, &refined));
+  if (!given && refined == 0) {
+    PetscCall(StnDMCountLevels(da, &levels));
+    PetscCall(PCMGSetLevels(pc, levels, NULL));
+  }
+  PetscCall(PCMGGetLevels(pc, &levels));
+  for (PetscInt l = 1; l < levels; l++) { /* Chebyshev (PCMG's) with Jacobi; the options come later */
+    PetscCall(PCMGGetSmoother(pc, l, &ksp));
+    PetscCall(set_eigenvalue_estimate(ksp));
+    PetscCall(KSPGetPC(ksp, &level_pc));
+    PetscCall(PCSetType(level_pc, PCJACOBI));
+#if defined(PETSC_HAVE_CUDA)
+    PetscCall(PCJacobiSetFixDiagonal(level_pc, PETSC_FALSE)); /* its check reads the diagonal on the host */
+#endif
+  }
+  PetscCall(PCMGGetCoarseSolve(pc, &ksp));
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
+  PetscCall(KSPGetPC(ksp, &level_pc));
+  PetscCall(set_dense_inverse(level_pc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

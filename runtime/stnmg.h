@@ -1,0 +1,41 @@
+/* stnmg.h: geometric multigrid from the stencil. Every grid of the DMDA hierarchy (-pc_type mg,
+   -da_refine, -snes_grid_sequence) gets an SG-DIA matrix, which the generated Jacobian fills on
+   that grid (rediscretization) at the Newton iterate restricted to it; on the GPU the values,
+   the transfers (PETSc's interpolation in cuSPARSE), the smoothers (Chebyshev with Jacobi) and
+   the coarse solve (a dense inverse, one product) all stay in device memory. */
+#ifndef STNMG_H
+#define STNMG_H
+
+#include <petscdmda.h>
+#include <petscksp.h>
+
+#include "stncompat.h" /* PETSC_SUCCESS on PETSc 3.18 */
+
+/* From now on DMCreateMatrix on da, and on every grid coarsened or refined from it, returns an
+   SG-DIA matrix with these nsten grid offsets (one program has one stencil). */
+PetscErrorCode StnDMUseSGDIA(DM da, PetscInt nsten, const PetscInt offsets[][3]);
+/* Whether it does. */
+PetscBool StnDMUsesSGDIA(DM da);
+/* An AIJ matrix of type (MATAIJ, MATAIJCUSPARSE) with da's nonzero pattern, as PETSc's
+   DMCreateMatrix makes it, whether or not da makes SG-DIA matrices. */
+PetscErrorCode StnDMCreateAIJ(DM da, MatType type, Mat *A);
+/* From now on the transfers between da and the grids made from it are stencilc's (stntransfer.c:
+   matrix-free, on the device where the vectors are) wherever the grids halve, on one rank. */
+PetscErrorCode StnDMUseTransfers(DM da);
+/* How many grids halving da gives: while every direction halves (n - 1 even, or n even when
+   periodic) to at least 2 * stencil width + 1 points, and the grid has more than
+   STN_MG_COARSE_UNKNOWNS unknowns. */
+PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels);
+/* The SG-DIA hierarchy's defaults for a PCMG on da, each unless its option is given:
+   - the levels (-pc_mg_levels, -da_refine): halve the grid while every direction allows it
+     and the coarse grid has more than STN_MG_COARSE_UNKNOWNS unknowns;
+   - the smoothers: Chebyshev (PETSc's) with Jacobi (-mg_levels_pc_type), which SG-DIA serves
+     on the device, its eigenvalue bounds estimated as PETSc does, from the same start vector
+     written on the device (PETSc's own with -mg_levels_ksp_chebyshev_esteig);
+   - the coarse solve (-mg_coarse_pc_type): the dense inverse of the coarsest operator, formed
+     once per Jacobian by LU on the host and applied as one dense product where the vectors live.
+   Call after SNESSetFromOptions. */
+PetscErrorCode StnPCMGSetDefaults(PC pc, DM da);
+#define STN_MG_COARSE_UNKNOWNS 256
+
+#endif

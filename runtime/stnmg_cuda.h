@@ -1,0 +1,127 @@
+/* stnmg_cuda.h: the device side of multigrid, callable from C: moving vectors between two grids
+   of a DMDA hierarchy (the coarse one has every other point of the fine one), and the start
+   vector of the smoothers' eigenvalue estimates. The device (stnmg_cuda.cu) and the host
+   (stntransfer.c) go through the same point functions below, so both compute the same values
+   in the same order. Plain C: no CUDA or PETSc header.
+
+   Vectors are one rank's whole grid, x fastest, dof values per point. In a direction that is
+   not periodic the fine grid has 2 nc - 1 points and fine point 2I is coarse point I; periodic,
+   it has 2 nc, and fine point 2 nc - 1 lies between coarse points nc - 1 and 0.
+     interpolate  fine (+)= P coarse: bilinear (trilinear) in the coarse points around each fine
+                  point, the operator of PETSc's DMCreateInterpolation for these grids;
+     restrict     coarse (+)= P^T fine, its transpose (weights 1, 1/2, 1/4, 1/8);
+     inject       coarse = fine at the coarse points, PETSc's DMCreateInjection.
+   The weights are powers of two, so each product is exact and only the order of the sums can
+   differ from PETSc's AIJ products. Each function reads its input once and writes its output
+   once: bandwidth-bound, about 16 bytes per fine unknown for interpolate and restrict. The CUDA
+   ones return 0 or the error of the launch. */
+#ifndef STNMG_CUDA_H
+#define STNMG_CUDA_H
+
+#if defined(__CUDACC__)
+  #define STN_HD __host__ __device__
+#else
+  #define STN_HD
+#endif
+
+typedef struct {
+  int dim, dof;
+  int nf[3], nc[3]; /* fine and coarse points per direction; 1 where the grid has no direction */
+  int periodic[3];
+} StnTransferGrid;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+int StnTransferInterpolateCUDA(const StnTransferGrid *g, int add, const double *coarse, double *fine);
+int StnTransferRestrictCUDA(const StnTransferGrid *g, int add, const double *fine, double *coarse);
+int StnTransferInjectCUDA(const StnTransferGrid *g, const double *fine, double *coarse);
+/* x[i] = stn_noise(start + i), i < n */
+int StnNoiseCUDA(double *x, long n, long start);
+#ifdef __cplusplus
+}
+#endif
+
+/* The coarse points on either side of fine index f along a direction, with their weights (one
+   point of weight 1 when f is a coarse point). */
+STN_HD static inline int stn_transfer_sides(const StnTransferGrid *g, int d, int f, int side[2], double w[2])
+{
+  side[0] = f / 2;
+  if (d >= g->dim || f % 2 == 0) {
+    w[0] = 1.0;
+    return 1;
+  }
+  side[1] = side[0] + 1 == g->nc[d] ? 0 : side[0] + 1; /* only a periodic direction wraps */
+  w[0] = w[1] = 0.5;
+  return 2;
+}
+
+/* Fine point (i, j, k) from the coarse points around it. */
+STN_HD static inline void stn_transfer_interpolate_point(const StnTransferGrid *g, int add, int i, int j, int k, const double *coarse, double *fine)
+{
+  int    at[3] = {i, j, k}, s[3][2], n[3];
+  double w[3][2];
+  long   out = (((long)k * g->nf[1] + j) * g->nf[0] + i) * g->dof;
+
+  for (int d = 0; d < 3; d++) n[d] = stn_transfer_sides(g, d, at[d], s[d], w[d]);
+  for (int c = 0; c < g->dof; c++) {
+    double sum = 0.0;
+    for (int b = 0; b < n[2]; b++)
+      for (int a = 0; a < n[1]; a++)
+        for (int e = 0; e < n[0]; e++) sum += w[2][b] * w[1][a] * w[0][e] * coarse[(((long)s[2][b] * g->nc[1] + s[1][a]) * g->nc[0] + s[0][e]) * g->dof + c];
+    fine[out + c] = add ? fine[out + c] + sum : sum;
+  }
+}
+
+/* Coarse point (i, j, k) from the fine points whose interpolation reads it: 2i - 1, 2i, 2i + 1
+   along each direction, those that exist (all, wrapped, in a periodic direction). */
+STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, int add, int i, int j, int k, const double *fine, double *coarse)
+{
+  int    at[3] = {i, j, k}, f[3][3], n[3];
+  double w[3][3];
+  long   out = (((long)k * g->nc[1] + j) * g->nc[0] + i) * g->dof;
+
+  for (int d = 0; d < 3; d++) {
+    n[d] = 0;
+    if (d >= g->dim) {
+      f[d][0] = 0, w[d][0] = 1.0, n[d] = 1;
+      continue;
+    }
+    for (int o = -1; o <= 1; o++) {
+      int x = 2 * at[d] + o;
+      if (g->periodic[d]) x = (x + g->nf[d]) % g->nf[d];
+      else if (x < 0 || x >= g->nf[d]) continue;
+      f[d][n[d]] = x, w[d][n[d]++] = o ? 0.5 : 1.0;
+    }
+  }
+  for (int c = 0; c < g->dof; c++) {
+    double sum = 0.0;
+    for (int b = 0; b < n[2]; b++)
+      for (int a = 0; a < n[1]; a++)
+        for (int e = 0; e < n[0]; e++) sum += w[2][b] * w[1][a] * w[0][e] * fine[(((long)f[2][b] * g->nf[1] + f[1][a]) * g->nf[0] + f[0][e]) * g->dof + c];
+    coarse[out + c] = add ? coarse[out + c] + sum : sum;
+  }
+}
+
+/* Coarse point (i, j, k): the fine point at 2i, 2j, 2k. */
+STN_HD static inline void stn_transfer_inject_point(const StnTransferGrid *g, int i, int j, int k, const double *fine, double *coarse)
+{
+  int  fi = 2 * i, fj = g->dim > 1 ? 2 * j : 0, fk = g->dim > 2 ? 2 * k : 0;
+  long in = (((long)fk * g->nf[1] + fj) * g->nf[0] + fi) * g->dof, out = (((long)k * g->nc[1] + j) * g->nc[0] + i) * g->dof;
+
+  for (int c = 0; c < g->dof; c++) coarse[out + c] = fine[in + c];
+}
+
+/* PETSc's KSPNoisyHash_Private: a deterministic value in about [-1, 1) for index i, the vector
+   PETSc's Chebyshev estimates its eigenvalues from. */
+STN_HD static inline double stn_noise(long i)
+{
+  unsigned int x = (unsigned int)i;
+
+  x = ((x >> 16) ^ x) * 0x45d9f3bu;
+  x = ((x >> 16) ^ x) * 0x45d9f3bu;
+  x = (x >> 16) ^ x;
+  return (double)(((long long)x - 2147483648LL) * 5.e-10);
+}
+
+#endif
