@@ -89,4 +89,37 @@ expect 0 "warning: this rule never applies: other rules fit all of its points be
 { printf 'grid { x: 5 points in [0, 1]; }\nfields u;\nstencil star width 1;\nresidual u { all: u'; i=0; while [ $i -lt 80 ]; do printf ' + nope%d' $i; i=$((i + 1)); done; printf '; }\n'; } >"$T/many.stn"
 expect 1 "too many errors (50), stopping here" -- --check "$T/many.stn"
 
+# -o never replaces its input, nor a device, a FIFO or a directory (the rename would); --emit-dir
+# never writes into a directory of the user's; a missing compiler is the machine's, said so.
+cp examples/bratu2d.stn "$T/h.stn"
+expect 1 "is the input file itself; name the program, for example -o h" -- "$T/h.stn" -o "$T/h.stn"
+expect 1 "is the input file itself" -- "$T/h.stn" -o "$T/./h.stn"
+cmp -s examples/bratu2d.stn "$T/h.stn" || { echo "FAIL: stencilc -o INPUT changed the input"; fails=$((fails + 1)); }
+expect 1 "exists and is not a regular file" -- "$T/h.stn" -o /dev/null
+[ -c /dev/null ] || { echo "FAIL: stencilc -o /dev/null replaced the device"; fails=$((fails + 1)); }
+rm -f "$T/fifo" && mkfifo "$T/fifo" && expect 1 "exists and is not a regular file" -- "$T/h.stn" -o "$T/fifo"
+[ -p "$T/fifo" ] || { echo "FAIL: stencilc -o FIFO replaced it"; fails=$((fails + 1)); }
+expect 1 "exists and is not a regular file" -- "$T/h.stn" -o "$T"
+rm -rf "$T/mine" && mkdir "$T/mine" && echo "my own plot.c" >"$T/mine/plot.c"
+expect 1 "holds files stencilc did not write; --emit-dir writes only into a new or empty directory" -- "$T/h.stn" -o "$T/h" --emit-dir "$T/mine"
+[ "$(cat "$T/mine/plot.c")" = "my own plot.c" ] && [ "$(ls -A "$T/mine")" = plot.c ] ||
+  { echo "FAIL: stencilc --emit-dir wrote into a directory of the user's"; fails=$((fails + 1)); }
+STENCILC_CC=/no/such/cc "$S" "$T/h.stn" -o "$T/h" >"$T/cli.out" 2>&1
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "the C compiler '/no/such/cc' (STENCILC_CC) is not installed" "$T/cli.out" || grep -q "bug" "$T/cli.out"; then
+  echo "FAIL: a missing C compiler: exit $rc, $(head -1 "$T/cli.out")"; fails=$((fails + 1))
+fi
+
+# defs calling defs with the same argument twice, 40 levels deep: each def is lowered once per
+# distinct arguments, so the IR and the time stay linear in the depth (2^40 inlinings otherwise:
+# the timeout would end it).
+{ printf 'grid { x: 9 points in [0, 1]; }\nfields u;\nstencil star width 1;\ndef f0(a) = a * a;\n'
+  i=1; while [ $i -le 40 ]; do printf 'def f%d(a) = f%d(a) + f%d(a);\n' $i $((i - 1)) $((i - 1)); i=$((i + 1)); done
+  printf 'residual u { left, right: u; interior: u[-1] - 2*u + u[1] - 0.001 * f40(u); }\n'; } >"$T/deep.stn"
+timeout 20 "$S" --dump-ir "$T/deep.stn" >"$T/deep.ir" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || [ "$(grep -c '^%[0-9]' "$T/deep.ir")" -gt 200 ]; then
+  echo "FAIL: stencilc --dump-ir of 40 nested defs: exit $rc, $(grep -c '^%[0-9]' "$T/deep.ir") IR lines (linear: under 200)"; fails=$((fails + 1))
+fi
+
 [ $fails -eq 0 ]

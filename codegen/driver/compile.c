@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "compile.h"
 #include "emit_c.h"
@@ -140,18 +141,72 @@ bool compile_write_sources(const Ir *ir, const char *input, const char *program,
   return ok;
 }
 
+/* -o replaces its file by a rename: never the input, nor anything that is not a regular file (a
+   device such as /dev/null, a FIFO, a directory), which the rename would replace by the program. */
+static bool output_allowed(const char *input, const char *output) {
+  struct stat so, si;
+  if (stat(output, &so) != 0) return true;  /* a new file; other failures show when it is written */
+  if (!S_ISREG(so.st_mode)) {
+    fprintf(stderr, "stencilc: error: -o '%s' exists and is not a regular file (a directory, a device or a FIFO); "
+                    "-o names the program to write: give a new path or a regular file's\n", output);
+    return false;
+  }
+  if (stat(input, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+    fprintf(stderr, "stencilc: error: -o '%s' is the input file itself; name the program, for example -o %.*s\n", output,
+            (int)(strlen(path_base(input)) - (str_ends_with(input, ".stn") ? 4 : 0)), path_base(input));
+    return false;
+  }
+  return true;
+}
+
+/* The marker --emit-dir leaves: a directory holding it was written by stencilc, and the next
+   --emit-dir into it may overwrite what it holds. */
+#define EMIT_MARKER ".stencilc-emit"
+
+/* --emit-dir writes into a new or empty directory, or into one an earlier --emit-dir wrote, so
+   that no file of the user's (their own plot.c or NAME.c) is overwritten. */
+static bool prepare_emit_dir(const char *dir) {
+  struct stat st;
+  char *marker = path_join(dir, EMIT_MARKER);
+  bool ok = true;
+  if (stat(dir, &st) == 0) {
+    int full = S_ISDIR(st.st_mode) ? dir_has_entries(dir) : 0;
+    if (!S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "stencilc: error: --emit-dir '%s' exists and is not a directory\n", dir);
+      ok = false;
+    } else if (full < 0) {
+      ok = fail("cannot read the directory", dir) == 0;
+    } else if (full && access(marker, F_OK) != 0) {
+      fprintf(stderr, "stencilc: error: the directory '%s' holds files stencilc did not write; --emit-dir writes only "
+                      "into a new or empty directory, or one an earlier --emit-dir wrote, so that nothing of yours "
+                      "is overwritten\n", dir);
+      ok = false;
+    }
+  } else if (errno != ENOENT || mkdir(dir, 0777) != 0) {
+    ok = fail("cannot create the directory", dir) == 0;
+  }
+  if (ok) {
+    FILE *f = fopen(marker, "w");
+    if (!f || fputs("written by stencilc --emit-dir; the next --emit-dir here overwrites its files\n", f) < 0 || fclose(f) != 0)
+      ok = fail("cannot write", marker) == 0;
+  }
+  free(marker);
+  return ok;
+}
+
 int compile_program(const Ir *ir, const CompileOptions *co) {
   char err[1024];
   Toolchain tc;
+  if (!output_allowed(co->input, co->output)) return 1;
   if (tc_find(&tc, err, sizeof err) != 0) {
     fprintf(stderr, "stencilc: error: %s\n", err);
     return 1;
   }
   char *dir;
   if (co->emit_dir) {
-    if (mkdir(co->emit_dir, 0777) != 0 && errno != EEXIST) {
+    if (!prepare_emit_dir(co->emit_dir)) {
       tc_free(&tc);
-      return fail("cannot create the directory", co->emit_dir);
+      return 1;
     }
     dir = xstrdup(co->emit_dir);
   } else {

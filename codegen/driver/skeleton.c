@@ -38,16 +38,6 @@ typedef struct Skeleton {
 
 /* 1 when dir has entries besides . and .., 0 when not, -1 (errno set) when
    it cannot be read. */
-static int dir_has_entries(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return -1;
-  struct dirent *e;
-  int found = 0;
-  while (!found && (e = readdir(d)) != NULL) found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-  closedir(d);
-  return found;
-}
-
 /* ---- the makefile ---- */
 
 /* Whether stem.c is among the sources: a stem.cu beside it needs another

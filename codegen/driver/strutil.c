@@ -1,6 +1,7 @@
 /*
 ** strutil.c: file names and growing strings (strutil.h).
 */
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,3 +65,13 @@ void str_addf(Str *b, const char *fmt, ...) {
 }
 
 const char *str_text(const Str *b) { return b->s ? b->s : ""; }
+
+int dir_has_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  struct dirent *e;
+  int found = 0;
+  while (!found && (e = readdir(d)) != NULL) found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  return found;
+}

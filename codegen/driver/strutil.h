@@ -19,6 +19,8 @@ char *path_join(const char *dir, const char *name);
 char *path_add_ext(const char *base, const char *ext);
 /* The last component of path: what follows its last '/', or path itself. Points into path. */
 const char *path_base(const char *path);
+/* 1 if the directory holds anything but . and .., 0 if not, -1 (errno set) if it cannot be read. */
+int dir_has_entries(const char *dir);
 /* Whether s ends with suffix. */
 bool str_ends_with(const char *s, const char *suffix);
 

@@ -449,6 +449,23 @@ static int find_system(Toolchain *t, char *err, size_t errsize) {
   return -1;
 }
 
+/* Whether prog (a path, or a name looked up in PATH as posix_spawnp does) is an executable. */
+static bool runnable(const char *prog) {
+  if (strchr(prog, '/')) return access(prog, X_OK) == 0;
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/bin:/bin";
+  for (const char *p = path; *p;) {
+    const char *colon = strchr(p, ':');
+    size_t len = colon ? (size_t)(colon - p) : strlen(p);
+    char *full = len ? xprintf("%.*s/%s", (int)len, p, prog) : xprintf("./%s", prog);
+    bool ok = access(full, X_OK) == 0;
+    free(full);
+    if (ok) return true;
+    p += len + (colon ? 1 : 0);
+  }
+  return false;
+}
+
 int tc_find(Toolchain *t, char *err, size_t errsize) {
   memset(t, 0, sizeof *t);
   const char *pdir = getenv("PETSC_DIR");
@@ -464,6 +481,24 @@ int tc_find(Toolchain *t, char *err, size_t errsize) {
   if (cc && *cc) {
     free(t->cc);
     t->cc = xstrdup(cc);
+  }
+  /* A missing compiler is the machine's, not a bug of ours: say so before generating anything. */
+  if (!runnable(t->cc)) {
+    if (cc && *cc) seterr(err, errsize, "the C compiler '%s' (STENCILC_CC) is not installed (not found on PATH)", t->cc);
+    else
+      seterr(err, errsize, "the C compiler '%s' that %s builds with is not installed (not found on PATH); "
+                           "install it (Debian's PETSc uses OpenMPI's mpicc: apt-get install libopenmpi-dev; "
+                           "`make deps` installs all stencilc needs) or name another with STENCILC_CC",
+             t->cc, t->petsc_desc);
+    tc_free(t);
+    return -1;
+  }
+  if (t->nvcc && !runnable(t->nvcc)) {
+    seterr(err, errsize, "the CUDA compiler '%s' that %s was configured with is not installed (not found on "
+                         "PATH); install the CUDA toolkit, or use a PETSc without CUDA (PETSC_DIR)",
+           t->nvcc, t->petsc_desc);
+    tc_free(t);
+    return -1;
   }
   return 0;
 }

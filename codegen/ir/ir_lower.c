@@ -13,7 +13,9 @@
 ** entries the user gave (the derive pass adds the rest).
 */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ir.h"
 #include "util.h"
@@ -25,9 +27,19 @@ typedef struct Binding {
   const struct Binding *next;
 } Binding;
 
+/* A def call already lowered: the def and its argument values (hash-consed refs, so equal
+   arguments are equal refs) give the same body. */
+typedef struct CallMemo {
+  const Node *def;
+  Ref        *args;
+  Ref         value;
+} CallMemo;
+
 typedef struct Lower {
-  Ir  *ir;
-  Ref *lets;  /* by let index; IR_NONE until first used */
+  Ir       *ir;
+  Ref      *lets;   /* by let index; IR_NONE until first used */
+  CallMemo *calls;  /* open addressing, a power of two of slots; def NULL: empty */
+  int       ncalls, capcalls;
 } Lower;
 
 static Ref expr(Lower *L, const Node *e, const Binding *env);
@@ -93,20 +105,63 @@ static void def_call_name(Lower *L, const Node *def, const Node *first, Ref r) {
   ir_name(L->ir, r, name);
 }
 
+static unsigned call_hash(const Node *def, const Ref *args, int n) {
+  unsigned h = (unsigned)((uintptr_t)def >> 4) * 2654435761u;
+  for (int i = 0; i < n; i++) h = (h ^ (unsigned)args[i]) * 16777619u;
+  return h;
+}
+
+/* The slot of (def, args): the one holding it, or the empty one where it goes. */
+static CallMemo *call_slot(Lower *L, const Node *def, const Ref *args, int n) {
+  unsigned mask = (unsigned)L->capcalls - 1;
+  for (unsigned i = call_hash(def, args, n) & mask;; i = (i + 1) & mask) {
+    CallMemo *c = &L->calls[i];
+    if (!c->def || (c->def == def && memcmp(c->args, args, (size_t)n * sizeof *args) == 0)) return c;
+  }
+}
+
+static void remember_call(Lower *L, const Node *def, Ref *args, int n, Ref value) {
+  if (2 * (L->ncalls + 1) > L->capcalls) {  /* at most half full: grow and rehash */
+    CallMemo *old = L->calls;
+    int cap = L->capcalls;
+    L->capcalls = cap ? 2 * cap : 64;
+    L->calls = xcalloc((size_t)L->capcalls, sizeof *L->calls);
+    for (int i = 0; i < cap; i++)
+      if (old[i].def) *call_slot(L, old[i].def, old[i].args, old[i].def->def.nparams) = old[i];
+    free(old);
+  }
+  *call_slot(L, def, args, n) = (CallMemo){def, args, value};
+  L->ncalls++;
+}
+
+/* A def's body, lowered once per distinct argument values: a def calling another twice with
+   the same argument (f2(a) = f1(a) + f1(a)) costs one lowering per level, not 2^levels. */
 static Ref call(Lower *L, const Node *e, const Binding *env) {
   Ref args[2] = {IR_NONE, IR_NONE};
   if (e->decl) {  /* a def: bind its arguments, lower its body */
     const Node *def = e->decl;
-    Binding *b = xcalloc((size_t)def->def.nparams + 1, sizeof *b);
-    const Binding *inner = NULL;
+    int np = def->def.nparams;
+    Ref *values = xmalloc(((size_t)np + 1) * sizeof *values);
     int n = 0;
-    for (const Node *p = def->def.params, *a = e->call.args; p && a; p = p->next, a = a->next, n++) {
-      b[n] = (Binding){p, expr(L, a, env), inner};
+    for (const Node *a = e->call.args; a && n < np; a = a->next) values[n++] = expr(L, a, env);
+    if (L->capcalls) {
+      const CallMemo *c = call_slot(L, def, values, n);
+      if (c->def) {
+        free(values);
+        return c->value;
+      }
+    }
+    Binding *b = xcalloc((size_t)np + 1, sizeof *b);
+    const Binding *inner = NULL;
+    n = 0;
+    for (const Node *p = def->def.params; p && n < np; p = p->next, n++) {
+      b[n] = (Binding){p, values[n], inner};
       inner = &b[n];
     }
     Ref r = expr(L, def->def.body, inner);
     free(b);
     def_call_name(L, def, e->call.args, r);
+    remember_call(L, def, values, n, r);
     return r;
   }
   int n = 0;
@@ -174,7 +229,7 @@ static void given_entries(Lower *L, IrPoint *p) {
 
 void ir_lower(Ir *ir) {
   const Model *m = ir->m;
-  Lower L = {ir, xmalloc(((size_t)m->nlets + 1) * sizeof(Ref))};
+  Lower L = {ir, xmalloc(((size_t)m->nlets + 1) * sizeof(Ref)), NULL, 0, 0};
   for (int i = 0; i < m->nlets; i++) L.lets[i] = IR_NONE;
   for (int i = 0; i < m->nparams; i++) ir->param_default[i] = expr(&L, m->params[i]->param.value, NULL);
   for (int f = 0; f < m->nfields; f++) {
@@ -192,4 +247,6 @@ void ir_lower(Ir *ir) {
     }
   }
   free(L.lets);
+  for (int i = 0; i < L.capcalls; i++) free(L.calls[i].args);
+  free(L.calls);
 }
