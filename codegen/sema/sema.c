@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sema_int.h"
 #include "util.h"
@@ -239,6 +240,16 @@ static void stencil(Sema *s, Node *decl) {
                decl->stencil.width);
     m->width = 1;
     s->have_grid = false;  /* offsets cannot be judged against a width that is not there */
+    return;
+  }
+  /* The program refuses a grid narrower than 2 * width + 1 in any direction (its offsets would
+     not reach distinct points); its default grid must not be one. */
+  for (int d = 0; s->have_grid && d < m->dim; d++) {
+    long long need = 2LL * m->width + 1;
+    if (m->axes[d].points >= need) continue;
+    diag_error(s->d, m->axes[d].decl->axis.points_loc, "%s has %lld points, fewer than the %lld a stencil of width %d needs",
+               axis_names[d], m->axes[d].points, need, m->width);
+    diag_hint(s->d, "give %s at least %lld points (2 * width + 1), or declare a narrower stencil", axis_names[d], need);
   }
 }
 
@@ -296,10 +307,10 @@ static const char *petsc_option_clash(const char *name) {
     "cuda", "da_", "device_", "dm_", "draw_", "info_", "ksp_", "log_", "malloc_", "mat_", "mpi", "on_error",
     "options_", "pc_", "petsc", "sf_", "snes_", "stn_", "tao_", "ts_", "vec_", "viewer_",
   };
-  for (int i = 0; i < COUNT_OF(exact); i++)
-    if (strcmp(name, exact[i]) == 0) return exact[i];
+  for (int i = 0; i < COUNT_OF(exact); i++)  /* PETSc's option names ignore case */
+    if (strcasecmp(name, exact[i]) == 0) return exact[i];
   for (int i = 0; i < COUNT_OF(prefixes); i++)
-    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return prefixes[i];
+    if (strncasecmp(name, prefixes[i], strlen(prefixes[i])) == 0) return prefixes[i];
   return NULL;
 }
 
@@ -326,6 +337,16 @@ static void param(Sema *s, Node *p) {
     diag_error(s->d, p->loc, "a parameter cannot be called '%s': the program's option -%s would be PETSc's", p->param.name,
                p->param.name);
     diag_hint(s->d, "PETSc reserves -%s%s; rename the parameter", clash, clash[strlen(clash) - 1] == '_' ? "..." : "");
+  }
+  for (int i = 0; i < m->nparams; i++) {  /* -Re and -re are one option to PETSc */
+    const char *other = m->params[i]->param.name;
+    if (strcmp(other, p->param.name) != 0 && strcasecmp(other, p->param.name) == 0) {
+      diag_error(s->d, p->loc, "parameters '%s' and '%s' would be one option: PETSc's options ignore case, so -%s would set both",
+                 other, p->param.name, p->param.name);
+      previous(s, m->params[i]);
+      diag_hint(s->d, "rename one of them");
+      break;
+    }
   }
   p->index = m->nparams;
   m->param_lo[m->nparams] = range_ok ? lo : -INFINITY;

@@ -675,8 +675,24 @@ if is_built bratu2d; then
   fail_case "bratu2d -snes_max_it 1" 1 -da_grid_x 17 -da_grid_y 17 -snes_max_it 1
   fail_case "bratu2d -snes_max_it 1 on 2 ranks" 2 -da_grid_x 17 -da_grid_y 17 -snes_max_it 1 -pc_type jacobi
   if grep -q 'did not converge within -snes_max_it' "$LOG/fail.bratu2d__snes_max_it_1"; then :; else
-    bad "failure: -snes_max_it 1 does not say that Newton reached -snes_max_it"
+    bad "failure: -snes_max_it 1 does not say that it reached -snes_max_it"
   fi
+
+  # The report names the method that ran, and says what one linear solve (ksponly) left.
+  for m in "ngmres:solved in [0-9]* nonlinear GMRES iterations" "ncg:solved in [0-9]* nonlinear CG iterations" \
+           "newtontr:solved in [0-9]* trust-region Newton iterations" \
+           "ksponly:one linear solve done (-snes_type ksponly), residual norm [0-9.e-]*: the equations hold only if they are linear"; do
+    t=${m%%:*} want=${m#*:}
+    l=$LOG/report.$t
+    run "$l" "$OUT/bratu2d" -da_grid_x 17 -da_grid_y 17 -snes_type "$t" -snes_max_it 200
+    rc=$?
+    if [ $rc -eq 0 ] && grep -q -- "bratu2d: $want" "$l" && ! grep -q "residual norm 0[^.0-9]" "$l"; then
+      ok "report: -snes_type $t: $(grep -o -m 1 'bratu2d: .*' "$l")"
+    else
+      bad "report: -snes_type $t: exit $rc, no 'bratu2d: $want' line"
+      show "$l"
+    fi
+  done
 
   for v in 7 -1; do
     l=$LOG/fail.par.$v
