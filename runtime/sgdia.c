@@ -871,14 +871,6 @@ PetscErrorCode MatSGDIACopyToAIJ(Mat mat, Mat B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* An empty AIJ matrix of type `type` with the DMDA's nonzero pattern (PETSc's DMCreateMatrix). */
-static PetscErrorCode SGDIACreateAIJ(SGDIA *A, MatType type, Mat *B)
-{
-  PetscFunctionBeginUser;
-  PetscCall(StnDMCreateAIJ(A->da, type, B));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode MatConvert_SGDIA(Mat mat, MatType type, MatReuse reuse, Mat *out)
 {
   static const char *const aij[] = {MATAIJ, MATSEQAIJ, MATMPIAIJ, MATAIJCUSPARSE, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE};
@@ -897,7 +889,7 @@ static PetscErrorCode MatConvert_SGDIA(Mat mat, MatType type, MatReuse reuse, Ma
     PetscCall(MatSGDIACopyToAIJ(mat, *out));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SGDIACreateAIJ(A, type, &B));
+  PetscCall(StnDMCreateAIJ(A->da, type, &B)); /* empty, with the DMDA's nonzero pattern */
   PetscCall(MatSGDIACopyToAIJ(mat, B));
   if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(mat, &B));
   else *out = B;

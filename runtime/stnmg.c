@@ -27,6 +27,13 @@ static PetscInt  stencil_n;
 static PetscInt *stencil_offsets;
 static PetscErrorCode (*create_aij)(DM, Mat *);
 
+static PetscErrorCode free_stencil(void)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(stencil_offsets));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode DMCreateMatrix_SGDIA(DM dm, Mat *A)
 {
   PetscFunctionBeginUser;
@@ -38,6 +45,7 @@ PetscErrorCode StnDMUseSGDIA(DM da, PetscInt nsten, const PetscInt offsets[][3])
 {
   PetscFunctionBeginUser;
   if (da->ops->creatematrix == DMCreateMatrix_SGDIA) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!stencil_offsets) PetscCall(PetscRegisterFinalize(free_stencil));
   PetscCall(PetscFree(stencil_offsets));
   PetscCall(PetscMalloc1(3 * nsten, &stencil_offsets));
   PetscCall(PetscArraycpy(stencil_offsets, &offsets[0][0], 3 * nsten));
@@ -224,12 +232,31 @@ static PetscErrorCode set_noise(Vec v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The estimator est's start vector for vectors like x: written once per grid and kept with est;
+   a new grid for the level (-snes_grid_sequence) also gets est new work vectors. */
+static PetscErrorCode start_vector(KSP est, Vec x, Vec *noise)
+{
+  PetscInt m, m_noise = -1;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectQuery((PetscObject)est, "StnStartVector", (PetscObject *)noise));
+  PetscCall(VecGetSize(x, &m));
+  if (*noise) PetscCall(VecGetSize(*noise, &m_noise));
+  if (m_noise == m) PetscFunctionReturn(PETSC_SUCCESS);
+  if (*noise) PetscCall(KSPReset(est));
+  PetscCall(VecDuplicate(x, noise));
+  PetscCall(set_noise(*noise));
+  PetscCall(PetscObjectCompose((PetscObject)est, "StnStartVector", (PetscObject)*noise));
+  PetscCall(PetscObjectDereference((PetscObject)*noise)); /* est holds it */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode EstimateEigenvalues(KSP ksp, Vec b, Vec x, void *ctx)
 {
   Mat       A, P;
   KSP       est;
   PC        pc;
-  Vec       y, noise, last;
+  Vec       y, noise;
   PetscReal emax = 0, *re, *im;
   PetscInt  n, neig;
   PetscBool valid, cheb;
@@ -242,23 +269,17 @@ static PetscErrorCode EstimateEigenvalues(KSP ksp, Vec b, Vec x, void *ctx)
   PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, emax, valid));
   if (!valid) {
     PetscCall(PetscObjectQuery((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject *)&est));
-    PetscCall(KSPGetSolution(est, &last));
-    if (last) { /* a new grid for this level (-snes_grid_sequence): new work vectors */
-      PetscInt m, m_last;
-
-      PetscCall(VecGetSize(last, &m_last));
-      PetscCall(VecGetSize(x, &m));
-      if (m != m_last) PetscCall(KSPReset(est));
-    }
+    PetscCall(start_vector(est, x, &noise));
     PetscCall(KSPGetPC(ksp, &pc));
     PetscCall(KSPSetPC(est, pc));
     PetscCall(KSPSetOperators(est, A, P));
-    PetscCall(VecDuplicate(x, &y));
-    PetscCall(VecDuplicate(x, &noise));
-    PetscCall(set_noise(noise));
-    PetscCall(KSPSolve(est, noise, y));
-    PetscCall(VecDestroy(&noise));
-    PetscCall(VecDestroy(&y));
+    PetscCall(KSPGetSolution(est, &y)); /* the last estimate's, kept by est */
+    if (y) PetscCall(KSPSolve(est, noise, y));
+    else {
+      PetscCall(VecDuplicate(x, &y));
+      PetscCall(KSPSolve(est, noise, y));
+      PetscCall(VecDestroy(&y));
+    }
     PetscCall(KSPGetIterationNumber(est, &n));
     PetscCall(PetscMalloc2(n, &re, n, &im));
     PetscCall(KSPComputeEigenvalues(est, n, re, im, &neig));
