@@ -175,7 +175,8 @@ static bool prepare_emit_dir(const char *dir) {
       fprintf(stderr, "stencilc: error: --emit-dir '%s' exists and is not a directory\n", dir);
       ok = false;
     } else if (full < 0) {
-      ok = fail("cannot read the directory", dir) == 0;
+      fail("cannot read the directory", dir);
+      ok = false;
     } else if (full && access(marker, F_OK) != 0) {
       fprintf(stderr, "stencilc: error: the directory '%s' holds files stencilc did not write; --emit-dir writes only "
                       "into a new or empty directory, or one an earlier --emit-dir wrote, so that nothing of yours "
@@ -183,12 +184,15 @@ static bool prepare_emit_dir(const char *dir) {
       ok = false;
     }
   } else if (errno != ENOENT || mkdir(dir, 0777) != 0) {
-    ok = fail("cannot create the directory", dir) == 0;
+    fail("cannot create the directory", dir);
+    ok = false;
   }
   if (ok) {
     FILE *f = fopen(marker, "w");
-    if (!f || fputs("written by stencilc --emit-dir; the next --emit-dir here overwrites its files\n", f) < 0 || fclose(f) != 0)
-      ok = fail("cannot write", marker) == 0;
+    if (!f || fputs("written by stencilc --emit-dir; the next --emit-dir here overwrites its files\n", f) < 0 || fclose(f) != 0) {
+      fail("cannot write", marker);
+      ok = false;
+    }
   }
   free(marker);
   return ok;

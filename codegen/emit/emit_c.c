@@ -282,7 +282,7 @@ static void store_block_row(Program *P, const char *in, bool before) {
 }
 
 /* The grid spacing in direction d from the DMDA's size: (hi - lo) / (mx - 1), or / mx in a
-   periodic direction. The C and the kernels' context compute it with this same text. */
+   periodic direction. The C functions and the CUDA kernels compute it with this same text. */
 static void spacing_value(const Program *P, int d) {
   const Axis *ax = &P->m->axes[d];
   fputc('(', P->out);
