@@ -102,13 +102,16 @@ static const char sgdia_query[] = "MatSGDIAGetContext_C";
    Host and device copies of the values (GPU runs only; on CPUs both calls do nothing)
    --------------------------------------------------------------------------------------------- */
 
-/* Makes the host values current before the host reads them. */
+/* Makes the host values current before the host reads them. A matrix on the GPU gets its host
+   copy here, the first time the host needs it: most never do, and a fine grid's values are
+   hundreds of megabytes. */
 static PetscErrorCode SGDIASyncHost(SGDIA *A)
 {
   PetscFunctionBeginUser;
   (void)A; /* only GPU builds keep a second copy */
 #if defined(PETSC_HAVE_CUDA)
   if (A->device && A->host_stale) {
+    if (!A->values) PetscCall(PetscMalloc1(A->nsten * A->dof * A->nrows, &A->values));
     STN_CUDA_CALL(StnCUDAMemcpyDtoH(A->values, A->dvalues, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)));
     A->host_stale = PETSC_FALSE;
   }
@@ -523,6 +526,21 @@ PetscErrorCode MatSGDIAGetDeviceOperator(Mat mat, const StnBox **box, const Pets
   *ok     = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode MatSGDIAGetDeviceValues(Mat mat, const StnBox **box, const PetscScalar **values, PetscBool *ok)
+{
+  SGDIA *A;
+
+  PetscFunctionBeginUser;
+  *ok = PETSC_FALSE;
+  PetscCall(SGDIAGetDeviceContext(mat, &A));
+  if (!A) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SGDIASyncDevice(A));
+  *box    = &A->box;
+  *values = A->dvalues;
+  *ok     = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 #endif
 
 static PetscErrorCode SGDIAApply(Mat mat, Vec x, Vec z, Vec y)
@@ -689,13 +707,15 @@ static PetscErrorCode MatZeroEntries_SGDIA(Mat mat)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
-  PetscCall(PetscArrayzero(A->values, A->nsten * A->dof * A->nrows));
 #if defined(PETSC_HAVE_CUDA)
   if (A->device) {
     STN_CUDA_CALL(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL));
-    A->host_stale = A->device_stale = PETSC_FALSE;
+    A->host_stale   = PETSC_TRUE;
+    A->device_stale = PETSC_FALSE;
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
+  PetscCall(PetscArrayzero(A->values, A->nsten * A->dof * A->nrows));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -782,6 +802,15 @@ static PetscErrorCode MatCopy_SGDIA(Mat mat, Mat dest, MatStructure str)
   PetscCall(MatShellGetContext(mat, &A));
   PetscCall(SGDIAGetContext(dest, &B));
   PetscCheck(same_layout(A, B), PetscObjectComm((PetscObject)mat), PETSC_ERR_ARG_INCOMP, "SG-DIA: MatCopy needs two matrices on the same DMDA with the same offsets");
+#if defined(PETSC_HAVE_CUDA)
+  if (A->device && B->device) {
+    PetscCall(SGDIASyncDevice(A));
+    STN_CUDA_CALL(StnCUDAMemcpyDtoD(B->dvalues, A->dvalues, sizeof(PetscScalar) * (size_t)(A->nsten * A->dof * A->nrows)));
+    B->host_stale   = PETSC_TRUE;
+    B->device_stale = PETSC_FALSE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(SGDIASyncHost(A));
   PetscCall(SGDIASyncHost(B));
   SGDIAHostChanged(B);
@@ -791,15 +820,12 @@ static PetscErrorCode MatCopy_SGDIA(Mat mat, Mat dest, MatStructure str)
 
 static PetscErrorCode MatDuplicate_SGDIA(Mat mat, MatDuplicateOption op, Mat *dup)
 {
-  SGDIA *A, *B;
+  SGDIA *A;
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
   PetscCall(MatCreateSGDIA(A->da, A->nsten, A->offsets, dup));
-  if (op == MAT_COPY_VALUES) {
-    PetscCall(SGDIAGetContext(*dup, &B));
-    PetscCall(PetscArraycpy(B->values, A->values, A->nsten * A->dof * A->nrows));
-  }
+  if (op == MAT_COPY_VALUES) PetscCall(MatCopy_SGDIA(mat, *dup, SAME_NONZERO_PATTERN));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1204,7 +1230,8 @@ static PetscErrorCode SGDIASetUpDevice(SGDIA *A)
   PetscCall(StnTuneApplySGDIA(&A->box)); /* the load policy, and the tuned block size if the cache has one */
   STN_CUDA_CALL(StnCUDAMalloc((void **)&A->dvalues, bytes));
   STN_CUDA_CALL(StnSGDIAZeroCUDA(A->dvalues, (long)(A->nsten * A->dof * A->nrows), NULL));
-  A->device = PETSC_TRUE;
+  A->device     = PETSC_TRUE;
+  A->host_stale = PETSC_TRUE; /* no host copy yet */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1251,7 +1278,6 @@ PetscErrorCode MatCreateSGDIA(DM da, PetscInt nsten, const PetscInt offsets[], M
   PetscCall(PetscMalloc3(nsten * A->dof, &A->colv, nsten * A->dof, &A->colx, 3 * nsten, &A->line));
   PetscCall(SGDIASetUpLayout(A));
   PetscCall(PetscIntMultError(nsten * A->dof, A->nrows, &nvalues));
-  PetscCall(PetscCalloc1(nvalues, &A->values));
   if (A->scatter) PetscCall(SGDIASetUpScatter(A));
 
   PetscCall(MatCreate(PetscObjectComm((PetscObject)da), mat));
@@ -1273,6 +1299,7 @@ PetscErrorCode MatCreateSGDIA(DM da, PetscInt nsten, const PetscInt offsets[], M
     if (cuda) PetscCall(SGDIASetUpDevice(A));
   }
 #endif
+  if (!A->device) PetscCall(PetscCalloc1(nvalues, &A->values)); /* on the GPU: SGDIASyncHost */
   PetscCall(MatSetUp(*mat));
   /* As DMCreateMatrix does, so that MatConvert passes the grid on to the AIJ copy. */
   PetscCall(DMDAGetGhostCorners(da, &stencil_starts[0], &stencil_starts[1], &stencil_starts[2], &stencil_dims[0], &stencil_dims[1], &stencil_dims[2]));

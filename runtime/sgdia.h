@@ -57,6 +57,10 @@ PetscErrorCode MatSGDIAMultScaledDevice(Mat A, Vec d, Vec x, Vec y, PetscBool *d
    when A is not an SG-DIA matrix on the device, or when its product reads ghosts (more than one
    rank, or a periodic direction). flops: what one product does, for PetscLogGpuFlops. */
 PetscErrorCode MatSGDIAGetDeviceOperator(Mat A, const StnBox **box, const PetscScalar **values, PetscLogDouble *flops, PetscBool *ok);
+/* The layout and the device values of A, brought up to date, for reading, whatever its product
+   reads; *ok is PETSC_FALSE (and nothing else is set) when A is not an SG-DIA matrix on the
+   device. */
+PetscErrorCode MatSGDIAGetDeviceValues(Mat A, const StnBox **box, const PetscScalar **values, PetscBool *ok);
 #endif
 
 #endif

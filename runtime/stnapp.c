@@ -22,6 +22,8 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscCall(PetscOptionsEList("-stn_device", "Where the residual, Jacobian and vectors live", NULL, devices, 2, devices[device], &device, NULL));
   levels_type = device == 1 ? 0 : 1; /* SG-DIA on the GPU (every level on the device), AIJ on CPUs (PETSc's smoothers) */
   PetscCall(PetscOptionsEList("-stn_levels_mat_type", "Storage of the coarser grids' matrices (-pc_type mg, -snes_grid_sequence)", NULL, mat_types, 2, mat_types[levels_type], &levels_type, NULL));
+  app->mg_fused = PETSC_TRUE;
+  PetscCall(PetscOptionsBool("-stn_mg_fused", "On the GPU, run each multigrid V-cycle as fused kernels (false: PETSc's PCMG apply)", NULL, app->mg_fused, &app->mg_fused, NULL));
   PetscCall(PetscOptionsBool("-stn_check_jacobian", "Compare the Jacobian entries given in the .stn with the derived ones", NULL, app->check_jacobian, &app->check_jacobian, NULL));
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, app->output, app->output, sizeof app->output, NULL));
   PetscCall(PetscOptionsString("-stn_plot_solution", "Draw the solution to this PNG file (needs gnuplot)", NULL, app->solution_png, app->solution_png, sizeof app->solution_png, NULL));
@@ -118,6 +120,9 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
   ours = fn != SNESComputeJacobianDefault && fn != SNESComputeJacobianDefaultColor ? PETSC_TRUE : PETSC_FALSE;
   if (ours && mg && galerkin == PC_MG_GALERKIN_NONE && StnDMUsesSGDIA(da)) { /* SG-DIA on every level */
     PetscCall(StnPCMGSetDefaults(pc, da));
+#if defined(PETSC_HAVE_CUDA)
+    if (app->gpu && app->mg_fused) PetscCall(StnPCMGUseFusedCycle(pc));
+#endif
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (ours && direct) PetscFunctionReturn(PETSC_SUCCESS);

@@ -42,6 +42,7 @@ typedef struct {
   PetscBool   gpu;            /* -stn_device gpu: residual, Jacobian, vectors and Krylov on the GPU */
   PetscBool   aij;            /* -stn_mat_type aij: the Jacobian in AIJ (the baseline) */
   PetscBool   levels_sgdia;   /* -stn_levels_mat_type sgdia: coarser grids' matrices SG-DIA too */
+  PetscBool   mg_fused;       /* -stn_mg_fused: multigrid's V-cycle as fused kernels on the GPU */
   PetscBool   check_jacobian; /* -stn_check_jacobian */
   char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
   char        solution_png[PETSC_MAX_PATH_LEN];    /* -stn_plot_solution, or "" */

@@ -60,6 +60,11 @@ extern "C" int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes)
   return check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "StnCUDAMemcpyDtoH: cudaMemcpy");
 }
 
+extern "C" int StnCUDAMemcpyDtoD(void *dst, const void *src, size_t bytes)
+{
+  return check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0), "StnCUDAMemcpyDtoD: cudaMemcpyAsync");
+}
+
 extern "C" int StnCUDASynchronize(void)
 {
   return check(cudaDeviceSynchronize(), "StnCUDASynchronize: cudaDeviceSynchronize");

@@ -18,6 +18,8 @@ int StnCUDAMalloc(void **p, size_t bytes);
 int StnCUDAFree(void *p);
 int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
 int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
+/* Queued on the default stream, as the kernels are. */
+int StnCUDAMemcpyDtoD(void *dst, const void *src, size_t bytes);
 int StnCUDASynchronize(void);
 /* The current device's L2 cache in bytes (0 when it cannot be asked). */
 long StnCUDAL2Bytes(void);

@@ -18,7 +18,7 @@
 #include "stnmg_cuda.h" /* stn_noise */
 #include "sgdia.h"
 #if defined(PETSC_HAVE_CUDA)
-  #include "stncuda.h" /* StnCUDALastError */
+  #include "stncoarse_cuda.h" /* the coarse solve on the device */
 #endif
 
 /* One program has one stencil: the offsets every grid's SG-DIA matrix is made with, and
@@ -107,9 +107,46 @@ PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels)
 /* ---- the coarse solve: y = inverse(A) x, the inverse dense ---- */
 
 typedef struct {
-  Mat       inverse;   /* dense; on the device once the vectors are */
-  PetscBool checked;   /* where the vectors live is known */
+  Mat       inverse;   /* dense, on the host (the operator's values are there) */
+#if defined(PETSC_HAVE_CUDA)
+  StnDenseInverse *device; /* the inverse in device memory, when the operator's values are there */
+#endif
 } DenseInverse;
+
+#if defined(PETSC_HAVE_CUDA)
+/* -log_view: the cuSOLVER handle and room for the inverse (once), the inverse (every Jacobian). */
+static PetscLogEvent event_create, event_invert;
+
+/* The inverse of P, an SG-DIA matrix on the device, formed there. *done: whether P is one. */
+static PetscErrorCode DenseInverseSetUpDevice(DenseInverse *ctx, Mat P, PetscInt n, PetscBool *done)
+{
+  const StnBox      *box;
+  const PetscScalar *values;
+  int                zero_pivot, rows = -1;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatSGDIAGetDeviceValues(P, &box, &values, done));
+  if (!*done) PetscFunctionReturn(PETSC_SUCCESS);
+  if (ctx->device) rows = StnDenseInverseRows(ctx->device);
+  if (!event_create) {
+    PetscCall(PetscLogEventRegister("StnMGCoarseNew", PC_CLASSID, &event_create));
+    PetscCall(PetscLogEventRegister("StnMGCoarseInv", PC_CLASSID, &event_invert));
+  }
+  if (rows != (int)n) {
+    PetscCall(PetscLogEventBegin(event_create, P, 0, 0, 0));
+    STN_CUDA_CALL(StnDenseInverseDestroy(ctx->device));
+    ctx->device = NULL;
+    STN_CUDA_CALL(StnDenseInverseCreate((int)n, &ctx->device));
+    PetscCall(PetscLogEventEnd(event_create, P, 0, 0, 0));
+  }
+  PetscCall(PetscLogEventBegin(event_invert, P, 0, 0, 0));
+  STN_CUDA_CALL(StnDenseInverseSetSGDIA(ctx->device, box, values, &zero_pivot));
+  PetscCall(PetscLogEventEnd(event_invert, P, 0, 0, 0));
+  PetscCheck(zero_pivot == 0, PETSC_COMM_SELF, PETSC_ERR_MAT_LU_ZRPVT,
+             "the coarsest grid's operator is singular (zero pivot in row %d of %" PetscInt_FMT "): give fewer levels (-pc_mg_levels) or another coarse solve (-mg_coarse_pc_type)", zero_pivot - 1, n);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 static PetscErrorCode DenseInverseSetUp(PC pc)
 {
@@ -127,6 +164,12 @@ static PetscErrorCode DenseInverseSetUp(PC pc)
   PetscCheck(size == 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "the dense coarse solve runs on one rank; give -mg_coarse_pc_type redundant with an AIJ coarse matrix");
   PetscCheck(n <= 16 * STN_MG_COARSE_UNKNOWNS, PETSC_COMM_SELF, PETSC_ERR_SUP,
              "the coarsest grid has %" PetscInt_FMT " unknowns, too many for its dense inverse: give more levels (-pc_mg_levels) or grid sizes of the form 2^k m + 1", n);
+#if defined(PETSC_HAVE_CUDA)
+  PetscBool done;
+
+  PetscCall(DenseInverseSetUpDevice(ctx, P, n, &done));
+  if (done) PetscFunctionReturn(PETSC_SUCCESS);
+#endif
   PetscCall(MatConvert(P, MATSEQAIJ, MAT_INITIAL_MATRIX, &A)); /* from device values if they are there */
   PetscCall(MatConvert(A, MATSEQDENSE, MAT_INPLACE_MATRIX, &A));
   PetscCall(MatGetFactor(A, MATSOLVERPETSC, MAT_FACTOR_LU, &F));
@@ -140,7 +183,6 @@ static PetscErrorCode DenseInverseSetUp(PC pc)
   PetscCall(MatDestroy(&ctx->inverse));
   PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, n, NULL, &ctx->inverse));
   PetscCall(MatMatSolve(F, identity, ctx->inverse));
-  ctx->checked = PETSC_FALSE;
   PetscCall(MatDestroy(&identity));
   PetscCall(MatDestroy(&F));
   PetscCall(MatDestroy(&A));
@@ -154,14 +196,17 @@ static PetscErrorCode DenseInverseApply(PC pc, Vec x, Vec y)
   PetscFunctionBeginUser;
   PetscCall(PCShellGetContext(pc, &ctx));
 #if defined(PETSC_HAVE_CUDA)
-  if (!ctx->checked) { /* the product where x is: move the inverse to the device once per setup */
-    const PetscScalar *a;
-    PetscMemType       mtype;
+  if (ctx->device) { /* the operator was on the device, so are its vectors */
+    const PetscScalar *xa;
+    PetscScalar       *ya;
 
-    PetscCall(VecGetArrayReadAndMemType(x, &a, &mtype));
-    PetscCall(VecRestoreArrayReadAndMemType(x, &a));
-    if (PetscMemTypeDevice(mtype)) PetscCall(MatConvert(ctx->inverse, MATSEQDENSECUDA, MAT_INPLACE_MATRIX, &ctx->inverse));
-    ctx->checked = PETSC_TRUE;
+    PetscCall(VecCUDAGetArrayRead(x, &xa));
+    PetscCall(VecCUDAGetArrayWrite(y, &ya));
+    STN_CUDA_CALL(StnDenseInverseApply(ctx->device, xa, ya));
+    PetscCall(PetscLogGpuFlops(2.0 * StnDenseInverseRows(ctx->device) * StnDenseInverseRows(ctx->device)));
+    PetscCall(VecCUDARestoreArrayWrite(y, &ya));
+    PetscCall(VecCUDARestoreArrayRead(x, &xa));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
   PetscCall(MatMult(ctx->inverse, x, y));
@@ -175,6 +220,9 @@ static PetscErrorCode DenseInverseDestroy(PC pc)
   PetscFunctionBeginUser;
   PetscCall(PCShellGetContext(pc, &ctx));
   PetscCall(MatDestroy(&ctx->inverse));
+#if defined(PETSC_HAVE_CUDA)
+  STN_CUDA_CALL(StnDenseInverseDestroy(ctx->device));
+#endif
   PetscCall(PetscFree(ctx));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -251,43 +299,73 @@ static PetscErrorCode start_vector(KSP est, Vec x, Vec *noise)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode EstimateEigenvalues(KSP ksp, Vec b, Vec x, void *ctx)
+/* *emax: the largest real part of the Ritz values of the smoother ksp's preconditioned
+   operator, from the estimate recorded on its matrix or a new one when the matrix has changed;
+   0 when ksp has no estimator of ours or the estimate failed. x: a vector of the level's. */
+static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
 {
   Mat       A, P;
   KSP       est;
   PC        pc;
   Vec       y, noise;
-  PetscReal emax = 0, *re, *im;
+  PetscReal *re, *im;
   PetscInt  n, neig;
-  PetscBool valid, cheb;
+  PetscBool valid;
+
+  PetscFunctionBeginUser;
+  *emax = 0;
+  PetscCall(PetscObjectQuery((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject *)&est));
+  if (!est) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetOperators(ksp, &A, &P));
+  PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, *emax, valid));
+  if (valid) PetscFunctionReturn(PETSC_SUCCESS);
+  *emax = 0;
+  PetscCall(start_vector(est, x, &noise));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(KSPSetPC(est, pc));
+  PetscCall(KSPSetOperators(est, A, P));
+  PetscCall(KSPGetSolution(est, &y)); /* the last estimate's, kept by est */
+  if (y) PetscCall(KSPSolve(est, noise, y));
+  else {
+    PetscCall(VecDuplicate(x, &y));
+    PetscCall(KSPSolve(est, noise, y));
+    PetscCall(VecDestroy(&y));
+  }
+  PetscCall(KSPGetIterationNumber(est, &n));
+  PetscCall(PetscMalloc2(n, &re, n, &im));
+  PetscCall(KSPComputeEigenvalues(est, n, re, im, &neig));
+  for (PetscInt e = 0; e < neig; e++) *emax = PetscMax(*emax, re[e]); /* the largest real part, as PETSc */
+  PetscCall(PetscFree2(re, im));
+  if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PETSc's bounds from the estimate: 0.1 and 1.1 times emax. */
+static const PetscReal bound_low = 0.1, bound_high = 1.1;
+
+static PetscErrorCode EstimateEigenvalues(KSP ksp, Vec b, Vec x, void *ctx)
+{
+  PetscReal emax;
+  PetscBool cheb;
 
   PetscFunctionBeginUser;
   (void)ctx, (void)b;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPCHEBYSHEV, &cheb));
   if (!cheb) PetscFunctionReturn(PETSC_SUCCESS); /* another smoother was chosen */
-  PetscCall(KSPGetOperators(ksp, &A, &P));
-  PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, emax, valid));
-  if (!valid) {
-    PetscCall(PetscObjectQuery((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject *)&est));
-    PetscCall(start_vector(est, x, &noise));
-    PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(KSPSetPC(est, pc));
-    PetscCall(KSPSetOperators(est, A, P));
-    PetscCall(KSPGetSolution(est, &y)); /* the last estimate's, kept by est */
-    if (y) PetscCall(KSPSolve(est, noise, y));
-    else {
-      PetscCall(VecDuplicate(x, &y));
-      PetscCall(KSPSolve(est, noise, y));
-      PetscCall(VecDestroy(&y));
-    }
-    PetscCall(KSPGetIterationNumber(est, &n));
-    PetscCall(PetscMalloc2(n, &re, n, &im));
-    PetscCall(KSPComputeEigenvalues(est, n, re, im, &neig));
-    for (PetscInt e = 0; e < neig; e++) emax = PetscMax(emax, re[e]); /* the largest real part, as PETSc */
-    PetscCall(PetscFree2(re, im));
-    if (emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, emax));
-  }
-  if (emax > 0) PetscCall(KSPChebyshevSetEigenvalues(ksp, 1.1 * emax, 0.1 * emax));
+  PetscCall(estimate(ksp, x, &emax));
+  if (emax > 0) PetscCall(KSPChebyshevSetEigenvalues(ksp, bound_high * emax, bound_low * emax));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *emin, PetscBool *ok)
+{
+  PetscReal e;
+
+  PetscFunctionBeginUser;
+  PetscCall(estimate(ksp, x, &e));
+  *ok   = (PetscBool)(e > 0);
+  *emax = bound_high * e;
+  *emin = bound_low * e;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -9,7 +9,8 @@
 #include <petscdmda.h>
 #include <petscksp.h>
 
-#include "stncompat.h" /* PETSC_SUCCESS on PETSc 3.18 */
+#include "stncompat.h"  /* PETSC_SUCCESS on PETSc 3.18 */
+#include "stnmg_cuda.h" /* StnTransferGrid */
 
 /* From now on DMCreateMatrix on da, and on every grid coarsened or refined from it, returns an
    SG-DIA matrix with these nsten grid offsets (one program has one stencil). */
@@ -22,6 +23,9 @@ PetscErrorCode StnDMCreateAIJ(DM da, MatType type, Mat *A);
 /* From now on the transfers between da and the grids made from it are stencilc's (stntransfer.c:
    matrix-free, on the device where the vectors are) wherever the grids halve, on one rank. */
 PetscErrorCode StnDMUseTransfers(DM da);
+/* The grids of P, an interpolation made by StnDMUseTransfers' DMCreateInterpolation; *ok is
+   PETSC_FALSE when P is not one, or its vectors are not on the device. */
+PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **g, PetscBool *ok);
 /* How many grids halving da gives: while every direction halves (n - 1 even, or n even when
    periodic) to at least 2 * stencil width + 1 points, and the grid has more than
    STN_MG_COARSE_UNKNOWNS unknowns. */
@@ -33,9 +37,20 @@ PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels);
      on the device, its eigenvalue bounds estimated as PETSc does, from the same start vector
      written on the device (PETSc's own with -mg_levels_ksp_chebyshev_esteig);
    - the coarse solve (-mg_coarse_pc_type): the dense inverse of the coarsest operator, formed
-     once per Jacobian by LU on the host and applied as one dense product where the vectors live.
+     once per Jacobian by LU where the operator's values live (cuSOLVER on the GPU,
+     stncoarse_cuda.h) and applied there as one dense product.
    Call after SNESSetFromOptions. */
 PetscErrorCode StnPCMGSetDefaults(PC pc, DM da);
+/* For a Chebyshev smoother whose eigenvalue bounds stnmg.c estimates (StnPCMGSetDefaults): the
+   bounds for its operator now, estimated if the operator has changed since the last estimate;
+   *ok is PETSC_FALSE when ksp has no such estimate or it failed. x: a vector of its level. */
+PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *emin, PetscBool *ok);
+#if defined(PETSC_HAVE_CUDA)
+/* Replaces the PCApply of pc, a PCMG, by stnmgcycle.c's V-cycle of fused kernels, which runs
+   whenever the levels are set up as it requires (SG-DIA operators on the device, Chebyshev with
+   Jacobi and stnmg.c's bounds, stencilc's transfers) and calls PCMG's own otherwise. */
+PetscErrorCode StnPCMGUseFusedCycle(PC pc);
+#endif
 #define STN_MG_COARSE_UNKNOWNS 256
 
 #endif

@@ -218,3 +218,20 @@ static PetscErrorCode refine_hook(DM coarse, DM fine, void *ctx)
   (void)coarse, (void)ctx;
   return StnDMUseTransfers(fine);
 }
+
+PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **g, PetscBool *ok)
+{
+  PetscBool shell;
+  void (*mult)(void) = NULL;
+  Transfer *t;
+
+  PetscFunctionBeginUser;
+  *ok = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)P, MATSHELL, &shell));
+  if (shell) PetscCall(MatShellGetOperation(P, MATOP_MULT, &mult));
+  if (mult != (void (*)(void))Interpolate) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatShellGetContext(P, &t));
+  *g  = &t->g;
+  *ok = t->gpu;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -231,6 +231,8 @@ static void write_readme(FILE *out, const Skeleton *k) {
         "| `-stn_levels_mat_type sgdia\\|aij` | the coarser grids' matrices under `-pc_type mg`: SG-DIA, the "
         "Jacobian rediscretized on each grid (the GPU's default, where multigrid is the default preconditioner), "
         "or PETSc's AIJ levels (CPUs) |\n"
+        "| `-stn_mg_fused true\\|false` | on the GPU, each V-cycle of those levels as fused kernels (the default) or "
+        "through PETSc's PCMG |\n"
         "| `-stn_check_jacobian` | compare the Jacobian entries the `.stn` gives with the derived ones at every "
         "grid point |\n"
         "| `-stn_output FILE.vts` | write the solution for ParaView |\n"

@@ -1,0 +1,283 @@
+/*
+** stnmgcycle.c: PCMG's V-cycle as one sequence of fused kernels on the GPU (stnmg.h,
+** StnPCMGUseFusedCycle). PCMG still builds and owns everything: the levels and their operators,
+** the transfers, the smoothers and their options, the coarse solve. Only its PCApply is
+** replaced, by one that runs the cycle with stnmgcycle_cuda.h's steps when the setup is one
+** they compute, and otherwise calls PCMG's own:
+**   - a multiplicative V-cycle, one per apply, no compatible relaxation;
+**   - on every level above the coarsest, one KSP for both smoothings, KSPCHEBYSHEV of the first
+**     kind with stnmg.c's eigenvalue bounds, no norms, PCJACOBI (the diagonal, not its absolute
+**     value), and the operator and the preconditioning matrix the same SG-DIA matrix in device
+**     memory;
+**   - stencilc's interpolations (stntransfer.c) between the levels, on the device.
+** The coarse solve is whatever KSP PCMG has there (KSPSolve).
+**
+** The cycle is PETSc's step for step (PCMGMCycle_Private, KSPSolve_Chebyshev_FirstKind,
+** PCApply_Jacobi): the same polynomial from the same bounds, the same transfers, so the Krylov
+** counts are PCMG's (tests/solve, gpu-check.sh's multigrid section). What differs is the
+** passes over memory: each Chebyshev step is one kernel (PETSc: MatMult, VecAYPX,
+** VecPointwiseMult, VecAXPBYPCZ, with three vectors written in between), a smoothing from a zero
+** guess skips the product with zero and the zeroing, and the residual is one kernel. Per level
+** and cycle with two smoothing steps: 5 launches and 5 passes over the matrix (PCMG: about 25
+** operations and 6 products).
+*/
+#include "stnmg.h"
+
+#if defined(PETSC_HAVE_CUDA)
+  #include <petsc/private/pcimpl.h>   /* pc->ops->apply: the one entry replaced */
+  #include <petsc/private/pcmgimpl.h> /* the levels PCMG built */
+
+  #include "sgdia.h"
+  #include "stnmgcycle_cuda.h"
+
+/* One level above the coarsest, as the cycle needs it. */
+typedef struct {
+  const StnBox          *box;    /* the operator's layout and device values */
+  const PetscScalar     *A;
+  Vec                    dinv;   /* 1 / its diagonal */
+  const StnTransferGrid *grid;   /* this level and the next coarser one */
+  PetscInt               steps;  /* Chebyshev steps per smoothing */
+  PetscReal              emax, emin;
+  PetscObjectState       state;  /* of the operator, when the above was worked out */
+} Level;
+
+typedef struct {
+  PetscErrorCode (*apply_mg)(PC, Vec, Vec); /* PCMG's */
+  PetscInt  nlevels;
+  Level    *level;
+  PetscBool ready; /* the levels match the operators' states and the fused cycle applies */
+} Fused;
+
+/* Whether level l's smoother is one the fused steps compute; its operator's layout if so. */
+static PetscErrorCode smoother_fits(PC_MG_Levels *mgl, Level *lv, PetscBool *fits)
+{
+  Mat              A, P;
+  PC               pc;
+  PetscBool        match;
+  KSPChebyshevKind kind;
+  KSPNormType      norm;
+  PCJacobiType     jtype;
+
+  PetscFunctionBeginUser;
+  *fits = PETSC_FALSE;
+  if (mgl->smoothu != mgl->smoothd || mgl->cr || mgl->cycles != 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)mgl->smoothd, KSPCHEBYSHEV, &match));
+  if (!match) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPChebyshevGetKind(mgl->smoothd, &kind));
+  PetscCall(KSPGetNormType(mgl->smoothd, &norm));
+  if (kind != KSP_CHEBYSHEV_FIRST || norm != KSP_NORM_NONE) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetPC(mgl->smoothd, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &match));
+  if (!match) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCJacobiGetType(pc, &jtype));
+  PetscCall(PCJacobiGetUseAbs(pc, &match));
+  if (jtype != PC_JACOBI_DIAGONAL || match) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetOperators(mgl->smoothd, &A, &P));
+  if (A != P) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSGDIAGetDeviceValues(P, &lv->box, &lv->A, fits));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Works out every level from the operators PCMG holds now; fc->ready says whether the fused
+   cycle applies. */
+static PetscErrorCode prepare(PC pc, Fused *fc)
+{
+  PC_MG         *mg  = (PC_MG *)pc->data;
+  PC_MG_Levels **mgl = mg->levels;
+  PetscInt       n   = mg->nlevels;
+
+  PetscFunctionBeginUser;
+  fc->ready = PETSC_FALSE;
+  if (n < 2 || mg->am != PC_MG_MULTIPLICATIVE || mg->cyclesperpcapply != 1) PetscFunctionReturn(PETSC_SUCCESS);
+  if (fc->nlevels != n) {
+    for (PetscInt l = 0; l < fc->nlevels; l++) PetscCall(VecDestroy(&fc->level[l].dinv));
+    PetscCall(PetscFree(fc->level));
+    PetscCall(PetscCalloc1(n, &fc->level));
+    fc->nlevels = n;
+  }
+  for (PetscInt l = 1; l < n; l++) {
+    Level    *lv = &fc->level[l];
+    Mat       P;
+    PetscBool fits;
+
+    PetscCall(smoother_fits(mgl[l], lv, &fits));
+    if (fits) PetscCall(StnTransferGetGrid(mgl[l]->interpolate, &lv->grid, &fits));
+    if (fits && mgl[l]->restrct != mgl[l]->interpolate) fits = PETSC_FALSE; /* a restriction of its own */
+    if (!fits || !mgl[l]->r) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(KSPGetOperators(mgl[l]->smoothd, NULL, &P));
+    PetscCall(KSPGetTolerances(mgl[l]->smoothd, NULL, NULL, NULL, &lv->steps));
+    PetscCall(StnMGSmootherBounds(mgl[l]->smoothd, mgl[l]->r, &lv->emax, &lv->emin, &fits));
+    if (!fits || lv->steps < 1) PetscFunctionReturn(PETSC_SUCCESS);
+    if (!lv->dinv) PetscCall(VecDuplicate(mgl[l]->r, &lv->dinv));
+    PetscCall(MatGetDiagonal(P, lv->dinv));
+    PetscCall(VecReciprocal(lv->dinv));
+    PetscCall(PetscObjectStateGet((PetscObject)P, &lv->state));
+  }
+  fc->ready = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether an operator changed (a new Jacobian) since prepare. */
+static PetscErrorCode stale(PC pc, Fused *fc, PetscBool *changed)
+{
+  PC_MG *mg = (PC_MG *)pc->data;
+
+  PetscFunctionBeginUser;
+  *changed = (PetscBool)(fc->nlevels != mg->nlevels || !fc->level);
+  for (PetscInt l = 1; l < fc->nlevels && !*changed; l++) {
+    Mat              P;
+    PetscObjectState state;
+
+    PetscCall(KSPGetOperators(mg->levels[l]->smoothd, NULL, &P));
+    PetscCall(PetscObjectStateGet((PetscObject)P, &state));
+    *changed = (PetscBool)(state != fc->level[l].state);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Level lv's Chebyshev smoothing of A x = b (KSPSolve_Chebyshev_FirstKind, no norms): from x = 0
+   when zero (x not read), else from x. t is work space of x's size. Result in x. */
+static PetscErrorCode smooth(const Level *lv, const PetscScalar *b, PetscScalar *x, PetscScalar *t, PetscBool zero)
+{
+  const PetscScalar *d     = NULL;
+  const PetscReal    scale = 2.0 / (lv->emax + lv->emin), alpha = 1.0 - scale * lv->emin;
+  const PetscReal    mu = 1.0 / alpha, omegaprod = 2.0 / alpha;
+  PetscReal          c0 = 1.0, c1 = mu;
+  PetscScalar       *prev, *cur;
+  PetscBool          prev_zero = zero;
+  const long         n         = (long)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecCUDAGetArrayRead(lv->dinv, &d));
+  /* p1 = p0 + scale D^-1 (b - A p0), into x when it is the last step, else into t */
+  cur = lv->steps == 1 ? x : t;
+  if (zero) STN_CUDA_CALL(StnMGScaleCUDA(n, scale, d, b, cur));
+  else {
+    if (cur == x) { /* one step in place is not possible: the product reads x's neighbours */
+      STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, b, d, NULL, 0.0, 1.0, scale, t));
+      STN_CUDA_CALL(StnCUDAMemcpyDtoD(x, t, sizeof(PetscScalar) * (size_t)n));
+    } else STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, b, d, NULL, 0.0, 1.0, scale, cur));
+  }
+  prev = cur == x ? t : x;
+  for (PetscInt i = 1; i < lv->steps; i++) {
+    const PetscReal c2 = 2.0 * mu * c1 - c0, omega = omegaprod * c1 / c2;
+
+    /* p_new = (1 - omega) p_prev + omega p_cur + omega scale D^-1 (b - A p_cur), over p_prev */
+    STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, cur, b, d, prev_zero ? NULL : prev, 1.0 - omega, omega, omega * scale, prev));
+    prev_zero = PETSC_FALSE;
+    PetscScalar *swap = prev;
+    prev = cur, cur = swap;
+    c0 = c1, c1 = c2;
+  }
+  if (cur != x) STN_CUDA_CALL(StnCUDAMemcpyDtoD(x, cur, sizeof(PetscScalar) * (size_t)n));
+  PetscCall(VecCUDARestoreArrayRead(lv->dinv, &d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The V-cycle from the finest level (b, x) down and back: PCMGMCycle_Private. */
+static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
+{
+  PC_MG         *mg  = (PC_MG *)pc->data;
+  PC_MG_Levels **mgl = mg->levels;
+  const PetscInt n   = mg->nlevels;
+
+  PetscFunctionBeginUser;
+  for (PetscInt l = n - 1; l >= 1; l--) { /* down: smooth from zero, residual, restrict */
+    const Level       *lv = &fc->level[l];
+    Vec                B = l == n - 1 ? b : mgl[l]->b, X = l == n - 1 ? x : mgl[l]->x;
+    const PetscScalar *ba;
+    PetscScalar       *xa, *ra, *bc;
+
+    PetscCall(VecCUDAGetArrayRead(B, &ba));
+    PetscCall(VecCUDAGetArrayWrite(X, &xa));
+    PetscCall(VecCUDAGetArrayWrite(mgl[l]->r, &ra));
+    PetscCall(smooth(lv, ba, xa, ra, PETSC_TRUE));
+    STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, xa, ba, NULL, NULL, 0.0, 0.0, 1.0, ra)); /* r = b - A x */
+    PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
+    STN_CUDA_CALL(StnTransferRestrictCUDA(lv->grid, 0, ra, bc));
+    PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
+    PetscCall(VecCUDARestoreArrayWrite(mgl[l]->r, &ra));
+    PetscCall(VecCUDARestoreArrayWrite(X, &xa));
+    PetscCall(VecCUDARestoreArrayRead(B, &ba));
+  }
+  PetscCall(VecZeroEntries(mgl[0]->x));
+  PetscCall(KSPSolve(mgl[0]->smoothd, mgl[0]->b, mgl[0]->x));
+  PetscCall(KSPCheckSolve(mgl[0]->smoothd, pc, mgl[0]->x));
+  for (PetscInt l = 1; l < n; l++) { /* up: interpolate and add, smooth */
+    const Level       *lv = &fc->level[l];
+    Vec                B = l == n - 1 ? b : mgl[l]->b, X = l == n - 1 ? x : mgl[l]->x;
+    const PetscScalar *ba, *xc;
+    PetscScalar       *xa, *ra;
+
+    PetscCall(VecCUDAGetArrayRead(mgl[l - 1]->x, &xc));
+    PetscCall(VecCUDAGetArray(X, &xa));
+    STN_CUDA_CALL(StnTransferInterpolateCUDA(lv->grid, 1, xc, xa));
+    PetscCall(VecCUDARestoreArrayRead(mgl[l - 1]->x, &xc));
+    PetscCall(VecCUDAGetArrayRead(B, &ba));
+    PetscCall(VecCUDAGetArrayWrite(mgl[l]->r, &ra));
+    PetscCall(smooth(lv, ba, xa, ra, PETSC_FALSE));
+    PetscCall(VecCUDARestoreArrayWrite(mgl[l]->r, &ra));
+    PetscCall(VecCUDARestoreArrayRead(B, &ba));
+    PetscCall(VecCUDARestoreArray(X, &xa));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -log_view: the levels' preparation after a new Jacobian (their eigenvalue estimates among it),
+   and the fused cycles. */
+static PetscLogEvent event_prepare, event_cycle;
+
+static PetscErrorCode PCApply_StnMG(PC pc, Vec b, Vec x)
+{
+  PetscContainer container;
+  Fused         *fc;
+  PetscBool      changed;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectQuery((PetscObject)pc, "StnFusedCycle", (PetscObject *)&container));
+  PetscCall(PetscContainerGetPointer(container, (void **)&fc));
+  PetscCall(stale(pc, fc, &changed));
+  if (changed || !fc->ready) {
+    PetscCall(PetscLogEventBegin(event_prepare, pc, 0, 0, 0));
+    PetscCall(prepare(pc, fc));
+    PetscCall(PetscLogEventEnd(event_prepare, pc, 0, 0, 0));
+  }
+  if (!fc->ready) PetscCall((*fc->apply_mg)(pc, b, x));
+  else {
+    PetscCall(PetscLogEventBegin(event_cycle, pc, b, x, 0));
+    PetscCall(cycle(pc, fc, b, x));
+    PetscCall(PetscLogEventEnd(event_cycle, pc, b, x, 0));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FusedDestroy(void **ctx)
+{
+  Fused *fc = (Fused *)*ctx;
+
+  PetscFunctionBeginUser;
+  for (PetscInt l = 0; l < fc->nlevels; l++) PetscCall(VecDestroy(&fc->level[l].dinv));
+  PetscCall(PetscFree(fc->level));
+  PetscCall(PetscFree(fc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnPCMGUseFusedCycle(PC pc)
+{
+  Fused    *fc;
+  PetscBool ismg;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &ismg));
+  if (!ismg || pc->ops->apply == PCApply_StnMG) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!event_cycle) {
+    PetscCall(PetscLogEventRegister("StnMGPrepare", PC_CLASSID, &event_prepare));
+    PetscCall(PetscLogEventRegister("StnMGCycle", PC_CLASSID, &event_cycle));
+  }
+  PetscCall(PetscNew(&fc));
+  fc->apply_mg = pc->ops->apply;
+  PetscCall(PetscObjectContainerCompose((PetscObject)pc, "StnFusedCycle", fc, FusedDestroy));
+  pc->ops->apply = PCApply_StnMG;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
