@@ -5,7 +5,7 @@
 # PETSc's GPU multigrid (-dm_vec_type cuda -dm_mat_type aijcusparse -ksp_type fgmres
 # -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi, levels down to 9 x 9),
 # built against the same CUDA PETSc. The cavity with ex19's defaults and a harder case, SFI in
-# 3D; -snes_rtol 1e-8 -ksp_rtol 1e-5; whole SNESSolve and KSPSolve from -log_view, each run
+# 3D, also with PETSc's PCMG and GAMG on an AIJCUSPARSE Jacobian; -snes_rtol 1e-8 -ksp_rtol 1e-5; whole SNESSolve and KSPSolve from -log_view, each run
 # once to warm up and once timed. Prints a markdown table; logs in $OUT or build/bench-mg.
 #
 #   PETSC_DIR=/path/to/cuda-petsc sh bench/multigrid_gpu.sh
@@ -51,4 +51,22 @@ for n in 65 129 257; do
   ref=
   row sfi.mg.$n "SFI $n^3" "ours, default (multigrid)" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C
   [ $n -le 129 ] && row sfi.jacobi.$n "SFI $n^3" "ours, -pc_type jacobi" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C -pc_type jacobi
+  # PETSc's own multigrid on the same program: AIJCUSPARSE Jacobian, PETSc's levels or GAMG
+  [ $n -ge 129 ] && row sfi.pcmg.$n "SFI $n^3" "ours with -stn_mat_type aij: PETSc's PCMG (Chebyshev/Jacobi, AIJCUSPARSE levels)" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C \
+    -stn_mat_type aij -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi
+  [ $n -ge 129 ] && row sfi.gamg.$n "SFI $n^3" "ours with -stn_mat_type aij: PETSc's GAMG" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C -stn_mat_type aij -pc_type gamg
+done
+
+# The V-cycle alone: -stn_mg_profile times each fused cycle on the GPU (CUDA events around it,
+# the device synchronised after it) against the bytes its steps move (runtime/stnmgcycle.c).
+echo
+echo "| grid | levels | V-cycles | GPU ms per cycle | byte model GB per cycle (finest level) | GB/s |"
+echo "|---|--:|--:|--:|--:|--:|"
+for r in "cavity 257" "cavity 513" "cavity 1025" "sfi3d 65" "sfi3d 129" "sfi3d 257"; do
+  set -- $r
+  g="-da_grid_x $2 -da_grid_y $2"
+  [ "$1" = sfi3d ] && g="$g -da_grid_z $2"
+  # shellcheck disable=SC2086
+  timeout 300 "$B/$1" $g $C -stn_mg_profile >"$LOG/profile.$1.$2.log" 2>&1
+  awk -v p="$1 $2" '/^stnmg profile/ {gsub(/[(),:;]/, " "); printf "| %s | %s | %s | %s | %s (%s) | %s |\n", p, $6, $3, $8, $16, $22, $24}' "$LOG/profile.$1.$2.log"
 done

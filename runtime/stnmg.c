@@ -322,6 +322,16 @@ static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
   *emax = 0;
   PetscCall(start_vector(est, x, &noise));
   PetscCall(KSPGetPC(ksp, &pc));
+#if defined(PETSC_HAVE_CUDA)
+  PetscBool done = PETSC_FALSE;
+
+  if (A == P) PetscCall(StnMGEstimateDevice(est, P, pc, noise, emax, &done));
+  if (done) {
+    PetscCall(PetscInfo(ksp, "eigenvalue estimate on the device: largest real part %g\n", (double)*emax));
+    if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(KSPSetPC(est, pc));
   PetscCall(KSPSetOperators(est, A, P));
   PetscCall(KSPGetSolution(est, &y)); /* the last estimate's, kept by est */
@@ -336,6 +346,7 @@ static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
   PetscCall(KSPComputeEigenvalues(est, n, re, im, &neig));
   for (PetscInt e = 0; e < neig; e++) *emax = PetscMax(*emax, re[e]); /* the largest real part, as PETSc */
   PetscCall(PetscFree2(re, im));
+  PetscCall(PetscInfo(ksp, "eigenvalue estimate: largest real part %g\n", (double)*emax));
   if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -38,7 +38,8 @@ typedef struct {
   const StnTransferGrid *grid;   /* this level and the next coarser one */
   PetscInt               steps;  /* Chebyshev steps per smoothing */
   PetscReal              emax, emin;
-  PetscObjectState       state;  /* of the operator, when the above was worked out */
+  PetscObjectId          id[2];  /* the operator and the interpolation the above came from */
+  PetscObjectState       state;  /* and the operator's state then */
 } Level;
 
 typedef struct {
@@ -46,7 +47,38 @@ typedef struct {
   PetscInt  nlevels;
   Level    *level;
   PetscBool ready; /* the levels match the operators' states and the fused cycle applies */
+  /* -stn_mg_profile: each cycle timed on the GPU, against the bytes its steps move */
+  PetscBool profile;
+  PetscInt  cycles;
+  double    ms, bytes, fine_bytes;
 } Fused;
+
+/* The bytes one smoothing of lv moves (the rooflines of stnmgcycle_cuda.h), step by step as
+   smooth() takes them. */
+static double smooth_bytes(const Level *lv, PetscBool zero)
+{
+  const double rows = (double)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm, A = 8.0 * lv->box->nsten * lv->box->dof;
+  PetscBool    prev_zero = zero, in_x = lv->steps == 1;
+  double       b = zero ? 24 : A + 32 + (in_x ? 16 : 0);
+
+  for (PetscInt i = 1; i < lv->steps; i++) {
+    b += A + 32 + (prev_zero ? 0 : 8);
+    prev_zero = PETSC_FALSE;
+    in_x      = (PetscBool)!in_x;
+  }
+  if (lv->steps > 1 && !in_x) b += 16;
+  return b * rows;
+}
+
+/* The bytes of one cycle on level lv (its part; the coarser levels count their own): the two
+   smoothings, the residual, the transfers to and from the next coarser grid. */
+static double level_bytes(const Level *lv)
+{
+  const double rows = (double)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm;
+  const double coarse = (double)lv->grid->dof * lv->grid->nc[0] * lv->grid->nc[1] * lv->grid->nc[2];
+
+  return smooth_bytes(lv, PETSC_TRUE) + smooth_bytes(lv, PETSC_FALSE) + (8.0 * lv->box->nsten * lv->box->dof + 24) * rows + 24 * rows + 16 * coarse;
+}
 
 /* Whether level l's smoother is one the fused steps compute; its operator's layout if so. */
 static PetscErrorCode smoother_fits(PC_MG_Levels *mgl, Level *lv, PetscBool *fits)
@@ -108,16 +140,26 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
     PetscCall(KSPGetTolerances(mgl[l]->smoothd, NULL, NULL, NULL, &lv->steps));
     PetscCall(StnMGSmootherBounds(mgl[l]->smoothd, mgl[l]->r, &lv->emax, &lv->emin, &fits));
     if (!fits || lv->steps < 1) PetscFunctionReturn(PETSC_SUCCESS);
+    if (lv->dinv) { /* a refined grid's level (-snes_grid_sequence) is larger */
+      PetscInt m, m_dinv;
+
+      PetscCall(VecGetSize(mgl[l]->r, &m));
+      PetscCall(VecGetSize(lv->dinv, &m_dinv));
+      if (m != m_dinv) PetscCall(VecDestroy(&lv->dinv));
+    }
     if (!lv->dinv) PetscCall(VecDuplicate(mgl[l]->r, &lv->dinv));
     PetscCall(MatGetDiagonal(P, lv->dinv));
     PetscCall(VecReciprocal(lv->dinv));
+    PetscCall(PetscObjectGetId((PetscObject)P, &lv->id[0]));
+    PetscCall(PetscObjectGetId((PetscObject)mgl[l]->interpolate, &lv->id[1]));
     PetscCall(PetscObjectStateGet((PetscObject)P, &lv->state));
   }
   fc->ready = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether an operator changed (a new Jacobian) since prepare. */
+/* Whether an operator changed (a new Jacobian) since prepare, or the levels are new ones (a
+   refined grid under -snes_grid_sequence: other matrices, maybe as many levels). */
 static PetscErrorCode stale(PC pc, Fused *fc, PetscBool *changed)
 {
   PC_MG *mg = (PC_MG *)pc->data;
@@ -127,10 +169,13 @@ static PetscErrorCode stale(PC pc, Fused *fc, PetscBool *changed)
   for (PetscInt l = 1; l < fc->nlevels && !*changed; l++) {
     Mat              P;
     PetscObjectState state;
+    PetscObjectId    id[2];
 
     PetscCall(KSPGetOperators(mg->levels[l]->smoothd, NULL, &P));
     PetscCall(PetscObjectStateGet((PetscObject)P, &state));
-    *changed = (PetscBool)(state != fc->level[l].state);
+    PetscCall(PetscObjectGetId((PetscObject)P, &id[0]));
+    PetscCall(PetscObjectGetId((PetscObject)mg->levels[l]->interpolate, &id[1]));
+    *changed = (PetscBool)(state != fc->level[l].state || id[0] != fc->level[l].id[0] || id[1] != fc->level[l].id[1]);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -245,7 +290,22 @@ static PetscErrorCode PCApply_StnMG(PC pc, Vec b, Vec x)
   if (!fc->ready) PetscCall((*fc->apply_mg)(pc, b, x));
   else {
     PetscCall(PetscLogEventBegin(event_cycle, pc, b, x, 0));
+    if (fc->profile) STN_CUDA_CALL(StnCUDAMark(4));
     PetscCall(cycle(pc, fc, b, x));
+    if (fc->profile) {
+      const StnTransferGrid *g      = fc->level[1].grid;
+      const double           coarse = (double)g->dof * g->nc[0] * g->nc[1] * g->nc[2];
+      float                  ms;
+
+      STN_CUDA_CALL(StnCUDAMark(5));
+      STN_CUDA_CALL(StnCUDASynchronize());
+      STN_CUDA_CALL(StnCUDAMarksElapsed(4, 5, &ms));
+      fc->ms += ms;
+      fc->cycles++;
+      fc->fine_bytes += level_bytes(&fc->level[fc->nlevels - 1]);
+      for (PetscInt l = 1; l < fc->nlevels; l++) fc->bytes += level_bytes(&fc->level[l]);
+      fc->bytes += 8.0 * coarse * (coarse + 2); /* the coarse solve's dense product, if it is ours */
+    }
     PetscCall(PetscLogEventEnd(event_cycle, pc, b, x, 0));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -256,6 +316,9 @@ static PetscErrorCode FusedDestroy(void **ctx)
   Fused *fc = (Fused *)*ctx;
 
   PetscFunctionBeginUser;
+  if (fc->profile && fc->cycles)
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "stnmg profile: %" PetscInt_FMT " V-cycles of %" PetscInt_FMT " levels, %.3f ms each on the GPU; byte model %.3f GB per cycle (finest level %.3f GB): %.0f GB/s\n",
+                          fc->cycles, fc->nlevels, fc->ms / fc->cycles, fc->bytes / fc->cycles * 1e-9, fc->fine_bytes / fc->cycles * 1e-9, fc->bytes / (fc->ms * 1e-3) * 1e-9));
   for (PetscInt l = 0; l < fc->nlevels; l++) PetscCall(VecDestroy(&fc->level[l].dinv));
   PetscCall(PetscFree(fc->level));
   PetscCall(PetscFree(fc));
@@ -276,6 +339,7 @@ PetscErrorCode StnPCMGUseFusedCycle(PC pc)
   }
   PetscCall(PetscNew(&fc));
   fc->apply_mg = pc->ops->apply;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-stn_mg_profile", &fc->profile, NULL));
   PetscCall(PetscObjectContainerCompose((PetscObject)pc, "StnFusedCycle", fc, FusedDestroy));
   pc->ops->apply = PCApply_StnMG;
   PetscFunctionReturn(PETSC_SUCCESS);

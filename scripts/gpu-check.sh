@@ -162,8 +162,10 @@ want examples && echo "$cases" | while IFS=: read -r name grid params; do
 done
 
 # Multigrid on the device (-pc_type mg, every level SG-DIA, stnmg.h): per Newton step the Krylov
-# counts of the CPU with the same hierarchy (-stn_levels_mat_type sgdia) to one, the solutions to
-# 1e-8, no vector copies in the solve, and clean kernels (the transfers, the level Jacobians).
+# counts of the CPU with the same hierarchy (-stn_levels_mat_type sgdia) and of PETSc's PCMG apply
+# (-stn_mg_fused false) to one, the solutions to 1e-8, the fused V-cycle run, no vector copies in
+# the solve, and clean kernels (the transfers, the fused steps, the coarse inverse, the level
+# Jacobians).
 mgsolver="-pc_type mg -ksp_rtol 1e-8 -snes_rtol 1e-10 -snes_atol 1e-12 -ksp_converged_reason"
 want multigrid && echo "$cases" | while IFS=: read -r name grid params; do
   [ "$(cat "$B/$name.build-rc")" = 0 ] || continue
@@ -174,6 +176,15 @@ want multigrid && echo "$cases" | while IFS=: read -r name grid params; do
       -snes_view_solution "binary:$B/$name.mg.$dev.bin" >"$OUTDIR/$name.mg.$dev.log" 2>&1
     echo $? >"$B/$name.mg.$dev.rc"
   done
+  # the fused V-cycle (the GPU's default) against PETSc's PCMG apply on the same device levels
+  # shellcheck disable=SC2086
+  "$B/$name" $grid $params $mgsolver -stn_device gpu -stn_mg_fused false >"$OUTDIR/$name.mg.pcmg.log" 2>&1
+  p=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.pcmg.log")
+  f=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.gpu.log")
+  same=$(echo "$f|$p" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
+                                     for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) {print 0; exit}; print 1}')
+  if [ "$same" = 1 ]; then echo "gpu: multigrid: $name: fused V-cycle Krylov [ $f], PCMG's apply [ $p]: ok"
+  else echo "FAIL: gpu: multigrid: $name: fused V-cycle Krylov [ $f] against PCMG's apply [ $p]"; echo "x" >>"$B/failed"; fi
   g=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.gpu.log")
   c=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.cpu.log")
   close=$(echo "$g|$c" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
@@ -188,6 +199,7 @@ want multigrid && echo "$cases" | while IFS=: read -r name grid params; do
   # shellcheck disable=SC2086
   "$B/$name" $grid $params $mgsolver -stn_device gpu -log_view -log_view_gpu_time >"$OUTDIR/$name.mg.gpu-stage.log" 2>&1
   moved=$(vector_copies "$OUTDIR/$name.mg.gpu-stage.log")
+  grep -q "^StnMGCycle " "$OUTDIR/$name.mg.gpu-stage.log" || moved="$moved (no fused V-cycle ran: StnMGCycle missing)"
   if [ -z "$moved" ] && grep -q "^SNESSolve " "$OUTDIR/$name.mg.gpu-stage.log"; then echo "gpu: multigrid residency: $name: no vector copies in the solve: ok"
   else echo "FAIL: gpu: multigrid residency: $name: $moved"; echo "x" >>"$B/failed"; fi
   if command -v compute-sanitizer >/dev/null 2>&1; then
@@ -195,11 +207,13 @@ want multigrid && echo "$cases" | while IFS=: read -r name grid params; do
     [ "$name" = sfi3d ] && small="-da_grid_x 9 -da_grid_y 9 -da_grid_z 9" tools=memcheck  # the 3D transfers
     [ "$name" = bratu2d ] && tools=
     for tool in $tools; do
+      seq=  # memcheck on the cavity also refines twice: new levels for the fused cycle, the same count of them
+      [ "$name" = cavity ] && [ "$tool" = memcheck ] && seq="-snes_grid_sequence 2"
       # shellcheck disable=SC2086
-      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -pc_type mg >"$OUTDIR/$name.mg.$tool.log" 2>&1
+      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -pc_type mg $seq >"$OUTDIR/$name.mg.$tool.log" 2>&1
       src=$?
-      if [ $src -eq 0 ]; then echo "gpu: compute-sanitizer $tool: $name -pc_type mg: ok"
-      else echo "FAIL: gpu: compute-sanitizer $tool: $name -pc_type mg (exit $src)"; tail -15 "$OUTDIR/$name.mg.$tool.log"; echo "x" >>"$B/failed"; fi
+      if [ $src -eq 0 ]; then echo "gpu: compute-sanitizer $tool: $name -pc_type mg $seq: ok"
+      else echo "FAIL: gpu: compute-sanitizer $tool: $name -pc_type mg $seq (exit $src)"; tail -15 "$OUTDIR/$name.mg.$tool.log"; echo "x" >>"$B/failed"; fi
     done
   fi
 done

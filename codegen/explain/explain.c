@@ -890,6 +890,44 @@ static void explain_sgdia(const Ir *ir, FILE *out) {
   }
 }
 
+/* The multigrid hierarchy a GPU run builds at the default grid. This repeats the rule of
+   StnDMCountLevels (runtime/stnmg.c; the runtime is not linked into the compiler): halve while
+   every direction halves (n - 1 even, or n even when periodic) to at least 2*width + 1 points
+   and the grid has more than STN_MG_COARSE_UNKNOWNS = 256 unknowns. */
+static void explain_levels(const Ir *ir, FILE *out) {
+  const Model *m = ir->m;
+  long long n[MAX_DIM];
+  int levels = 1;
+  bool coarse = false; /* it stopped at a grid small enough to be the coarsest */
+  char size[96], count[40];
+  for (int d = 0; d < m->dim; d++) n[d] = m->axes[d].points;
+  fprintf(out, "\nMULTIGRID LEVELS at the default grid (-pc_type mg; on the GPU the default preconditioner\n"
+               "  when there are 3 or more, else Jacobi), each level's operator the generated Jacobian on its\n"
+               "  grid, Chebyshev/Jacobi smoothers, the coarsest grid solved by its dense inverse:\n    ");
+  for (;;) {
+    double unknowns = m->nfields;
+    long long half[MAX_DIM];
+    bool halves = true;
+    for (int d = 0; d < m->dim; d++) {
+      bool periodic = m->axes[d].periodic;
+      unknowns *= (double)n[d];
+      half[d] = periodic ? n[d] / 2 : (n[d] - 1) / 2 + 1;
+      if ((periodic ? n[d] % 2 : (n[d] - 1) % 2) || half[d] < 2 * m->width + 1) halves = false;
+    }
+    grid_size_text(m, n, size, sizeof size);
+    count_text(count, sizeof count, unknowns);
+    fprintf(out, "%s%s (%s unknowns)", levels > 1 ? " -> " : "", size, count);
+    coarse = unknowns <= 256;
+    if (coarse || !halves) break;
+    for (int d = 0; d < m->dim; d++) n[d] = half[d];
+    if (++levels % 4 == 0) fputs("\n   ", out);
+  }
+  fprintf(out, "\n  %d level%s%s\n", levels, levels == 1 ? "" : "s",
+          levels >= 3 ? ""
+          : coarse ? ": too few for multigrid by default; a larger grid (such as -da_grid_x 257) gives more"
+                   : ": too few for multigrid by default; the grid does not halve further (sizes 2^k m + 1, such as 257, halve best)");
+}
+
 /* ---- the driver ---- */
 
 int explain_program(const Ir *ir, const ExplainOptions *o, FILE *out) {
@@ -908,6 +946,7 @@ int explain_program(const Ir *ir, const ExplainOptions *o, FILE *out) {
   explain_stencils(ir, out);
   explain_jacobian(ir, &P, out);
   explain_sgdia(ir, out);
+  explain_levels(ir, out);
   printer_free(&P);
   if (o->svg) {
     long long n[MAX_DIM], own[MAX_DIM];

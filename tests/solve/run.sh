@@ -555,6 +555,13 @@ if is_built bratu2d; then
     *) if [ "$spread" -le 2 ]; then ok "multigrid: bratu2d at 33, 65, 129 points, levels from the grid: Krylov counts$counts, the largest per grid within 2"
        else bad "multigrid: bratu2d Krylov counts$counts grow with the grid"; fi ;;
   esac
+  # --explain's hierarchy is the one the program builds (a 129 x 129 default grid)
+  sed 's/: 4 points/: 129 points/' examples/bratu2d.stn >"$OUT/bratu129.stn"
+  said=$("$STENCILC" --explain "$OUT/bratu129.stn" | awk '$2 ~ /^levels?/ && $1 ~ /^[0-9]+$/ {print $1}')
+  run "$LOG/mg.levels" "$OUT/bratu2d" -da_grid_x 129 -da_grid_y 129 -pc_type mg -stn_levels_mat_type sgdia -ksp_view -snes_max_it 1
+  made=$(grep -m1 -o "levels=[0-9]*" "$LOG/mg.levels" | cut -d= -f2)
+  if [ -n "$said" ] && [ "$said" = "$made" ]; then ok "multigrid: --explain's $said levels at 129 x 129 are the program's"
+  else bad "multigrid: --explain says ${said:-no} levels at 129 x 129, the program builds ${made:-none}"; fi
 fi
 section_done multigrid
 

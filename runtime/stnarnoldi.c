@@ -1,0 +1,166 @@
+/*
+** stnarnoldi.c: the smoothers' eigenvalue estimate on the device (stnmg.h,
+** StnMGEstimateDevice). PETSc's estimate for a Chebyshev smoother is max_it steps of
+** left-preconditioned GMRES from a zero guess (classical Gram-Schmidt, no restart), then the
+** largest real part of the Ritz values, the eigenvalues of its Hessenberg matrix. Run as
+** PETSc's KSPGMRES, every step waits for its norms: on a coarse grid the waits are the cost.
+** Here the same steps run on stngmres's engine (stngmres_cuda.h), the operator applied as the
+** SG-DIA product scaled by the inverse diagonal (Jacobi's), all queued before one wait at the
+** end. The engine keeps the Hessenberg matrix rotated (the Givens rotations GMRES applies
+** column by column); the Ritz values need it unrotated, which undoing the rotations gives.
+**
+** The engine's step reports have one slot per step number, shared by every GMRES on the device:
+** the estimate runs, as PETSc's does, at the first preconditioner application after a new
+** operator, when the outer GMRES has no step in flight, and waits for all of its own steps
+** before it returns.
+*/
+#include "stnmg.h"
+
+#if defined(PETSC_HAVE_CUDA)
+  #include <petscblaslapack.h>
+
+  #include "sgdia.h"
+  #include "stngmres_cuda.h"
+
+/* What one estimator keeps between estimates: the engine and the Krylov basis. */
+typedef struct {
+  StnGMRESState st;
+  Vec          *V;    /* steps + 1 vectors */
+  Vec           dinv; /* 1 / the diagonal */
+  PetscInt      steps, n;
+} Arnoldi;
+
+static PetscErrorCode ArnoldiDestroy(void **ctx)
+{
+  Arnoldi *a = (Arnoldi *)*ctx;
+
+  PetscFunctionBeginUser;
+  STN_CUDA_CALL(StnGMRESDestroy(&a->st));
+  PetscCall(VecDestroyVecs(a->steps + 1, &a->V));
+  PetscCall(VecDestroy(&a->dinv));
+  PetscCall(PetscFree(a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The estimator est's engine and basis for vectors like b. */
+static PetscErrorCode get_arnoldi(KSP est, Vec b, PetscInt steps, Arnoldi **out)
+{
+  PetscContainer container;
+  Arnoldi       *a = NULL;
+  PetscInt       n;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(b, &n));
+  PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
+  if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
+  if (!a || a->n != n || a->steps != steps) {
+    PetscCall(PetscNew(&a));
+    a->n     = n;
+    a->steps = steps;
+    STN_CUDA_CALL(StnGMRESCreate(&a->st, (int)steps));
+    PetscCall(VecDuplicateVecs(b, steps + 1, &a->V));
+    PetscCall(VecDuplicate(b, &a->dinv));
+    PetscCall(PetscObjectContainerCompose((PetscObject)est, "StnArnoldi", a, ArnoldiDestroy)); /* frees the old one */
+  }
+  *out = a;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The unrotated Hessenberg matrix (n x n, column-major, ld n) of n steps, from the engine's
+   rotated one (columns of ld entries) and its rotations: step j rotated rows (k, k+1) of its
+   column by (c_k, s_k) for k < j, then made row j + 1 zero with (c_j, s_j), leaving row j + 1
+   (the new vector's norm) as it was. */
+static void unrotate(PetscInt n, PetscInt ld, const double *hh, const double *c, const double *s, double *H)
+{
+  for (PetscInt j = 0; j < n; j++) {
+    double col[STN_VEC_MAX_MULTI + 1];
+
+    for (PetscInt i = 0; i <= j + 1; i++) col[i] = hh[j * ld + i];
+    col[j] = c[j] * col[j]; /* before the last rotation: r = c x + s h with c = x / r */
+    for (PetscInt k = j - 1; k >= 0; k--) {
+      const double a = col[k], b = col[k + 1];
+      col[k]         = c[k] * a - s[k] * b;
+      col[k + 1]     = s[k] * a + c[k] * b;
+    }
+    for (PetscInt i = 0; i < n; i++) H[j * n + i] = i <= j + 1 ? col[i] : 0.0;
+  }
+}
+
+PetscErrorCode StnMGEstimateDevice(KSP est, Mat P, PC pc, Vec b, PetscReal *emax, PetscBool *done)
+{
+  const StnBox      *box;
+  const PetscScalar *A;
+  const PetscScalar *d;
+  PetscLogDouble     flops;
+  PetscBool          ok;
+  PCJacobiType       jtype;
+  PetscReal          rtol, abstol, beta;
+  PetscInt           steps, n, taken = 0;
+  PetscBool          stopped = PETSC_FALSE;
+  Arnoldi           *a;
+  unsigned           ticket[STN_VEC_MAX_MULTI];
+  double            *Vd[STN_VEC_MAX_MULTI];
+
+  PetscFunctionBeginUser;
+  *done = PETSC_FALSE;
+  *emax = 0;
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &ok));
+  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCJacobiGetType(pc, &jtype));
+  PetscCall(PCJacobiGetUseAbs(pc, &ok));
+  if (jtype != PC_JACOBI_DIAGONAL || ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetTolerances(est, &rtol, &abstol, NULL, &steps));
+  if (steps < 1 || steps >= STN_VEC_MAX_MULTI) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSGDIAGetDeviceOperator(P, &box, &A, &flops, &ok));
+  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+
+  PetscCall(get_arnoldi(est, b, steps, &a));
+  PetscCall(VecGetLocalSize(b, &n));
+  PetscCall(MatGetDiagonal(P, a->dinv)); /* Jacobi's: 1 / the diagonal */
+  PetscCall(VecReciprocal(a->dinv));
+  PetscCall(VecPointwiseMult(a->V[0], a->dinv, b)); /* the preconditioned residual of the zero guess */
+  PetscCall(VecNormalize(a->V[0], &beta));
+  *done = PETSC_TRUE;
+  if (beta == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  STN_CUDA_CALL(StnGMRESStart(&a->st, beta));
+  for (PetscInt i = 0; i <= steps; i++) { /* the basis on the device from now on */
+    PetscScalar *v;
+    PetscCall(VecCUDAGetArray(a->V[i], &v));
+    Vd[i] = v;
+    PetscCall(VecCUDARestoreArray(a->V[i], &v));
+  }
+  PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
+  for (PetscInt it = 0; it < steps; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
+    STN_CUDA_CALL(StnSGDIAMultCUDA(box, A, Vd[it], 0, d, Vd[it + 1], 2, NULL));
+    STN_CUDA_CALL(StnGMRESStepLaunch(&a->st, (int)it, 1e-30, Vd[it + 1], (const double *const *)Vd, (long)n, &ticket[it]));
+  }
+  PetscCall(VecCUDARestoreArrayRead(a->dinv, &d));
+  PetscCall(PetscLogGpuFlops(steps * (flops + 4.0 * n * (steps + 2))));
+  /* As KSPGMRES would stop: at a breakdown, or once the residual estimate meets the tolerances. */
+  for (PetscInt it = 0; it < steps; it++) {
+    StnGMRESReport rep;
+
+    STN_CUDA_CALL(StnGMRESStepWait((int)it, ticket[it], &rep));
+    if (stopped) continue;
+    taken   = it + 1;
+    stopped = (PetscBool)(rep.null || rep.hapend || rep.res <= PetscMax(rtol * beta, abstol));
+  }
+  {
+    double      hh[(STN_VEC_MAX_MULTI + 2) * STN_VEC_MAX_MULTI], grs[STN_VEC_MAX_MULTI + 2], c[STN_VEC_MAX_MULTI + 1], s[STN_VEC_MAX_MULTI + 1];
+    double      H[STN_VEC_MAX_MULTI * STN_VEC_MAX_MULTI], re[STN_VEC_MAX_MULTI], im[STN_VEC_MAX_MULTI], work[5 * STN_VEC_MAX_MULTI], dummy = 0;
+    PetscBLASInt bn, one = 1, lwork = 5 * STN_VEC_MAX_MULTI, info = 0;
+
+    STN_CUDA_CALL(StnGMRESGetHessenberg(&a->st, (int)taken - 1, hh, grs));
+    STN_CUDA_CALL(StnCUDAMemcpyDtoH(c, a->st.cc, sizeof(double) * (size_t)taken));
+    STN_CUDA_CALL(StnCUDAMemcpyDtoH(s, a->st.ss, sizeof(double) * (size_t)taken));
+    unrotate(taken, a->st.ld, hh, c, s, H);
+    PetscCall(PetscBLASIntCast(taken, &bn));
+    PetscCall(PetscFPTrapPush(PETSC_FP_TRAP_OFF));
+    PetscCallBLAS("LAPACKgeev", LAPACKgeev_("N", "N", &bn, H, &bn, re, im, &dummy, &one, &dummy, &one, work, &lwork, &info));
+    PetscCall(PetscFPTrapPop());
+    PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "the eigenvalue estimate's LAPACK geev failed (info %d)", (int)info);
+    for (PetscInt e = 0; e < taken; e++) *emax = PetscMax(*emax, re[e]);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
