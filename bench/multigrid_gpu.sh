@@ -46,14 +46,15 @@ for n in 257 513 1025; do
   [ $n -le 513 ] && row jacobi.$n "cavity $n^2" "ours, -pc_type jacobi" "$B/cavity" -da_grid_x $n -da_grid_y $n $C -pc_type jacobi
 done
 ref=
-row hard.1025 "cavity 1025^2, lid 100, Grashof 1e4" "ours, default, -snes_grid_sequence 3 from 257^2" "$B/cavity" -da_grid_x 257 -da_grid_y 257 -snes_grid_sequence 2 -lidvelocity 100 -grashof 1e4 $C
+row hard.1025 "cavity 1025^2, lid 100, Grashof 1e4" "ours, default, -snes_grid_sequence 2: 257^2, 513^2, 1025^2" "$B/cavity" -da_grid_x 257 -da_grid_y 257 -snes_grid_sequence 2 -lidvelocity 100 -grashof 1e4 $C
 for n in 65 129 257; do
   ref=
   row sfi.mg.$n "SFI $n^3" "ours, default (multigrid)" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C
   [ $n -le 129 ] && row sfi.jacobi.$n "SFI $n^3" "ours, -pc_type jacobi" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C -pc_type jacobi
   # PETSc's own multigrid on the same program: AIJCUSPARSE Jacobian, PETSc's levels or GAMG
-  [ $n -ge 129 ] && row sfi.pcmg.$n "SFI $n^3" "ours with -stn_mat_type aij: PETSc's PCMG (Chebyshev/Jacobi, AIJCUSPARSE levels)" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C \
-    -stn_mat_type aij -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi
+  lv=$(awk -v n="$n" 'BEGIN {l = 1; while (n > 5) {n = (n - 1) / 2 + 1; l++}; print l}') # down to 5^3, as ours
+  [ $n -ge 129 ] && row sfi.pcmg.$n "SFI $n^3" "ours with -stn_mat_type aij: PETSc's PCMG ($lv levels, Chebyshev/Jacobi, AIJCUSPARSE)" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C \
+    -stn_mat_type aij -pc_type mg -pc_mg_levels "$lv" -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi
   [ $n -ge 129 ] && row sfi.gamg.$n "SFI $n^3" "ours with -stn_mat_type aij: PETSc's GAMG" "$B/sfi3d" -da_grid_x $n -da_grid_y $n -da_grid_z $n $C -stn_mat_type aij -pc_type gamg
 done
 

@@ -51,6 +51,62 @@ static const char *in_words(SNESConvergedReason reason)
   }
 }
 
+/* Why the linear solver failed, in words, into text: a NaN or Inf in the Jacobian, named by its
+   grid point, fields and offset (the first one, from the lowest rank that holds one), or KSP's
+   reason. */
+static PetscErrorCode linear_failure(SNES snes, char *text, size_t size)
+{
+  KSP                ksp;
+  KSPConvergedReason kreason;
+  Mat                J, P;
+  DM                 da;
+  PetscBool          sgdia = PETSC_FALSE, found = PETSC_FALSE;
+  PetscInt           ijk[3], r = 0, c = 0, off[3], dim = 1;
+  PetscScalar        value = 0;
+  PetscMPIInt        rank, nranks, mine, owner;
+  MPI_Comm           comm = PetscObjectComm((PetscObject)snes);
+
+  PetscFunctionBeginUser;
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetConvergedReason(ksp, &kreason));
+  PetscCall(SNESGetJacobian(snes, &J, &P, NULL, NULL));
+  PetscCall(SNESGetDM(snes, &da));
+  if (J) PetscCall(MatIsSGDIA(J, &sgdia));
+  if (!sgdia && P) { /* the operator may be matrix-free, the SG-DIA matrix only preconditioning */
+    J = P;
+    PetscCall(MatIsSGDIA(J, &sgdia));
+  }
+  if (sgdia) PetscCall(MatSGDIAFindNonFinite(J, ijk, &r, &c, off, &value, &found));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &nranks));
+  mine = found ? rank : nranks;
+  PetscCallMPI(MPI_Allreduce(&mine, &owner, 1, MPI_INT, MPI_MIN, comm));
+  if (owner == nranks) {
+    PetscCall(PetscSNPrintf(text, size, "the linear solver failed, %s (see -ksp_converged_reason; try another -pc_type)", KSPConvergedReasons[kreason]));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (rank == owner) {
+    const char *row, *col;
+    char        point[64], offset[64];
+
+    PetscCall(DMDAGetInfo(da, &dim, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(DMDAGetFieldName(da, r, &row));
+    PetscCall(DMDAGetFieldName(da, c, &col));
+    if (dim == 1) PetscCall(PetscSNPrintf(point, sizeof point, "(%" PetscInt_FMT ")", ijk[0]));
+    else if (dim == 2) PetscCall(PetscSNPrintf(point, sizeof point, "(%" PetscInt_FMT ", %" PetscInt_FMT ")", ijk[0], ijk[1]));
+    else PetscCall(PetscSNPrintf(point, sizeof point, "(%" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT ")", ijk[0], ijk[1], ijk[2]));
+    if (dim == 1) PetscCall(PetscSNPrintf(offset, sizeof offset, "[%" PetscInt_FMT "]", off[0]));
+    else if (dim == 2) PetscCall(PetscSNPrintf(offset, sizeof offset, "[%" PetscInt_FMT ",%" PetscInt_FMT "]", off[0], off[1]));
+    else PetscCall(PetscSNPrintf(offset, sizeof offset, "[%" PetscInt_FMT ",%" PetscInt_FMT ",%" PetscInt_FMT "]", off[0], off[1], off[2]));
+    PetscCall(PetscSNPrintf(text, size,
+                            "the Jacobian is %s at grid point %s: dF_%s/d%s%s, a derivative the .stn's expressions leave undefined at this iterate "
+                            "(the linear solver then fails: %s)",
+                            PetscIsNanScalar(value) ? "NaN" : "infinite", point, row ? row : "?", col ? col : "?", offset, KSPConvergedReasons[kreason]));
+  }
+  PetscCallMPI(MPI_Bcast(text, (PetscMPIInt)size, MPI_CHAR, owner, comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnReportSolve(SNES snes, const char *program)
 {
   SNESConvergedReason reason;
@@ -82,7 +138,13 @@ PetscErrorCode StnReportSolve(SNES snes, const char *program)
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)snes), "%s: solved in %" PetscInt_FMT " %s iterations, residual norm %g (%s)\n",
                           program, its, method, (double)fnorm, SNESConvergedReasons[reason]));
   } else {
+    char linear[512];
+
     words = in_words(reason);
+    if (reason == SNES_DIVERGED_LINEAR_SOLVE) {
+      PetscCall(linear_failure(snes, linear, sizeof linear));
+      words = linear;
+    }
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)snes), "%s: the solve failed after %" PetscInt_FMT " %s iterations, residual norm %g: %s (%s)\n",
                           program, its, method, (double)fnorm, words ? words : "see PETSc's documentation of SNESConvergedReason", SNESConvergedReasons[reason]));
   }

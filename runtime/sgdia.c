@@ -646,6 +646,40 @@ static void point_ijk(const SGDIA *A, PetscInt p, PetscInt ijk[3])
   ijk[2] = A->owned.s[2] + p / (A->owned.m[0] * A->owned.m[1]);
 }
 
+PetscErrorCode MatSGDIAFindNonFinite(Mat mat, PetscInt ijk[3], PetscInt *row, PetscInt *col, PetscInt offset[3], PetscScalar *value, PetscBool *found)
+{
+  SGDIA         *A;
+  PetscInt       n[3] = {1, 1, 1};
+  DMBoundaryType bt[3];
+
+  PetscFunctionBeginUser;
+  *found = PETSC_FALSE;
+  PetscCall(SGDIAGetContext(mat, &A));
+  PetscCall(SGDIASyncHost(A));
+  PetscCall(DMDAGetInfo(A->da, NULL, &n[0], &n[1], &n[2], NULL, NULL, NULL, NULL, NULL, &bt[0], &bt[1], &bt[2], NULL));
+  for (PetscInt p = 0; p < A->npoints; p++) {
+    PetscInt at[3];
+
+    point_ijk(A, p, at);
+    for (PetscInt s = 0; s < A->nsten; s++) {
+      PetscBool exists = PETSC_TRUE; /* padding, beyond a non-periodic edge, is never read */
+      for (PetscInt d = 0; d < A->dim; d++) {
+        const PetscInt q = at[d] + A->offsets[3 * s + d];
+        if ((q < 0 || q >= n[d]) && bt[d] != DM_BOUNDARY_PERIODIC) exists = PETSC_FALSE;
+      }
+      for (PetscInt c = 0; exists && c < A->dof; c++)
+        for (PetscInt r = 0; r < A->dof; r++) {
+          const PetscScalar v = A->values[(s * A->dof + c) * A->nrows + p * A->dof + r];
+          if (!PetscIsInfOrNanScalar(v)) continue;
+          for (PetscInt d = 0; d < 3; d++) ijk[d] = at[d], offset[d] = A->offsets[3 * s + d];
+          *row = r, *col = c, *value = v, *found = PETSC_TRUE;
+          PetscFunctionReturn(PETSC_SUCCESS);
+        }
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Inverts one dof x dof block in place (column-major) with LAPACK's LU; info > 0: singular. */
 static PetscErrorCode block_invert(PetscBLASInt n, PetscScalar *a, PetscBLASInt *pivots, PetscScalar *work, PetscBLASInt *info)
 {

@@ -41,6 +41,11 @@ PetscErrorCode MatIsSGDIA(Mat A, PetscBool *flg);
 /* Copies the values of A into B, an AIJ matrix from DMCreateMatrix on the same DMDA
    (B keeps its nonzero pattern; entries of A outside the domain are skipped). Assembles B. */
 PetscErrorCode MatSGDIACopyToAIJ(Mat A, Mat B);
+/* The first NaN or Inf among this rank's entries of A (in point order; padding beyond a
+   non-periodic edge is not looked at): the grid point ijk (global indices), the field of its
+   row and of its column, the stencil offset of the column's point, the value. *found: whether
+   there is one. */
+PetscErrorCode MatSGDIAFindNonFinite(Mat A, PetscInt ijk[3], PetscInt *row, PetscInt *col, PetscInt offset[3], PetscScalar *value, PetscBool *found);
 
 #if defined(PETSC_HAVE_CUDA)
 /* With CUDA vectors (DMSetVecType(da, VECCUDA) before MatCreateSGDIA) the values live in

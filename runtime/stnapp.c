@@ -38,6 +38,21 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const PetscBool given[])
+{
+  PetscFunctionBeginUser;
+  for (PetscInt i = 0; i < n; i++) {
+    char      option[256];
+    PetscBool named;
+
+    if (given[i]) continue;
+    PetscCall(PetscSNPrintf(option, sizeof option, "-%s", names[i]));
+    PetscCall(PetscOptionsHasName(NULL, NULL, option, &named));
+    PetscCheck(!named, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "%s was given without a value: write %s <number>", option, option);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da, PetscInt min_points, const char *stn)
 {
   static const char axes[] = "xyz";

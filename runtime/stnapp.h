@@ -54,6 +54,9 @@ typedef struct {
 
 /* Reads the -stn_* options (the GPU by default when there is one). */
 PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program);
+/* After the parameters' PetscOptionsReal: an option -NAME given with no value (which PETSc would
+   ignore) is an error. given[i]: whether PetscOptionsReal read a value for -names[i]. */
+PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const PetscBool given[]);
 /* After DMSetUp: checks that every direction has at least min_points (the stencil needs them,
    naming the .stn), and on the GPU gives da CUDA vectors and our vector kernels. */
 PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da, PetscInt min_points, const char *stn);

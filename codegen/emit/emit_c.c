@@ -35,6 +35,13 @@ void emit_list(FILE *out, int dim, const char *fmt, const char *const names[]) {
   }
 }
 
+void emit_comment_text(FILE *out, const char *s) {
+  for (; *s; s++) {
+    fputc(*s, out);
+    if ((s[0] == '*' && s[1] == '/') || (s[0] == '/' && s[1] == '*')) fputc(' ', out);
+  }
+}
+
 /* "i, j, 0": the point as three indices, for the runtime. */
 static void point_args(const Program *P) {
   for (int d = 0; d < MAX_DIM; d++) fprintf(P->out, "%s%s", d ? ", " : "", d < P->m->dim ? emit_index_names[d] : "0");
@@ -68,8 +75,9 @@ static void quote_lines(const Program *P, int from, int to, const char *prefix) 
     if (line >= from && line <= to) {
       fputs(prefix, P->out);
       for (const char *c = s; c < stop; c++) {
-        if (c[0] == '*' && c + 1 < stop && c[1] == '/') {
-          fputs("* ", P->out);
+        if (c + 1 < stop && ((c[0] == '*' && c[1] == '/') || (c[0] == '/' && c[1] == '*'))) { /* as emit_comment_text */
+          fputc(c[0], P->out);
+          fputc(' ', P->out);
           continue;
         }
         fputc(*c == '\t' ? ' ' : *c, P->out);
@@ -405,12 +413,46 @@ static void declarations(Program *P) {
   fputs("\n};\n\n", out);
 }
 
+/* The other parameters parameter i's default reads (deps, in order), and whether it reads the
+   grid (its size or spacing). */
+static int default_deps(const Program *P, int i, int *deps, bool *grid) {
+  const Ir *ir = P->ir;
+  char *seen = xcalloc((size_t)ir->nnodes, 1), *uses = xcalloc((size_t)P->m->nparams + 1, 1);
+  Ref *stack = xmalloc(((size_t)ir->nnodes + 1) * sizeof *stack);
+  int top = 0, n = 0;
+  *grid = false;
+  if (ir->param_default[i] != IR_NONE) stack[top++] = ir->param_default[i];
+  while (top) {
+    Ref r = stack[--top];
+    if (r == IR_NONE || seen[r]) continue;
+    seen[r] = 1;
+    const IrNode *x = &ir->nodes[r];
+    if (x->op == IR_PARAM) uses[x->a] = 1;
+    else if (x->op == IR_GRID) *grid = true;
+    else if (x->op > IR_FIELD) {
+      stack[top++] = x->a;
+      if (x->b != IR_NONE) stack[top++] = x->b;
+      if (x->c != IR_NONE) stack[top++] = x->c;
+    }
+  }
+  for (int j = 0; j < P->m->nparams; j++)
+    if (uses[j] && j != i) deps[n++] = j;
+  free(seen), free(uses), free(stack);
+  return n;
+}
+
 static void set_parameters(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
   CEmit *E = &P->E;
   fputs("/* Parameters: each default from the .stn (some depend on the grid), then its option. */\n", out);
-  fputs("static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)\n{\n  PetscFunctionBeginUser;\n", out);
+  fputs("static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)\n{\n", out);
+  if (m->nparams) {
+    fputs("  static const char *const names[] = {", out);
+    for (int i = 0; i < m->nparams; i++) fprintf(out, "%s\"%s\"", i ? ", " : "", m->params[i]->param.name);
+    fprintf(out, "};\n  PetscBool given[%d]; /* whether the command line gave each a value */\n\n", m->nparams);
+  }
+  fputs("  PetscFunctionBeginUser;\n", out);
   emit_c_function_begin(E);
   declare_spacing(P, P->ir->param_default, m->nparams, "  ");
   fprintf(out, "  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, \"Parameters of %s\", \"\");\n", P->o->stn_name);
@@ -421,9 +463,10 @@ static void set_parameters(Program *P) {
     fprintf(out, "; /* %s:%d */\n", P->o->stn_name, ast_line(P->ir->src, p));
     fprintf(out, "  PetscCall(PetscOptionsReal(\"-%s\", ", p->param.name);  /* the option is the .stn's name */
     c_string(out, p->param.desc ? p->param.desc : p->param.name);
-    fprintf(out, ", \"%s\", user->%s, &user->%s, NULL));\n", P->o->stn_name, E->param[i], E->param[i]);
+    fprintf(out, ", \"%s\", user->%s, &user->%s, &given[%d]));\n", P->o->stn_name, E->param[i], E->param[i], i);
   }
   fputs("  PetscOptionsEnd();\n", out);
+  if (m->nparams) fprintf(out, "  PetscCall(StnParamsGiven(%d, names, given));\n", m->nparams);
   for (int i = 0; i < m->nparams; i++) {
     double lo = m->param_lo[i], hi = m->param_hi[i];
     if (!m->params[i]->param.lo || (isinf(lo) && isinf(hi))) continue;
@@ -438,9 +481,21 @@ static void set_parameters(Program *P) {
       fprintf(out, "user->%s <= ", nm);
       emit_c_number(out, hi);
     }
-    fprintf(out, ", PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n             \"-%s %%g is out of range: %s:%d "
-                 "allows [%g, %g]\", (double)user->%s);\n",
-            m->params[i]->param.name, P->o->stn_name, ast_line(P->ir->src, m->params[i]), lo, hi, nm);
+    const char *name = m->params[i]->param.name;
+    int line = ast_line(P->ir->src, m->params[i]), *deps = xmalloc(((size_t)m->nparams + 1) * sizeof *deps), ndeps;
+    bool grid;
+    fprintf(out, ", PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n             ");
+    ndeps = default_deps(P, i, deps, &grid);
+    if (ndeps || grid) { /* a default computed from other options: name them when the default is out */
+      fprintf(out, "given[%d] ? \"-%s %%g is out of range: %s:%d allows [%g, %g]\"\n"
+                   "             : \"-%s's default, %%g, computed from ", i, name, P->o->stn_name, line, lo, hi, name);
+      for (int d = 0; d < ndeps; d++) fprintf(out, "%s-%s", d ? (d + 1 == ndeps && !grid ? " and " : ", ") : "", m->params[deps[d]]->param.name);
+      if (grid) fprintf(out, "%sthe grid", ndeps ? " and " : "");
+      fprintf(out, ", is out of range: %s:%d allows [%g, %g]; give -%s or change what it depends on\", (double)user->%s);\n",
+              P->o->stn_name, line, lo, hi, name, nm);
+    } else
+      fprintf(out, "\"-%s %%g is out of range: %s:%d allows [%g, %g]\", (double)user->%s);\n", name, P->o->stn_name, line, lo, hi, nm);
+    free(deps);
   }
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }

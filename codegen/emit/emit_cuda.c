@@ -41,7 +41,11 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
   for (int f = 0; f < m->nfields; f++) {
     fprintf(out, "  double %s;", P->E.field[f]);
-    if (m->fields[f].desc) fprintf(out, " /* %s */", m->fields[f].desc);
+    if (m->fields[f].desc) {
+      fputs(" /* ", out);
+      emit_comment_text(out, m->fields[f].desc);
+      fputs(" */", out);
+    }
     fputc('\n', out);
   }
   fputs("} Field;\n\n", out);
@@ -49,7 +53,10 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
                "   StnLocalInfo in the kernels, which take the parameters by value). */\ntypedef struct {\n", o->stn_name);
   for (int i = 0; i < m->nparams; i++) {
     fprintf(out, "  double %s; /* ", P->E.param[i]);
-    if (m->params[i]->param.desc) fprintf(out, "%s, ", m->params[i]->param.desc);
+    if (m->params[i]->param.desc) {
+      emit_comment_text(out, m->params[i]->param.desc);
+      fputs(", ", out);
+    }
     fprintf(out, "%s:%d */\n", o->stn_name, ast_line(ir->src, m->params[i]));
   }
   if (P->any_given || m->nparams == 0) /* a struct needs a member */

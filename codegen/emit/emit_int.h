@@ -23,6 +23,9 @@ typedef void (*CaseRoots)(const Program *P, int cls, Ref *roots, int *n);
 /* The grid indices, "i", "j", "k". */
 extern const char *const emit_index_names[MAX_DIM];
 void emit_list(FILE *out, int dim, const char *fmt, const char *const names[]);
+/* Writes user text (a description) inside a C comment: a "*" "/" would end it and a "/" "*" draw
+   a warning, so they become "* /" and "/ *". */
+void emit_comment_text(FILE *out, const char *s);
 int  emit_interior_class(const Model *m);
 void emit_residual_roots(const Program *P, int cls, Ref *roots, int *n);
 void emit_jacobian_roots(const Program *P, int cls, Ref *roots, int *n);

@@ -46,11 +46,15 @@ static const PetscInt stencil_offsets[NSTENCIL][3] = {
 /* Parameters: each default from the .stn (some depend on the grid), then its option. */
 static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)
 {
+  static const char *const names[] = {"par"};
+  PetscBool given[1]; /* whether the command line gave each a value */
+
   PetscFunctionBeginUser;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Parameters of bratu2d.stn", "");
   user->par = 6.0; /* bratu2d.stn:18 */
-  PetscCall(PetscOptionsReal("-par", "Bratu parameter lambda", "bratu2d.stn", user->par, &user->par, NULL));
+  PetscCall(PetscOptionsReal("-par", "Bratu parameter lambda", "bratu2d.stn", user->par, &user->par, &given[0]));
   PetscOptionsEnd();
+  PetscCall(StnParamsGiven(1, names, given));
   PetscCheck(user->par >= 0.0 && user->par <= 6.81, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
              "-par %g is out of range: bratu2d.stn:18 allows [0, 6.81]", (double)user->par);
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -71,15 +71,19 @@ static const PetscInt stencil_offsets[NSTENCIL][3] = {
 /* Parameters: each default from the .stn (some depend on the grid), then its option. */
 static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)
 {
+  static const char *const names[] = {"lidvelocity", "prandtl", "grashof"};
+  PetscBool given[3]; /* whether the command line gave each a value */
+
   PetscFunctionBeginUser;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Parameters of cavity.stn", "");
   user->lidvelocity = 1.0 / ((PetscReal)info->mx * (PetscReal)info->my); /* cavity.stn:23 */
-  PetscCall(PetscOptionsReal("-lidvelocity", "velocity of the lid", "cavity.stn", user->lidvelocity, &user->lidvelocity, NULL));
+  PetscCall(PetscOptionsReal("-lidvelocity", "velocity of the lid", "cavity.stn", user->lidvelocity, &user->lidvelocity, &given[0]));
   user->prandtl = 1.0; /* cavity.stn:24 */
-  PetscCall(PetscOptionsReal("-prandtl", "Prandtl number", "cavity.stn", user->prandtl, &user->prandtl, NULL));
+  PetscCall(PetscOptionsReal("-prandtl", "Prandtl number", "cavity.stn", user->prandtl, &user->prandtl, &given[1]));
   user->grashof = 1.0; /* cavity.stn:25 */
-  PetscCall(PetscOptionsReal("-grashof", "Grashof number", "cavity.stn", user->grashof, &user->grashof, NULL));
+  PetscCall(PetscOptionsReal("-grashof", "Grashof number", "cavity.stn", user->grashof, &user->grashof, &given[2]));
   PetscOptionsEnd();
+  PetscCall(StnParamsGiven(3, names, given));
   PetscCheck(user->prandtl >= 0.0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
              "-prandtl %g is out of range: cavity.stn:24 allows [0, inf]", (double)user->prandtl);
   PetscFunctionReturn(PETSC_SUCCESS);

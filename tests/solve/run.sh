@@ -353,7 +353,7 @@ hostile_ok=0
 if timeout "$RUN_TIMEOUT" "$STENCILC" "$HSTN" -o "$HPROG" --emit-dir "$HEMIT" >"$LOG/hostile.stencilc" 2>&1 &&
    [ -x "$HPROG" ]; then
   hostile_ok=1
-  ok "hostile: fields int main exp I threadIdx, parameters double printf nx_ user, lets return switch, def main: builds into a path with quotes, ';', \$(...) and backquotes"
+  ok "hostile: fields int main exp I threadIdx, parameters double printf nx_ user, lets return switch, def main, descriptions with '*/': builds into a path with quotes, ';', \$(...) and backquotes"
 else
   bad "hostile: $STENCILC_SRC tests/solve/hostile.stn (copied into a hostile path) -o HOSTILE --emit-dir HOSTILE failed"
   show "$LOG/hostile.stencilc"
@@ -728,6 +728,45 @@ if is_built bratu2d; then
       show "$l"
     fi
   done
+fi
+# A parameter given with no value is an error, not ignored; a default computed from other
+# options that leaves its range names what it was computed from.
+rm -f "$OUT/param_deps"
+if timeout "$RUN_TIMEOUT" "$STENCILC" tests/solve/param_deps.stn -o "$OUT/param_deps" >"$LOG/param_deps.stencilc" 2>&1; then
+  for c in "-b:-b was given without a value: write -b <number>" \
+           "-a 5:-b's default, 50., computed from -a and the grid, is out of range: param_deps.stn:10 allows \[0, 20\]" \
+           "-da_grid_x 33 -da_grid_y 33:-b's default, 40., computed from -a and the grid, is out of range" \
+           "-b 30:-b 30. is out of range: param_deps.stn:10 allows \[0, 20\]"; do
+    opts=${c%%:*} want=${c#*:}
+    l=$LOG/param_deps.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/param_deps" $opts
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "failure: param_deps $opts is refused: $(grep -o -m 1 -- "${want%%\\*}.*" "$l")"
+    else bad "failure: param_deps $opts: exit $rc, no '$want'"; show "$l"; fi
+  done
+else
+  bad "failure: $STENCILC_SRC tests/solve/param_deps.stn does not build"
+  show "$LOG/param_deps.stencilc"
+fi
+# A NaN in the Jacobian is named, with its grid point and entry, not as "the linear solver failed".
+rm -f "$OUT/nan_jacobian"
+if timeout "$RUN_TIMEOUT" "$STENCILC" tests/solve/nan_jacobian.stn -o "$OUT/nan_jacobian" >"$LOG/nan.stencilc" 2>&1; then
+  for n in 1 2; do
+    nl=$LOG/fail.nan.$n
+    if [ $n = 1 ]; then run "$nl" "$OUT/nan_jacobian"; else mpirun 2 "$nl" "$OUT/nan_jacobian"; fi
+    rc=$?
+    want="the Jacobian is NaN at grid point (1, 1): dF_u/du\[0,0\], a derivative the .stn's expressions leave undefined"
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q "nan_jacobian: the solve failed .*$want.*(DIVERGED_LINEAR_SOLVE)" "$nl"; then
+      ok "failure: a NaN derivative on $n rank(s) is named: $(grep -o -m 1 'the Jacobian is NaN at grid point ([^)]*): [^ ]*' "$nl")"
+    else
+      bad "failure: nan_jacobian.stn on $n rank(s): exit $rc, no 'the Jacobian is NaN at grid point (1, 1) ...' line"
+      show "$nl"
+    fi
+  done
+else
+  bad "failure: $STENCILC_SRC tests/solve/nan_jacobian.stn does not build"
+  show "$LOG/nan.stencilc"
 fi
 
 section_done failures
