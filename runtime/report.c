@@ -107,13 +107,31 @@ static PetscErrorCode linear_failure(SNES snes, char *text, size_t size)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnReportSolve(SNES snes, const char *program)
+/* For a convergence on a small step: whether the residual reached the tolerances from where it
+   started (the history's first norm); *start is that norm, or -1 when there is no history. */
+static PetscErrorCode step_converged(SNES snes, PetscReal fnorm, PetscReal *start, PetscBool *reached)
+{
+  PetscReal *norms, abstol, rtol;
+  PetscInt  *its, n = 0;
+
+  PetscFunctionBeginUser;
+  *start   = -1;
+  *reached = PETSC_TRUE;
+  PetscCall(SNESGetConvergenceHistory(snes, &norms, &its, &n));
+  if (!norms || n < 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SNESGetTolerances(snes, &abstol, &rtol, NULL, NULL, NULL));
+  *start   = norms[0];
+  *reached = (PetscBool)(fnorm <= PetscMax(abstol, rtol * norms[0]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnReportSolve(SNES snes, const char *program, PetscBool *solved)
 {
   SNESConvergedReason reason;
   PetscInt            its;
-  PetscReal           fnorm;
+  PetscReal           fnorm, start;
   const char         *words, *method;
-  PetscBool           ksponly;
+  PetscBool           ksponly, reached = PETSC_TRUE;
 
   PetscFunctionBeginUser;
   PetscCall(SNESGetConvergedReason(snes, &reason));
@@ -131,7 +149,17 @@ PetscErrorCode StnReportSolve(SNES snes, const char *program)
   }
   method = method_name(snes);
   PetscCall(PetscObjectTypeCompare((PetscObject)snes, SNESKSPONLY, &ksponly));
-  if (ksponly && reason > 0) { /* one Newton step, no test of the residual: say what it is */
+  if (reason == SNES_CONVERGED_SNORM_RELATIVE) PetscCall(step_converged(snes, fnorm, &start, &reached));
+  *solved = (PetscBool)(reason > 0 && reached);
+  if (!reached) {
+    PetscReal rtol;
+
+    PetscCall(SNESGetTolerances(snes, NULL, &rtol, NULL, NULL, NULL));
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)snes),
+                          "%s: not solved: %s stopped after %" PetscInt_FMT " iterations because its step became small (-snes_stol), but the residual norm only fell "
+                          "from %g to %g, not below -snes_rtol %g times where it started (%s)\n",
+                          program, method, its, (double)start, (double)fnorm, (double)rtol, SNESConvergedReasons[reason]));
+  } else if (ksponly && reason > 0) { /* one Newton step, no test of the residual: say what it is */
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)snes), "%s: one linear solve done (-snes_type ksponly), residual norm %g: the equations hold only if they are linear (%s)\n",
                           program, (double)fnorm, SNESConvergedReasons[reason]));
   } else if (reason > 0) {

@@ -166,13 +166,17 @@ PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *r
     PetscCall(VecCUDARestoreArrayRead(X, &x));
   }
 #endif
+  PetscBool     solved;
+
   if (app->convergence_png[0]) PetscCall(StnRecordConvergence(snes, &app->history)); /* the norms, for the picture */
+  PetscCall(SNESSetConvergenceHistory(snes, NULL, NULL, PETSC_DECIDE, PETSC_TRUE)); /* where the residual started, for the report */
   PetscCall(PetscLogStageRegister("Solve", &stage)); /* -log_view shows the solve on its own */
   PetscCall(PetscLogStagePush(stage));
   PetscCall(SNESSolve(snes, NULL, X));
   PetscCall(PetscLogStagePop());
   PetscCall(SNESGetConvergedReason(snes, reason));
-  PetscCall(StnReportSolve(snes, app->program)); /* iterations, or why it failed */
+  PetscCall(StnReportSolve(snes, app->program, &solved)); /* iterations, or why it failed */
+  if (!solved && *reason > 0) *reason = SNES_CONVERGED_ITERATING; /* PETSc stopped on a small step short of the tolerances */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

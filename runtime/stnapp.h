@@ -72,7 +72,8 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
    -snes_fd_color), get an AIJ matrix. */
 PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes);
 /* Solves from X in a log stage of its own ("Solve") and prints how it ended (StnReportSolve);
-   *reason is SNES's. */
+   *reason is SNES's, except SNES_CONVERGED_ITERATING (0, not a solution) where SNES stopped on
+   a small step with the residual above its tolerances. */
 PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *reason);
 /* Writes -stn_output (after a successful solve) and draws the pictures (a failed solve's last
    iterate too), with the coordinates of X's grid. */

@@ -19,8 +19,12 @@
 #include "stnmg.h"       /* StnDMUseSGDIA, StnPCMGSetDefaults: multigrid from the stencil */
 
 /* Prints how the solve ended: the Newton iterations and the final
-   residual norm, or, when it failed, why, in words, with what to try. */
-PetscErrorCode StnReportSolve(SNES snes, const char *program);
+   residual norm, or, when it failed, why, in words, with what to try.
+   *solved: whether the result is a solution. PETSc's convergence on a
+   small step (CONVERGED_SNORM_RELATIVE) with the residual above the
+   tolerances is not: the report says so. Needs the residual history
+   (SNESSetConvergenceHistory) to know where the residual started. */
+PetscErrorCode StnReportSolve(SNES snes, const char *program, PetscBool *solved);
 
 /* Pictures, drawn by gnuplot (plot.c); where it is not installed the
    program says so in one line and carries on. StnRecordConvergence, before

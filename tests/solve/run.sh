@@ -729,6 +729,16 @@ if is_built bratu2d; then
     fi
   done
 fi
+# PETSc's convergence on a small step with the residual far above the tolerances is not called
+# a solution (the trust region shrinks to nothing on the hard cavity from its default guess).
+if is_built cavity; then
+  l=$LOG/report.snorm
+  run "$l" "$OUT/cavity" -snes_type newtontr -lidvelocity 100 -grashof 1e4
+  rc=$?
+  want="cavity: not solved: trust-region Newton stopped after [0-9]* iterations because its step became small (-snes_stol), but the residual norm only fell from [0-9.e+]* to [0-9.e+]*"
+  if [ $rc -eq 1 ] && grep -q -- "$want" "$l" && ! grep -q "solved in" "$l"; then ok "report: $(grep -o -m 1 'not solved: .*' "$l")"
+  else bad "report: cavity -snes_type newtontr -lidvelocity 100 -grashof 1e4: exit $rc, no 'not solved: ... step became small' line"; show "$l"; fi
+fi
 # A parameter given with no value is an error, not ignored; a default computed from other
 # options that leaves its range names what it was computed from.
 rm -f "$OUT/param_deps"
