@@ -412,14 +412,17 @@ static void entry_column(Sema *s, Node *col) {
   if (col->kind == N_OFFSET) sema_check_offset(s, col);
 }
 
+/* "a residual", "an initial": a block's keyword with its article. */
+static const char *block_article(BlockWhat what) { return what == BLOCK_INITIAL ? "an" : "a"; }
+
 static void block(Sema *s, Node *b) {
   Model *m = s->m;
   const Node *decl = scope_find(&s->global, b->block.field);
   Field *f = NULL;
   if (!decl || decl->kind != N_FIELD) {
     if (decl)
-      diag_error(s->d, b->block.field_loc, "'%s' is %s; a %s block is for a field", b->block.field,
-                 sema_kind_name(decl), ast_block_keyword(b->block.what));
+      diag_error(s->d, b->block.field_loc, "'%s' is %s; %s %s block is for a field", b->block.field,
+                 sema_kind_name(decl), block_article(b->block.what), ast_block_keyword(b->block.what));
     else {
       diag_error(s->d, b->block.field_loc, "'%s' is not a field", b->block.field);
       sema_suggest(s, b->block.field, false);
@@ -429,7 +432,8 @@ static void block(Sema *s, Node *b) {
     const Node **slot = b->block.what == BLOCK_RESIDUAL ? &f->residual
                       : b->block.what == BLOCK_JACOBIAN ? &f->jacobian : &f->initial;
     if (*slot) {
-      diag_error(s->d, b->block.field_loc, "field '%s' already has a %s block", f->name, ast_block_keyword(b->block.what));
+      diag_error(s->d, b->block.field_loc, "field '%s' already has %s %s block", f->name, block_article(b->block.what),
+                 ast_block_keyword(b->block.what));
       diag_note(s->d, (*slot)->loc, "the first one is here");
       diag_hint(s->d, "put all the rules for '%s' in one block", f->name);
       f->duplicate_block = true;
