@@ -75,7 +75,6 @@ __global__ static void gemv_kernel(const double *__restrict__ a, const double *_
    kernels at their first call (tens of milliseconds). *info: 0, or k + 1 for a zero pivot in
    column k. */
 constexpr int kGJThreads = 1024, kGJMaxRows = 160; /* 160^2 doubles: 200 KB of shared memory */
-static int    force_lu;                             /* StnDenseInverseForceLU */
 
 __global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double *g, int n, int *perm, int *info)
 {
@@ -177,7 +176,7 @@ extern "C" int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, 
   if (b.dim < 3) b.zm = 1;
   if ((rc = check(cudaMemsetAsync(inv->lu, 0, sizeof(double) * (size_t)n * n, 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync"))) return rc;
   expand_kernel<<<blocks((long)b.nsten * b.dof * n), kThreads>>>(b, A, inv->lu, n);
-  if (n <= kGJMaxRows && !force_lu) {
+  if (n <= kGJMaxRows) {
     const size_t shared = sizeof(double) * (size_t)(n + 1) * n;
     if ((rc = check(cudaFuncSetAttribute(gauss_jordan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared), "StnDenseInverseSetSGDIA: cudaFuncSetAttribute"))) return rc;
     gauss_jordan_kernel<<<1, kGJThreads, shared>>>(inv->lu, n, inv->pivots, inv->info);
@@ -205,13 +204,6 @@ extern "C" int StnDenseInverseApply(const StnDenseInverse *inv, const double *x,
 {
   gemv_kernel<<<blocks(inv->n), kThreads>>>(inv->inv, x, y, inv->n);
   return check(cudaGetLastError(), "StnDenseInverseApply: launch");
-}
-
-extern "C" int StnDenseInverseForceLU(int on)
-{
-  const int old = force_lu;
-  force_lu      = on;
-  return old;
 }
 
 extern "C" int StnDenseInverseRows(const StnDenseInverse *inv) { return inv->n; }

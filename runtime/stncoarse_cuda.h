@@ -28,9 +28,6 @@ int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, const doubl
 int StnDenseInverseApply(const StnDenseInverse *inv, const double *x, double *y);
 /* n */
 int StnDenseInverseRows(const StnDenseInverse *inv);
-/* For benchmarks: 1 makes every inverse go through cuSOLVER's LU, which otherwise serves only
-   the matrices too large for the Gauss-Jordan kernel. Returns the previous setting. */
-int StnDenseInverseForceLU(int on);
 int StnDenseInverseDestroy(StnDenseInverse *inv);
 
 #ifdef __cplusplus
