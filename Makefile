@@ -3,7 +3,8 @@
 #   make deps       install the Debian packages the project needs (skips what is there)
 #   make check      build and run every test (what CI runs)
 #   make demo       the main job: compile and solve the driven cavity, draw it (build/demo/)
-#   make fuzz-long  run the front-end fuzzer for FUZZ_RUNS executions
+#   make fuzz       a short run of both fuzzers (tests/fuzz/)
+#   make fuzz-long  run the pipeline fuzzer for FUZZ_RUNS executions
 #   make install    install stencilc, its man page and the editor files under
 #                   $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
 #   make SAN=address,undefined check   the same with sanitizers
@@ -82,19 +83,28 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
-# The fuzzer needs clang's libFuzzer (Debian: clang, libclang-rt-14-dev).
-FUZZ_CC   ?= clang
-FUZZ_RUNS ?= 1000000
+# The fuzzers need clang's libFuzzer (Debian: clang, libclang-rt-14-dev): fuzz-frontend runs the
+# front end, fuzz-pipeline everything -o does up to the generated text (tests/fuzz/run.sh).
+FUZZ_CC    ?= clang
+FUZZ_RUNS  ?= 1000000
+FUZZ_FLAGS  = -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 $(INCLUDES) \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 build/fuzz-frontend: tests/fuzz/fuzz_frontend.c $(FRONT_SRC) $(HEADERS)
-	$(FUZZ_CC) -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 $(INCLUDES) \
-	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	  -o $@ tests/fuzz/fuzz_frontend.c $(FRONT_SRC) -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_frontend.c $(FRONT_SRC) -lm
 
-fuzz: build/fuzz-frontend
+build/fuzz-pipeline: tests/fuzz/fuzz_pipeline.c $(FRONT_SRC) $(IR_SRC) $(EMIT_SRC) $(BUILD_SRC) $(HEADERS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_pipeline.c $(FRONT_SRC) $(IR_SRC) $(EMIT_SRC) $(BUILD_SRC) -lm
+
+# The smoke run (part of make check): both fuzzers, the saved findings replayed first.
+fuzz: build/fuzz-frontend build/fuzz-pipeline
 	tests/fuzz/run.sh build/fuzz-frontend 20000
+	tests/fuzz/run.sh build/fuzz-pipeline 20000
 
-fuzz-long: build/fuzz-frontend
-	tests/fuzz/run.sh build/fuzz-frontend $(FUZZ_RUNS)
+# The long run: FUZZ_RUNS executions of FUZZ_TARGET (default the pipeline, which runs the front
+# end too), inputs slower than a second counted as findings.
+FUZZ_TARGET ?= pipeline
+fuzz-long: build/fuzz-$(FUZZ_TARGET)
+	FUZZ_TIMEOUT=1 tests/fuzz/run.sh build/fuzz-$(FUZZ_TARGET) $(FUZZ_RUNS)
 
 # The editor files: Vim's under share/vim/vimfiles (Debian's system-wide Vim
 # directory), the VS Code extension under share/stencilc/vscode (dsl/EDITORS.md).

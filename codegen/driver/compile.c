@@ -99,10 +99,32 @@ char *compile_base_name(const char *input) {
 
 typedef void (*Emitter)(const Ir *ir, const EmitOptions *o, FILE *out);
 
-static bool emit_file(const Ir *ir, const char *path, const EmitOptions *o, Emitter emit) {
+/* In step with Generated.name: the emitter of each generated source. */
+static const Emitter emitters[COMPILE_NGENERATED] = {emit_c_program, emit_cuda_header, emit_cuda_kernels,
+                                                      emit_program_header};
+
+void compile_generated_init(Generated *g, const char *input, const char *program) {
+  g->stn_name = compile_stn_name(input);
+  g->base = compile_base_name(input);
+  g->name[0] = path_add_ext(g->base, ".c");
+  g->name[1] = path_add_ext(g->base, ".h");
+  g->name[2] = path_add_ext(g->base, ".cu");
+  g->name[3] = xstrdup(COMPILE_PROGRAM_HEADER);
+  g->eo = (EmitOptions){program, g->stn_name, g->name[0], g->name[1]};
+}
+
+void compile_generated_emit(const Generated *g, const Ir *ir, int i, FILE *out) { emitters[i](ir, &g->eo, out); }
+
+void compile_generated_free(Generated *g) {
+  free(g->stn_name);
+  free(g->base);
+  for (int i = 0; i < COMPILE_NGENERATED; i++) free(g->name[i]);
+}
+
+static bool emit_file(const Generated *g, const Ir *ir, int i, const char *path) {
   FILE *f = fopen(path, "wb");
   if (!f) return false;
-  emit(ir, o, f);
+  compile_generated_emit(g, ir, i, f);
   bool ok = !ferror(f);
   return fclose(f) == 0 && ok;
 }
@@ -114,18 +136,12 @@ static int fail(const char *what, const char *path) {
 
 bool compile_write_sources(const Ir *ir, const char *input, const char *program, const char *dir, char **files,
                            int *nfiles) {
-  char *stn_name = compile_stn_name(input);
-  char *base = compile_base_name(input);
-  char *c_base = path_add_ext(base, ".c"), *h_base = path_add_ext(base, ".h"), *cu_base = path_add_ext(base, ".cu");
-  EmitOptions eo = {program, stn_name, c_base, h_base};
-  const struct { const char *name; Emitter emit; } generated[] = {
-    {c_base, emit_c_program}, {h_base, emit_cuda_header}, {cu_base, emit_cuda_kernels},
-    {COMPILE_PROGRAM_HEADER, emit_program_header},
-  };
+  Generated g;
+  compile_generated_init(&g, input, program);
   bool ok = true;
-  for (int g = 0; g < COUNT_OF(generated) && ok; g++) {
-    files[*nfiles] = path_join(dir, generated[g].name);
-    ok = emit_file(ir, files[(*nfiles)++], &eo, generated[g].emit);
+  for (int i = 0; i < COMPILE_NGENERATED && ok; i++) {
+    files[*nfiles] = path_join(dir, g.name[i]);
+    ok = emit_file(&g, ir, i, files[(*nfiles)++]);
   }
   for (const RuntimeFile *rf = runtime_files; ok && rf->name; rf++) {
     if (*nfiles >= COMPILE_MAX_FILES - 8) ice("compile.c: COMPILE_MAX_FILES is too small for the runtime");
@@ -133,11 +149,7 @@ bool compile_write_sources(const Ir *ir, const char *input, const char *program,
     ok = write_file(files[(*nfiles)++], rf->text, strlen(rf->text));
   }
   if (!ok) fail("cannot write", files[*nfiles - 1]);
-  free(stn_name);
-  free(base);
-  free(c_base);
-  free(h_base);
-  free(cu_base);
+  compile_generated_free(&g);
   return ok;
 }
 

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "emit_c.h"
 #include "ir.h"
 
 typedef struct CompileOptions {
@@ -42,6 +43,22 @@ char *compile_base_name(const char *input);
 /* The .stn's file name as the generated text quotes it ("cavity.stn"): the
    last component of input, characters outside [A-Za-z0-9_.-] as '_'. */
 char *compile_stn_name(const char *input);
+
+/* The generated sources of a program, in the order they are written: NAME.c, NAME.h, NAME.cu and
+   COMPILE_PROGRAM_HEADER, with the names their text quotes. compile_write_sources writes each
+   into its file; the pipeline fuzzer (tests/fuzz/fuzz_pipeline.c) into /dev/null. */
+enum { COMPILE_NGENERATED = 4 };
+typedef struct Generated {
+  char       *stn_name;                  /* compile_stn_name(input) */
+  char       *base;                      /* compile_base_name(input) */
+  char       *name[COMPILE_NGENERATED];  /* the file names, in order */
+  EmitOptions eo;                        /* points into the above */
+} Generated;
+/* Names the sources of the .stn at input, for the program program. */
+void compile_generated_init(Generated *g, const char *input, const char *program);
+/* Writes the text of source i (0 <= i < COMPILE_NGENERATED) to out. */
+void compile_generated_emit(const Generated *g, const Ir *ir, int i, FILE *out);
+void compile_generated_free(Generated *g);
 
 /* Writes into dir the generated sources (NAME.c, NAME.h, NAME.cu, stn_program.h; program
    names the program in their text) and the runtime sources. Appends each

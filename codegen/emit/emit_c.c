@@ -676,8 +676,7 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
 void emit_program_free(Program *P) {
   const Model *m = P->m;
   for (int i = 0; i < m->nfields + m->nparams; i++) free(P->E.field[i]);
-  for (int i = 0; i < P->E.nlocals; i++) free(P->E.locals[i]);
-  free(P->E.locals);
+  emit_c_locals_free(&P->E);
   free(P->E.name);
   free(P->E.field);
   free(P->named);

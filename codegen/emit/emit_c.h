@@ -10,6 +10,13 @@
 
 #include "ir.h"
 
+/* A name in CEmit.locals (emit_c_expr.c). */
+typedef struct LocalName {
+  char *s;      /* NULL: an empty slot */
+  bool  taken;  /* a local of the current function */
+  int   next;   /* the first suffix s_N not yet tried for a temporary named after s */
+} LocalName;
+
 typedef struct CEmit {
   const Ir    *ir;
   FILE        *out;
@@ -20,7 +27,7 @@ typedef struct CEmit {
   const char  *params;  /* prefix of parameters: "user->" in C, "user." in CUDA */
   char       **name;    /* by node: the temporary holding it in the current scope, or NULL */
   bool         cuda;    /* CUDA kernel text: x[IX(i - 1, j)].u and (double) casts */
-  char       **locals;  /* names taken in the current function */
+  LocalName   *locals;  /* names of the current function: a hash table of caplocals slots */
   int          nlocals, caplocals, ntemps;
 } CEmit;
 
@@ -37,6 +44,8 @@ int  emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const ch
 void emit_c_forget(CEmit *E, const Ref *named, int n);
 /* Starts a function: no names taken. */
 void emit_c_function_begin(CEmit *E);
+/* Frees the names of the current function. */
+void emit_c_locals_free(CEmit *E);
 /* Which grid values (i, hx, nx, ...) the expressions under roots read. */
 void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT]);
 /* Operations evaluated per point for roots (the uniform ones are hoisted). */

@@ -298,9 +298,43 @@ static bool name_reserved(const char *s) {
   return cname_reserved(s);
 }
 
+/* The names of the current function (E->locals): an open-addressing table, a power of two in size
+   and at most half full, of every name new_local gave out (taken) and of every stem it numbered
+   (next: the first suffix not yet tried; every smaller one is taken). Names are only added within
+   a function, so a new name costs the same however many temporaries share a hint. */
+static unsigned hash_name(const char *s) {
+  unsigned h = 2166136261u;  /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+/* s's slot: the one holding s, or the empty one where it would go. */
+static LocalName *local_slot(const CEmit *E, const char *s) {
+  unsigned mask = (unsigned)E->caplocals - 1;
+  for (unsigned h = hash_name(s) & mask;; h = (h + 1) & mask)
+    if (!E->locals[h].s || strcmp(E->locals[h].s, s) == 0) return &E->locals[h];
+}
+
+static LocalName *local_add(CEmit *E, const char *s) {
+  if (2 * (E->nlocals + 1) > E->caplocals) {
+    LocalName *old = E->locals;
+    int oldcap = E->caplocals;
+    E->caplocals = oldcap ? 2 * oldcap : 64;
+    E->locals = xcalloc((size_t)E->caplocals, sizeof *E->locals);
+    for (int i = 0; i < oldcap; i++)
+      if (old[i].s) *local_slot(E, old[i].s) = old[i];
+    free(old);
+  }
+  LocalName *l = local_slot(E, s);
+  if (!l->s) {
+    *l = (LocalName){xstrdup(s), false, 2};
+    E->nlocals++;
+  }
+  return l;
+}
+
 static bool local_taken(const CEmit *E, const char *s) {
-  for (int i = 0; i < E->nlocals; i++)
-    if (strcmp(E->locals[i], s) == 0) return true;
+  if (E->caplocals && local_slot(E, s)->taken) return true;
   return name_reserved(s);
 }
 
@@ -311,21 +345,30 @@ static const char *new_local(CEmit *E, const char *hint) {
     char stem[224];
     snprintf(stem, sizeof stem, name_reserved(hint) ? "%s_" : "%s", hint);
     snprintf(buf, sizeof buf, "%s", stem);
-    const char *numbered = stem[strlen(stem) - 1] == '_' ? "%s%d" : "%s_%d";  /* never a "__" */
-    for (int k = 2; local_taken(E, buf); k++) snprintf(buf, sizeof buf, numbered, stem, k);
+    if (local_taken(E, buf)) {
+      const char *numbered = stem[strlen(stem) - 1] == '_' ? "%s%d" : "%s_%d";  /* never a "__" */
+      LocalName *st = local_add(E, stem);
+      int k = st->next;
+      for (;; k++) {
+        snprintf(buf, sizeof buf, numbered, stem, k);
+        if (!local_taken(E, buf)) break;
+      }
+      st->next = k + 1;  /* before local_add below, which may move st */
+    }
   } else {
     do snprintf(buf, sizeof buf, "t%d", E->ntemps++);
     while (local_taken(E, buf));
   }
-  if (E->nlocals == E->caplocals) {
-    E->caplocals = E->caplocals ? 2 * E->caplocals : 32;
-    E->locals = xrealloc(E->locals, (size_t)E->caplocals * sizeof *E->locals);
-  }
-  size_t n = strlen(buf) + 1;
-  char *s = xmalloc(n);
-  memcpy(s, buf, n);
-  E->locals[E->nlocals++] = s;
-  return s;
+  LocalName *l = local_add(E, buf);
+  l->taken = true;
+  return l->s;
+}
+
+void emit_c_locals_free(CEmit *E) {
+  for (int i = 0; i < E->caplocals; i++) free(E->locals[i].s);
+  free(E->locals);
+  E->locals = NULL;
+  E->nlocals = E->caplocals = 0;
 }
 
 static bool leaf(const IrNode *n) { return n->op <= IR_FIELD; }
@@ -390,8 +433,7 @@ void emit_c_forget(CEmit *E, const Ref *named, int n) {
 }
 
 void emit_c_function_begin(CEmit *E) {
-  for (int i = 0; i < E->nlocals; i++) free(E->locals[i]);
-  E->nlocals = 0;
+  emit_c_locals_free(E);
   E->ntemps = 0;
   memset(E->name, 0, (size_t)E->ir->nnodes * sizeof *E->name);
 }

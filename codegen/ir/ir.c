@@ -48,7 +48,12 @@ static uint64_t hash_node(IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
   uint64_t parts[6] = {(uint64_t)op, (uint64_t)(uint32_t)fn, (uint64_t)(uint32_t)a, (uint64_t)(uint32_t)b,
                        (uint64_t)(uint32_t)c, bits};
   for (int i = 0; i < 6; i++) h = (h ^ parts[i]) * 1099511628211ull;
-  return h ^ (h >> 29);
+  /* A multiply carries bits only upwards, and the table takes the low bits: mix the high ones
+     down (MurmurHash3's finalizer), or numbers that differ only in their leading bits (1, 2,
+     3, ... as doubles) would all share a slot and make every lookup linear. */
+  h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+  h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
 }
 
 static bool same(const IrNode *n, IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
@@ -279,7 +284,8 @@ IrEntry *ir_entry(IrPoint *p, int field, int offset) {
 
 void ir_name(Ir *ir, Ref r, const char *name) {
   if (ir->hint[r]) return;
-  ir->names = xrealloc(ir->names, (size_t)(ir->nnames + 1) * sizeof *ir->names);
+  if ((ir->nnames & (ir->nnames - 1)) == 0)  /* 0, 1, 2, 4, ...: the room doubles, a name costs O(1) */
+    ir->names = xrealloc(ir->names, (size_t)(ir->nnames ? 2 * ir->nnames : 1) * sizeof *ir->names);
   ir->names[ir->nnames] = xstrdup(name);
   ir->hint[r] = ir->names[ir->nnames++];
 }
