@@ -8,6 +8,7 @@
 ** "expected ')' to close '(' at 3:5") are helpers outside it.
 */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,17 +74,31 @@ static int identifier(Parser *ps, STN_STYPE *lval, Loc *lloc, Cursor start, Curs
   return token(ps, lloc, start, end, IDENT);
 }
 
+/* Whether the digits before the exponent of a real are all zeros ("0.0e-5"). */
+static bool zero_mantissa(const char *text) {
+  for (; *text && *text != 'e' && *text != 'E'; text++)
+    if (*text >= '1' && *text <= '9') return false;
+  return true;
+}
+
 static int number(Parser *ps, STN_STYPE *lval, Loc *lloc, Cursor start, Cursor end, int kind) {
   char *text = arena_strndup(ps->arena, (const char *)start, (size_t)(end - start));
   errno = 0;
   double v = strtod(text, NULL);
-  if (errno == ERANGE && fabs(v) > 1) v = HUGE_VAL;  /* underflow to a tiny number or 0 is fine */
+  if (errno == ERANGE && fabs(v) > 1) v = HUGE_VAL;
   if (v == HUGE_VAL) {
     diag_error(ps->diag, span(ps, start, end), "number too large for a double");
     v = 0;
   } else if (kind == INT && v > 2147483647.0) {
     diag_error(ps->diag, span(ps, start, end), "integer too large (the largest is 2147483647)");
     v = 0;
+  } else if (v == 0 && !zero_mantissa(text)) {
+    diag_error(ps->diag, span(ps, start, end), "number too small for a double: it would be 0");
+    diag_hint(ps->diag, "the smallest positive double is about 4.9e-324; write 0 if 0 is meant, or scale the problem");
+  } else if (v != 0 && fabs(v) < DBL_MIN) {
+    diag_warning(ps->diag, span(ps, start, end), "number below 2.2e-308 is stored with fewer digits (a subnormal double)");
+    diag_hint(ps->diag, "it keeps %d significant bits of 53; scale the problem so its numbers lie nearer 1",
+              (int)floor(log2(fabs(v) / 4.9406564584124654e-324)) + 1);
   }
   lval->num = v;
   return token(ps, lloc, start, end, kind);
@@ -120,6 +135,19 @@ static void bad_char(Parser *ps, Cursor start, Cursor end) {
   else
     diag_error(ps->diag, at, "unexpected character '%.*s': names and operators are ASCII",
                (int)(end - start), (const char *)start);
+}
+
+/* A byte-order mark (U+FEFF) between tokens: it is invisible, so it is named
+   in words. One that starts the file never gets here (frontend.c drops it).
+   Lexing resumes right after it, so the name it stood before is read as
+   written. */
+static bool byte_order_mark(Parser *ps, Cursor start, Cursor *p) {
+  if (memcmp(start, "\xEF\xBB\xBF", 3) != 0) return false;
+  diag_error(ps->diag, span(ps, start, start + 3),
+             "a byte-order mark (U+FEFF, an invisible character) in the middle of the file");
+  diag_hint(ps->diag, "delete it: a UTF-8 file may start with one but has none elsewhere (joining files can leave one)");
+  *p = start + 3;
+  return true;
 }
 
 /* Non-ASCII where a name could stand: one error, and the text goes on as a name. */
@@ -198,7 +226,7 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps) {
       "}"                   { RET(close_bracket(ps, lloc, start, p, '{', '}')); }
       [,;:=+\-*/^<>&]       { RET(token(ps, lloc, start, p, *start)); }
 
-      utf8 (utf8 | [a-zA-Z0-9_])* { bad_name(ps, start, p); identifier(ps, lval, lloc, start, p); RET(placeholder(ps, lloc, start, p, IDENT)); }
+      utf8 (utf8 | [a-zA-Z0-9_])* { if (byte_order_mark(ps, start, &p)) continue; bad_name(ps, start, p); identifier(ps, lval, lloc, start, p); RET(placeholder(ps, lloc, start, p, IDENT)); }
       *                     { bad_char(ps, start, p); continue; }
     */
 #undef RET

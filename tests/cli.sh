@@ -122,4 +122,28 @@ if [ $rc -ne 0 ] || [ "$(grep -c '^%[0-9]' "$T/deep.ir")" -gt 200 ]; then
   echo "FAIL: stencilc --dump-ir of 40 nested defs: exit $rc, $(grep -c '^%[0-9]' "$T/deep.ir") IR lines (linear: under 200)"; fails=$((fails + 1))
 fi
 
+# A byte-order mark that starts the file is skipped: the program checks as cleanly as without it.
+printf '\357\273\277' | cat - examples/bratu2d.stn >"$T/bom.stn"
+expect 0 "" -- --check "$T/bom.stn"
+[ -s "$T/cli.out" ] && { echo "FAIL: a leading byte-order mark drew a message: $(head -1 "$T/cli.out")"; fails=$((fails + 1)); }
+
+# 9900 unused parameters: 20 warnings of the kind, then one line counting the rest.
+{ printf 'grid { x: 5 points in [0, 1]; }\nfields u;\nstencil star width 1;\n'
+  i=1; while [ $i -le 9900 ]; do printf 'param p%d = 1;\n' $i; i=$((i + 1)); done
+  printf 'residual u { all: u; }\n'; } >"$T/unused.stn"
+expect 0 "unused.stn: \.\.\. and 9880 more such warnings$" -- --check "$T/unused.stn"
+if [ "$(grep -c "is never used" "$T/cli.out")" -ne 20 ] || [ "$(wc -l <"$T/cli.out")" -gt 80 ]; then
+  echo "FAIL: 9900 unused parameters: $(grep -c "is never used" "$T/cli.out") warnings shown, $(wc -l <"$T/cli.out") lines"
+  fails=$((fails + 1))
+fi
+
+# Simplification keeps IEEE semantics: b * 0 and u - u stay (NaN for an infinite b or u), while
+# a * 0 with a in a finite range, and nx - nx, are 0.
+printf 'grid { x: 5 points in [0, 1]; }\nfields u;\nstencil star width 1;\nparam a = 1 in [0, 2];\nparam b = 1;\nresidual u { all: u + a * 0 + b * 0 + (u - u) + (nx - nx); }\n' >"$T/ieee.stn"
+"$S" --dump-ir "$T/ieee.stn" >"$T/cli.out" 2>&1
+if ! grep -q "^%[0-9]* = mul %[0-9]*, %[0-9]*$" "$T/cli.out" || ! grep -q "^%\([0-9]*\) = sub %\([0-9]*\), %\2$" "$T/cli.out" ||
+   grep -q "param a$" "$T/cli.out" || grep -q "grid nx$" "$T/cli.out"; then
+  echo "FAIL: --dump-ir folds b * 0 or u - u, or keeps a * 0 or nx - nx:"; cat "$T/cli.out"; fails=$((fails + 1))
+fi
+
 [ $fails -eq 0 ]

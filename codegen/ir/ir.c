@@ -3,10 +3,11 @@
 ** contents (hash-consing), so a subexpression written twice, or produced
 ** twice by differentiation, is one node. The constructors ir_unary,
 ** ir_binary, ir_select and ir_call simplify on the way in: constants fold
-** (with the same C math the generated code uses), and 0 + a, 1 * a,
-** a * 0, a - a, -(-a), a^1, (c ? a : a) and friends disappear. a * 0 = 0
-** holds for every finite a; values in these programs are finite, and the
-** derivative of a term that does not depend on a variable is 0 anyway.
+** (with the same C math the generated code uses), and 0 + a, 1 * a, -(-a),
+** a^1, (c ? a : a) and friends disappear. Each rewrite gives what the
+** generated C would compute, IEEE semantics included: a * 0 = 0 and
+** a - a = 0 are taken only where a is provably finite (IrNode.bound; for an
+** infinite or NaN a both are NaN), and 0 / b is never rewritten.
 */
 #include <math.h>
 #include <stdint.h>
@@ -76,6 +77,58 @@ static void grow_table(Ir *ir) {
   ir->tcap = cap;
 }
 
+/* IrNode.bound of a new node, from its operands' bounds. The bounds hold in
+   floating point too: rounding is monotonic, so |fl(a + b)| <= fl(A + B)
+   when |a| <= A and |b| <= B, and likewise for the other rules. */
+static double bound_of(const Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
+  const Model *m = ir->m;
+  const double any = INFINITY, index_max = 9223372036854775807.0;  /* a 64-bit PetscInt */
+  if (op == IR_CONST) return isfinite(num) ? fabs(num) : any;
+  if (op == IR_PARAM) {  /* the program refuses values outside the range, NaN included */
+    double lo = m->param_lo[a], hi = m->param_hi[a];
+    return isfinite(lo) && isfinite(hi) ? fmax(fabs(lo), fabs(hi)) : any;
+  }
+  if (op == IR_GRID) {  /* indices and sizes; the spacing is L / (n - 1) or L / n with n >= 3 */
+    if (a >= BV_HX && a <= BV_HZ) return (m->axes[a - BV_HX].hi - m->axes[a - BV_HX].lo) / 2;
+    return index_max;
+  }
+  if (op == IR_FIELD) return any;
+  double A = ir->nodes[a].bound, B = b == IR_NONE ? 0 : ir->nodes[b].bound;
+  bool fa = isfinite(A), fb = isfinite(B);
+  switch (op) {
+  case IR_NEG: return A;
+  case IR_NOT: case IR_EQ: case IR_NE: case IR_LT: case IR_LE: case IR_GT: case IR_GE: case IR_AND: case IR_OR:
+    return 1;
+  case IR_ADD: case IR_SUB: return A + B;
+  case IR_MUL: return fa && fb ? A * B : any;
+  case IR_DIV: {
+    double d = ir->nodes[b].num;
+    return fa && ir->nodes[b].op == IR_CONST && d != 0 && isfinite(d) ? A / fabs(d) : any;
+  }
+  case IR_POW: {
+    double e = ir->nodes[b].num;
+    bool small = ir->nodes[b].op == IR_CONST && e >= 0 && e <= 64 && e == floor(e);
+    return fa && small ? pow(A, e) : any;
+  }
+  case IR_SELECT: return fmax(B, ir->nodes[c].bound);  /* either branch, whatever the condition */
+  case IR_CALL:
+    switch ((BuiltinFunc)fn) {
+    case BF_ABS:   return A;
+    case BF_MIN: case BF_MAX: return fmax(A, B);
+    case BF_EXP:   return exp(A);
+    case BF_SINH: case BF_COSH: return cosh(A);
+    case BF_SIN: case BF_COS: case BF_TANH: return fa ? 1 : any;
+    case BF_ATAN:  return fa ? 2 : any;
+    case BF_ATAN2: return fa && fb ? 4 : any;
+    default:       return any;  /* log, sqrt, tan, asin, acos: poles or a domain */
+    }
+  default:
+    return any;
+  }
+}
+
+bool ir_finite(const Ir *ir, Ref r) { return isfinite(ir->nodes[r].bound); }
+
 Ref ir_node(Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
   if (num == 0) num = 0;  /* -0.0 and 0.0 are one constant */
   uint64_t h = hash_node(op, fn, a, b, c, num);
@@ -93,7 +146,7 @@ Ref ir_node(Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
   bool uniform = op == IR_GRID ? !builtin_values[a].pointwise : op != IR_FIELD;
   if (op > IR_FIELD)
     uniform = ir->nodes[a].uniform && (b == IR_NONE || ir->nodes[b].uniform) && (c == IR_NONE || ir->nodes[c].uniform);
-  ir->nodes[r] = (IrNode){op, fn, a, b, c, num, uniform};
+  ir->nodes[r] = (IrNode){op, fn, a, b, c, num, uniform, bound_of(ir, op, fn, a, b, c, num)};
   ir->hint[r] = NULL;
   ir->table[at] = r + 1;
   if (ir->nnodes * 2 > ir->tcap) grow_table(ir);
@@ -210,11 +263,12 @@ Ref ir_binary(Ir *ir, IrOp op, Ref a, Ref b) {
   case IR_SUB:
     if (ir_is_const(ir, b, 0)) return a;
     if (ir_is_const(ir, a, 0)) return ir_unary(ir, IR_NEG, b);
-    if (a == b) return ir_const(ir, 0);
+    if (a == b && ir_finite(ir, a)) return ir_const(ir, 0);
     if (ir->nodes[b].op == IR_NEG) return ir_binary(ir, IR_ADD, a, ir->nodes[b].a);
     break;
   case IR_MUL:
-    if (ir_is_const(ir, a, 0) || ir_is_const(ir, b, 0)) return ir_const(ir, 0);
+    if ((ir_is_const(ir, a, 0) && ir_finite(ir, b)) || (ir_is_const(ir, b, 0) && ir_finite(ir, a)))
+      return ir_const(ir, 0);
     if (ir_is_const(ir, a, 1)) return b;
     if (ir_is_const(ir, b, 1)) return a;
     if (ir_is_const(ir, a, -1)) return ir_unary(ir, IR_NEG, b);
@@ -224,7 +278,6 @@ Ref ir_binary(Ir *ir, IrOp op, Ref a, Ref b) {
     break;
   case IR_DIV:
     if (ir_is_const(ir, b, 1)) return a;
-    if (ir_is_const(ir, a, 0) && !ir_is_const(ir, b, 0)) return a;
     break;
   case IR_POW:
     if (ir_is_const(ir, b, 1)) return a;

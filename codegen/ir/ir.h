@@ -47,6 +47,11 @@ typedef struct IrNode {
   Ref    a, b, c;
   double num;
   bool   uniform;  /* the same at every grid point: no field, index or coordinate */
+  /* A bound on |value| at every grid point, for every parameter value the
+     program accepts and any grid size; INFINITY when none is known (the
+     value may be inf or NaN: a field, a division, log, ...). A node with a
+     finite bound is provably finite. */
+  double bound;
 } IrNode;
 
 /* One Jacobian entry at a (field, class): d(residual)/d(field[offset]). */
@@ -103,14 +108,18 @@ Ref  ir_select(Ir *ir, Ref cond, Ref a, Ref b);
 Ref  ir_call(Ir *ir, int fn, Ref a, Ref b);
 int  ir_offset(Ir *ir, const int off[MAX_DIM]);
 bool ir_is_const(const Ir *ir, Ref r, double v);
+/* r is finite wherever the program evaluates it (IrNode.bound). */
+bool ir_finite(const Ir *ir, Ref r);
 /* The value of op on constants, as the generated C computes it. */
 double ir_fold(IrOp op, int fn, double a, double b, double c);
 /* The point's entry for (field, offset), or NULL. */
 IrEntry *ir_entry(IrPoint *p, int field, int offset);
 IrPoint *ir_point(const Ir *ir, int field, int cls);
 
-/* ir_lower.c: lowering from the checked AST. */
-void ir_lower(Ir *ir);
+/* ir_lower.c: lowering from the checked AST. Reports to d what only the
+   lowered program shows: a divisor that is 0 at every point, an operation on
+   constants whose value is not finite. */
+void ir_lower(Ir *ir, Diag *d);
 
 /* ir_derive.c: symbolic differentiation of root with respect to the
    field read IR_FIELD(field, offset). */

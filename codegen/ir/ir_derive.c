@@ -27,12 +27,22 @@ typedef struct Derive {
 
 static Ref d(Derive *D, Ref r);
 
+static Ref num(Ir *ir, double v) { return ir_const(ir, v); }
 static Ref add(Ir *ir, Ref a, Ref b) { return ir_binary(ir, IR_ADD, a, b); }
 static Ref sub(Ir *ir, Ref a, Ref b) { return ir_binary(ir, IR_SUB, a, b); }
-static Ref mul(Ir *ir, Ref a, Ref b) { return ir_binary(ir, IR_MUL, a, b); }
-static Ref dvd(Ir *ir, Ref a, Ref b) { return ir_binary(ir, IR_DIV, a, b); }
 static Ref neg(Ir *ir, Ref a) { return ir_unary(ir, IR_NEG, a); }
-static Ref num(Ir *ir, double v) { return ir_const(ir, v); }
+
+/* A derivative that is the constant 0 stands for a term without the
+   variable, which calculus leaves out of a product or a quotient whatever
+   the other factor: the derivative of u * v with respect to u has no term
+   for v's derivative even where u is large. ir_binary, which must compute
+   what the C computes, keeps 0 * a unless a is provably finite; here the
+   term is dropped. (The Jacobian is the derivative where the residual is
+   finite.) */
+static Ref mul(Ir *ir, Ref a, Ref b) {
+  return ir_is_const(ir, a, 0) || ir_is_const(ir, b, 0) ? num(ir, 0) : ir_binary(ir, IR_MUL, a, b);
+}
+static Ref dvd(Ir *ir, Ref a, Ref b) { return ir_is_const(ir, a, 0) ? a : ir_binary(ir, IR_DIV, a, b); }
 
 /* d(f(a)) for the one-argument functions: f'(a) * a'. */
 static Ref call1(Derive *D, Ref r, int fn, Ref a, Ref da) {

@@ -11,6 +11,13 @@
 ** For each field and class of grid point the rules sema chose are lowered
 ** into an IrPoint: the residual, the initial guess, and the Jacobian
 ** entries the user gave (the derive pass adds the rest).
+**
+** Lowering is where lets and functions meet their values, so it reports two
+** errors sema cannot see, at the .stn place of the operation (and the def
+** call it was lowered for): a divisor that is 0 at every grid point
+** (u / (x - x), 1 / sin(0)), and an operation on constants whose value is
+** not finite (inf - inf, log(0), exp(1000)); the simplify pass would
+** otherwise carry such a value into the generated program silently.
 */
 #include <math.h>
 #include <stdint.h>
@@ -36,13 +43,140 @@ typedef struct CallMemo {
 } CallMemo;
 
 typedef struct Lower {
-  Ir       *ir;
-  Ref      *lets;   /* by let index; IR_NONE until first used */
-  CallMemo *calls;  /* open addressing, a power of two of slots; def NULL: empty */
-  int       ncalls, capcalls;
+  Ir         *ir;
+  Diag       *d;
+  Ref        *lets;   /* by let index; IR_NONE until first used */
+  CallMemo   *calls;  /* open addressing, a power of two of slots; def NULL: empty */
+  int         ncalls, capcalls;
+  const Node *site;   /* the def call whose body is being lowered, NULL outside one */
+  /* By node, grown with the pool (track): what lowering knows of its value. */
+  signed char *known;    /* 0: not worked out yet, 1: a constant (value), 2: not a constant */
+  double      *value;
+  signed char *zero;     /* 0: not worked out yet, 1: 0 wherever it is a number, 2: not known to be */
+  bool        *reported; /* its value was reported as wrong: what is computed from it is not again */
+  int          ntrack;
 } Lower;
 
 static Ref expr(Lower *L, const Node *e, const Binding *env);
+
+/* ---- what lowering knows of values ---- */
+
+static void track(Lower *L) {
+  int n = L->ir->nnodes;
+  if (n <= L->ntrack) return;
+  int cap = L->ntrack ? L->ntrack : 256;
+  while (cap < n) cap *= 2;
+  L->known = xrealloc(L->known, (size_t)cap * sizeof *L->known);
+  L->value = xrealloc(L->value, (size_t)cap * sizeof *L->value);
+  L->zero = xrealloc(L->zero, (size_t)cap * sizeof *L->zero);
+  L->reported = xrealloc(L->reported, (size_t)cap * sizeof *L->reported);
+  for (int i = L->ntrack; i < cap; i++) L->known[i] = L->zero[i] = 0, L->reported[i] = false;
+  L->ntrack = cap;
+}
+
+/* Whether r is a constant, and its value as the generated C computes it
+   (a select on a constant condition is the branch it takes). */
+static bool constant(Lower *L, Ref r, double *v) {
+  track(L);
+  if (!L->known[r]) {
+    IrNode n = L->ir->nodes[r];
+    double x = 0, y = 0;
+    bool k;
+    switch (n.op) {
+    case IR_CONST: k = true; y = n.num; break;
+    case IR_PARAM: case IR_GRID: case IR_FIELD: k = false; break;
+    case IR_SELECT: k = constant(L, n.a, &x) && constant(L, x != 0 ? n.b : n.c, &y); break;
+    default:
+      k = constant(L, n.a, &x) && (n.b == IR_NONE || constant(L, n.b, &y));
+      if (k) y = ir_fold(n.op, n.fn, x, y, 0);
+    }
+    L->known[r] = k ? 1 : 2;
+    L->value[r] = y;
+  }
+  *v = L->value[r];
+  return L->known[r] == 1;
+}
+
+/* Whether r is 0 at every grid point where it is a number: a constant 0,
+   a - a, a * 0, sin(0 * u), ... (where an operand is inf or NaN it may be NaN,
+   which makes no better divisor). */
+static bool zero(Lower *L, Ref r) {
+  track(L);
+  if (!L->zero[r]) {
+    IrNode n = L->ir->nodes[r];
+    double v;
+    bool z;
+    if (constant(L, r, &v)) z = v == 0;
+    else switch (n.op) {
+    case IR_NEG: case IR_DIV: z = zero(L, n.a); break;
+    case IR_ADD: z = zero(L, n.a) && zero(L, n.b); break;
+    case IR_SUB: z = n.a == n.b || (zero(L, n.a) && zero(L, n.b)); break;
+    case IR_MUL: z = zero(L, n.a) || zero(L, n.b); break;
+    case IR_POW: z = zero(L, n.a) && constant(L, n.b, &v) && v > 0; break;
+    case IR_SELECT: z = constant(L, n.a, &v) ? zero(L, v != 0 ? n.b : n.c) : zero(L, n.b) && zero(L, n.c); break;
+    case IR_CALL:
+      switch ((BuiltinFunc)n.fn) {
+      case BF_ABS: case BF_SQRT: case BF_SIN: case BF_TAN: case BF_ASIN: case BF_ATAN: case BF_SINH: case BF_TANH:
+        z = zero(L, n.a);
+        break;
+      case BF_MIN: case BF_MAX: z = zero(L, n.a) && zero(L, n.b); break;
+      default: z = false;
+      }
+      break;
+    default: z = false;
+    }
+    L->zero[r] = z ? 1 : 2;
+  }
+  return L->zero[r] == 1;
+}
+
+/* After an error inside a def's body: the call it was lowered for, whose
+   arguments may be what makes it wrong. */
+static void site_note(Lower *L) {
+  if (L->site) diag_note(L->d, L->site->span, "in this call of '%s'", L->site->call.name);
+}
+
+/* e / divisor, lowered to r and b: an error when the divisor is 0 at every point. */
+static void check_divisor(Lower *L, const Node *divisor, Ref b, Ref r) {
+  if (L->reported[r] || L->reported[b] || !zero(L, b)) return;
+  int len;
+  const char *text = ast_text(L->d->src, divisor, &len);
+  diag_error(L->d, divisor->span, "division by zero: the divisor is always 0");
+  site_note(L);
+  if (len <= 60)
+    diag_hint(L->d, "'%.*s' is 0 at every grid point, once lets, functions and constants are worked out", len, text);
+  L->reported[r] = true;
+}
+
+/* e, a binary operation or a call of a built-in function lowered to r: an
+   error when it is a constant that is not finite and becomes so here (NaN
+   from anything, inf from finite operands; a value of inf the user wrote may
+   flow on: 1/inf and -inf are fine). */
+static void check_value(Lower *L, const Node *e, Ref r) {
+  double v, x[2] = {0, 0};
+  if (!constant(L, r, &v) || isfinite(v) || L->reported[r]) return;
+  IrNode n = L->ir->nodes[r];
+  Ref ops[2] = {n.a, n.b};
+  bool finite_in = true, pole = false;
+  for (int i = 0; i < 2 && ops[i] != IR_NONE; i++) {
+    if (L->reported[ops[i]]) {
+      L->reported[r] = true;
+      return;
+    }
+    constant(L, ops[i], &x[i]);
+    finite_in = finite_in && isfinite(x[i]);
+    pole = pole || x[i] == 0;
+  }
+  if (!isnan(v) && !finite_in) return;
+  char text[96];
+  if (e->kind == N_CALL) sema_op_text(text, sizeof text, e->call.name, false, n.b == IR_NONE ? 1 : 2, x[0], x[1]);
+  else sema_op_text(text, sizeof text, ast_op_text(e->op.op), true, 2, x[0], x[1]);
+  sema_report_nonfinite(L->d, e->span, text, v, finite_in, pole);
+  site_note(L);
+  L->reported[r] = true;
+}
+
+/* ---- lowering ---- */
 
 static Ref raw2(Lower *L, IrOp op, Ref a, Ref b) { return ir_node(L->ir, op, 0, a, b, IR_NONE, 0); }
 
@@ -71,7 +205,10 @@ static Ref field_read(Lower *L, int field, const int *comp, int ncomp) {
 static Ref let_value(Lower *L, const Node *let) {
   Ref *slot = &L->lets[let->index];
   if (*slot == IR_NONE) {
+    const Node *site = L->site;  /* a let is no part of the call that first names it */
+    L->site = NULL;
     *slot = expr(L, let->let.value, NULL);
+    L->site = site;
     if (!L->ir->hint[*slot]) L->ir->hint[*slot] = let->let.name;
   }
   return *slot;
@@ -158,7 +295,10 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
       b[n] = (Binding){p, values[n], inner};
       inner = &b[n];
     }
+    const Node *site = L->site;
+    L->site = e;
     Ref r = expr(L, def->def.body, inner);
+    L->site = site;
     free(b);
     def_call_name(L, def, e->call.args, r);
     remember_call(L, def, values, n, r);
@@ -166,8 +306,10 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
   }
   int n = 0;
   for (const Node *a = e->call.args; a && n < 2; a = a->next) args[n++] = expr(L, a, env);
-  if (e->builtin == BF_POW) return raw2(L, IR_POW, args[0], args[1]);
-  return ir_node(L->ir, IR_CALL, e->builtin, args[0], args[1], IR_NONE, 0);
+  Ref r = e->builtin == BF_POW ? raw2(L, IR_POW, args[0], args[1])
+                               : ir_node(L->ir, IR_CALL, e->builtin, args[0], args[1], IR_NONE, 0);
+  check_value(L, e, r);
+  return r;
 }
 
 static IrOp binary_op(Op op) {
@@ -202,7 +344,11 @@ static Ref expr(Lower *L, const Node *e, const Binding *env) {
   }
   case N_BINARY: {
     Ref a = expr(L, e->op.a, env), b = expr(L, e->op.b, env);
-    return raw2(L, binary_op(e->op.op), a, b);
+    Ref r = raw2(L, binary_op(e->op.op), a, b);
+    track(L);
+    if (e->op.op == OP_DIV) check_divisor(L, e->op.b, b, r);
+    check_value(L, e, r);
+    return r;
   }
   case N_IF: {
     Ref c = expr(L, e->op.a, env), a = expr(L, e->op.b, env), b = expr(L, e->op.c, env);
@@ -227,9 +373,9 @@ static void given_entries(Lower *L, IrPoint *p) {
   }
 }
 
-void ir_lower(Ir *ir) {
+void ir_lower(Ir *ir, Diag *d) {
   const Model *m = ir->m;
-  Lower L = {ir, xmalloc(((size_t)m->nlets + 1) * sizeof(Ref)), NULL, 0, 0};
+  Lower L = {.ir = ir, .d = d, .lets = xmalloc(((size_t)m->nlets + 1) * sizeof(Ref))};
   for (int i = 0; i < m->nlets; i++) L.lets[i] = IR_NONE;
   for (int i = 0; i < m->nparams; i++) ir->param_default[i] = expr(&L, m->params[i]->param.value, NULL);
   for (int f = 0; f < m->nfields; f++) {
@@ -249,4 +395,8 @@ void ir_lower(Ir *ir) {
   free(L.lets);
   for (int i = 0; i < L.capcalls; i++) free(L.calls[i].args);
   free(L.calls);
+  free(L.known);
+  free(L.value);
+  free(L.zero);
+  free(L.reported);
 }

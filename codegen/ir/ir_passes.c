@@ -432,7 +432,7 @@ bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
   int errors = d->nerr;
   for (int pass = 0; pass < PASS_COUNT; pass++) {
     switch ((IrPass)pass) {
-    case PASS_LOWER:    ir_lower(ir); break;
+    case PASS_LOWER:    ir_lower(ir, d); break;
     case PASS_DERIVE:   derive(ir); break;
     case PASS_SIMPLIFY: simplify_all(ir); break;
     case PASS_CHECK:    check(ir, d); break;

@@ -42,7 +42,19 @@ static bool blank(const Source *src) {
   return true;
 }
 
-bool frontend_check(Frontend *fe) {
+/* A UTF-8 byte-order mark that starts the file is not part of the program: it
+   is dropped before anything else sees the text, so columns on the first line
+   count from the first visible character. (One anywhere else is an error, the
+   lexer's.) */
+static void drop_bom(Source *src) {
+  if (src->len >= 3 && memcmp(src->text, "\xEF\xBB\xBF", 3) == 0) {
+    src->text += 3;
+    src->len -= 3;
+  }
+}
+
+static bool check(Frontend *fe) {
+  drop_bom(&fe->src);
   if (!source_check_text(&fe->src, &fe->diag)) return false;
   if (blank(&fe->src)) {
     diag_file_error(&fe->diag, "the program is empty: there is nothing to compile");
@@ -55,6 +67,12 @@ bool frontend_check(Frontend *fe) {
   if (fe->diag.nerr > 0 || !fe->program) return false;
   sema_check(&fe->model, fe->program, &fe->diag, &fe->arena, &fe->names);
   return fe->diag.nerr == 0;
+}
+
+bool frontend_check(Frontend *fe) {
+  bool ok = check(fe);
+  diag_flush(&fe->diag);
+  return ok;
 }
 
 void frontend_free(Frontend *fe) {

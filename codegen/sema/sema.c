@@ -166,11 +166,50 @@ static bool fold_bound(Sema *s, Node *e, double *v) {
   int before = s->d->nerr;
   expr(s, e, CX_BOUND, NULL);
   if (s->d->nerr != before) return false;
-  if (!sema_fold(e, v)) {
-    diag_error(s->d, e->loc, "this must be a number");
+  bool reported;
+  if (!sema_fold_checked(s, e, v, &reported)) {
+    if (!reported) diag_error(s->d, e->loc, "this must be a number");
     return false;
   }
   return true;
+}
+
+/* Direction n's extent [lo, hi]: finite, in order, with a length and a spacing
+   that doubles hold. Bounds written in order can still be one double when
+   they differ beyond its 16 digits: that is said, not "write the smaller
+   bound first". */
+static void extent(Sema *s, const Node *ax, const Axis *a, int n) {
+  const char *name = axis_names[n];
+  Loc at = ax->axis.lo->loc;
+  if (!isfinite(a->lo) || !isfinite(a->hi)) {
+    diag_error(s->d, at, "the extent [%g, %g] of %s is infinite", a->lo, a->hi, name);
+    diag_hint(s->d, "a direction covers a finite interval: give both bounds as finite numbers");
+  } else if (a->lo > a->hi) {
+    diag_error(s->d, at, "the extent [%g, %g] of %s is empty or infinite", a->lo, a->hi, name);
+    diag_hint(s->d, "write the smaller bound first: [0, 1]");
+  } else if (a->lo == a->hi) {
+    int nlo, nhi;
+    const char *lo = ast_text(s->d->src, ax->axis.lo, &nlo), *hi = ast_text(s->d->src, ax->axis.hi, &nhi);
+    if (nlo == nhi && memcmp(lo, hi, (size_t)nlo) == 0) {
+      diag_error(s->d, at, "the extent [%g, %g] of %s is empty: its bounds are equal", a->lo, a->hi, name);
+      diag_hint(s->d, "an extent [lo, hi] needs lo < hi");
+    } else {
+      diag_error(s->d, at, "the extent [%.*s, %.*s] of %s is empty: its bounds are equal after rounding to "
+                 "double precision (both are %.17g)", nlo, lo, nhi, hi, name, a->lo);
+      diag_hint(s->d, "a double holds about 16 significant digits; bounds that differ only beyond that are one number");
+    }
+  } else if (!isfinite(a->hi - a->lo)) {
+    diag_error(s->d, at, "the extent [%g, %g] of %s is too long: its length hi - lo overflows a double", a->lo, a->hi,
+               name);
+    diag_hint(s->d, "a double holds magnitudes up to about 1.8e308; scale the problem to a shorter extent");
+  } else if (a->points >= 2) {
+    double h = (a->hi - a->lo) / (double)(a->periodic ? a->points : a->points - 1);
+    if (h == 0 || a->lo + h == a->lo || a->hi - h == a->hi) {
+      diag_error(s->d, at, "the %lld points of %s in [%g, %g] are closer together than doubles can tell apart",
+                 a->points, name, a->lo, a->hi);
+      diag_hint(s->d, "a double holds about 16 significant digits: widen the extent, move it nearer 0 or use fewer points");
+    }
+  }
 }
 
 static void grid(Sema *s, Node *g) {
@@ -197,11 +236,7 @@ static void grid(Sema *s, Node *g) {
     a->periodic = ax->axis.periodic;
     bool ok = fold_bound(s, ax->axis.lo, &a->lo);
     ok = fold_bound(s, ax->axis.hi, &a->hi) && ok;
-    if (ok && !(a->lo < a->hi && isfinite(a->lo) && isfinite(a->hi))) {
-      diag_error(s->d, ax->axis.lo->loc, "the extent [%g, %g] of %s is empty or infinite", a->lo, a->hi,
-                 axis_names[n]);
-      diag_hint(s->d, "write the smaller bound first: [0, 1]");
-    }
+    if (ok) extent(s, ax, a, n);
   }
   m->dim = n > MAX_DIM ? MAX_DIM : n;
   s->have_grid = s->d->nerr == before && n >= 1 && n <= MAX_DIM;
@@ -251,6 +286,35 @@ static void stencil(Sema *s, Node *decl) {
                axis_names[d], m->axes[d].points, need, m->width);
     diag_hint(s->d, "give %s at least %lld points (2 * width + 1), or declare a narrower stencil", axis_names[d], need);
   }
+}
+
+/* The default grid must be one the generated program can run on one process:
+   its SG-DIA matrix stores points * fields^2 * stencil points values, an
+   array PETSc sizes with a PetscInt product (32 bits in a default build), and
+   8 bytes each. Larger grids remain possible through -da_grid_x (_y, _z) on
+   more processes, each holding its part. */
+static void grid_size(Sema *s) {
+  const Model *m = s->m;
+  double points = 1, limit = 2147483647.0;
+  int big = 0;
+  for (int d = 0; d < m->dim; d++) {
+    points *= (double)m->axes[d].points;
+    if (m->axes[d].points > m->axes[big].points) big = d;
+  }
+  int nsten = 1, dof = m->nfields;
+  if (m->shape == SHAPE_BOX)
+    for (int d = 0; d < m->dim; d++) nsten *= 2 * m->width + 1;
+  else
+    nsten = 2 * m->dim * m->width + 1;
+  double values = points * dof * dof * nsten;
+  if (values <= limit) return;
+  static const char *const options[] = {"-da_grid_x", "-da_grid_x and -da_grid_y", "-da_grid_x, -da_grid_y and -da_grid_z"};
+  diag_error(s->d, m->axes[big].decl->axis.points_loc,
+             "the default grid is too large for the generated program: %.0f points, %d field%s and a %d-point "
+             "stencil need a matrix of %.3g values (%.3g GiB), more than a PetscInt counts (%.0f)",
+             points, dof, dof == 1 ? "" : "s", nsten, values, values * 8 / 1073741824.0, limit);
+  diag_hint(s->d, "declare at most %.0f points in all; %s choose%s a larger grid at run time, spread over several "
+                  "processes", floor(limit / ((double)dof * dof * nsten)), options[m->dim - 1], m->dim == 1 ? "s" : "");
 }
 
 static void precedence(Sema *s, Node *decl) {
@@ -328,7 +392,8 @@ static void param(Sema *s, Node *p) {
       range_ok = false;
     }
   }
-  if (range_ok && sema_fold(p->param.value, &v) && !(v >= lo && v <= hi)) {
+  bool constant = sema_fold_checked(s, p->param.value, &v, NULL);
+  if (range_ok && constant && !(v >= lo && v <= hi)) {
     diag_error(s->d, p->param.value->loc, "the default %g of '%s' is outside its range [%g, %g]", v, p->param.name,
                lo, hi);
   }
@@ -575,6 +640,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
     diag_file_error(d, "the program declares no fields");
     diag_hint(d, "add one, e.g. fields u;");
   }
+  if (s.have_grid && m->nfields > 0) grid_size(&s);
   if (s.too_many_fields) goto done; /* the blocks of the fields past the limit would each fail */
   for (Node *x = program->list.items; x; x = x->next) {
     const char *name = x->kind == N_PARAM ? x->param.name : x->kind == N_LET ? x->let.name

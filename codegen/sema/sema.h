@@ -67,6 +67,14 @@ typedef struct Model {
 /* Checks program; fills m when it is valid. Errors and warnings go to d. */
 void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names);
 
+/* An operation on constants written with its operands' values, for messages:
+   "inf - inf" (infix: name is an operator), "log(0)", "atan2(0, 0)". */
+void sema_op_text(char *buf, int size, const char *name, bool infix, int nargs, double a, double b);
+/* Reports at `at` that the operation `text` (sema_op_text) gives v, which is
+   not finite. operands_finite: no operand was inf (an overflow, a pole, an
+   argument outside a function's domain); pole: an operand was 0 (log(0)). */
+void sema_report_nonfinite(Diag *d, Loc at, const char *text, double v, bool operands_finite, bool pole);
+
 /* The position (0 low, 1 inside, 2 high) of class c in direction axis. */
 int  sema_class_pos(int c, int axis);
 /* "interior", "left", "left & bottom", ...: where the points of class c are. */

@@ -59,8 +59,32 @@ static const char *ctx_place(Ctx cx) {
   return "";
 }
 
+/* op on a and b as the generated C computes it; false for an operator that is not arithmetic. */
+static bool fold_op(Op op, double a, double b, double *value) {
+  switch (op) {
+  case OP_NEG:  *value = -a; break;
+  case OP_NOT:  *value = a == 0; break;
+  case OP_PLUS: *value = a; break;
+  case OP_ADD:  *value = a + b; break;
+  case OP_SUB:  *value = a - b; break;
+  case OP_MUL:  *value = a * b; break;
+  case OP_DIV:  *value = a / b; break;
+  case OP_POW:  *value = pow(a, b); break;
+  case OP_EQ:   *value = a == b; break;
+  case OP_NE:   *value = a != b; break;
+  case OP_LT:   *value = a < b; break;
+  case OP_LE:   *value = a <= b; break;
+  case OP_GT:   *value = a > b; break;
+  case OP_GE:   *value = a >= b; break;
+  case OP_AND:  *value = a != 0 && b != 0; break;
+  case OP_OR:   *value = a != 0 || b != 0; break;
+  default: return false;
+  }
+  return true;
+}
+
 bool sema_fold(const Node *e, double *value) {
-  double a, b;
+  double a, b = 0;
   switch (e->kind) {
   case N_NUM:
     *value = e->num.value;
@@ -70,31 +94,71 @@ bool sema_fold(const Node *e, double *value) {
     if (e->builtin == BV_INF) { *value = INFINITY; return true; }
     return false;
   case N_UNARY:
-    if (!sema_fold(e->op.a, &a)) return false;
-    *value = e->op.op == OP_NEG ? -a : e->op.op == OP_NOT ? (a == 0) : a;
-    return true;
+    return sema_fold(e->op.a, &a) && fold_op(e->op.op, a, 0, value);
   case N_BINARY:
-    if (!sema_fold(e->op.a, &a) || !sema_fold(e->op.b, &b)) return false;
-    switch (e->op.op) {
-    case OP_ADD: *value = a + b; break;
-    case OP_SUB: *value = a - b; break;
-    case OP_MUL: *value = a * b; break;
-    case OP_DIV: *value = a / b; break;
-    case OP_POW: *value = pow(a, b); break;
-    case OP_EQ:  *value = a == b; break;
-    case OP_NE:  *value = a != b; break;
-    case OP_LT:  *value = a < b; break;
-    case OP_LE:  *value = a <= b; break;
-    case OP_GT:  *value = a > b; break;
-    case OP_GE:  *value = a >= b; break;
-    case OP_AND: *value = a != 0 && b != 0; break;
-    case OP_OR:  *value = a != 0 || b != 0; break;
-    default: return false;
-    }
-    return true;
+    return sema_fold(e->op.a, &a) && sema_fold(e->op.b, &b) && fold_op(e->op.op, a, b, value);
   default:
     return false;
   }
+}
+
+void sema_op_text(char *buf, int size, const char *name, bool infix, int nargs, double a, double b) {
+  if (infix) snprintf(buf, (size_t)size, "%g %s %g", a, name, b);
+  else if (nargs == 2) snprintf(buf, (size_t)size, "%s(%g, %g)", name, a, b);
+  else snprintf(buf, (size_t)size, "%s(%g)", name, a);
+}
+
+void sema_report_nonfinite(Diag *d, Loc at, const char *text, double v, bool operands_finite, bool pole) {
+  if (isnan(v)) {
+    diag_error(d, at, "'%s' is not a number (NaN)", text);
+    if (operands_finite)
+      diag_hint(d, "the argument is outside the function's domain: sqrt and log take numbers >= 0, asin and acos "
+                   "numbers in [-1, 1], and a negative number has no fractional power");
+    else
+      diag_hint(d, "inf - inf, 0 * inf and inf / inf have no value; inf is meant for open parameter ranges");
+  } else {
+    diag_error(d, at, "'%s' is %s, not a finite number", text, v < 0 ? "-inf" : "inf");
+    if (pole)
+      diag_hint(d, "the function has no finite value at 0");
+    else if (operands_finite)
+      diag_hint(d, "it overflows: a double holds magnitudes up to about 1.8e308");
+  }
+}
+
+/* sema_fold that reports the operation where a value stops being finite: one
+   giving NaN, or inf from finite operands (a value of inf the user wrote may
+   flow on: 1/inf and -inf are fine). 1: constant, value set; 0: not a
+   constant; -1: reported, and so is everything computed from it. */
+static int fold_checked(Sema *s, const Node *e, double *value) {
+  double a, b;
+  int ka, kb;
+  switch (e->kind) {
+  case N_UNARY:
+    ka = fold_checked(s, e->op.a, &a);
+    if (ka != 1) return ka;
+    return fold_op(e->op.op, a, 0, value) ? 1 : 0;  /* -, not, +: finite in, finite out */
+  case N_BINARY:
+    ka = fold_checked(s, e->op.a, &a);
+    kb = fold_checked(s, e->op.b, &b);
+    if (ka < 0 || kb < 0) return -1;
+    if (ka == 0 || kb == 0 || !fold_op(e->op.op, a, b, value)) return 0;
+    bool finite_in = isfinite(a) && isfinite(b);
+    if (!isfinite(*value) && (isnan(*value) || finite_in)) {
+      char text[96];
+      sema_op_text(text, sizeof text, ast_op_text(e->op.op), true, 2, a, b);
+      sema_report_nonfinite(s->d, e->span, text, *value, finite_in, a == 0 || b == 0);
+      return -1;
+    }
+    return 1;
+  default:
+    return sema_fold(e, value) ? 1 : 0;
+  }
+}
+
+bool sema_fold_checked(Sema *s, const Node *e, double *value, bool *reported) {
+  int k = fold_checked(s, e, value);
+  if (reported) *reported = k < 0;
+  return k > 0;
 }
 
 /* The offset as the user would write it, for messages: u[-1,0]. */
@@ -328,7 +392,7 @@ ExprInfo sema_expr(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
     b = sema_expr(s, e->op.b, cx, reads);
     double v;
     if (e->op.op == OP_DIV && sema_fold(e->op.b, &v) && v == 0)
-      diag_error(s->d, e->loc, "division by zero: the divisor is always 0");
+      diag_error(s->d, e->op.b->span, "division by zero: the divisor is always 0");
     r.fields = a.fields || b.fields;
     r.pointwise = a.pointwise || b.pointwise;
     return r;

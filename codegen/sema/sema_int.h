@@ -75,6 +75,10 @@ typedef struct ExprInfo {
 /* sema_expr.c */
 ExprInfo sema_expr(Sema *s, Node *e, Ctx cx, ReadSet *reads);
 bool     sema_fold(const Node *e, double *value);
+/* sema_fold, reporting an operation whose value is not finite (inf - inf, 1e308 * 10) at its
+   place; *reported (when not NULL) says whether it did. True when e is a constant and no
+   such operation was found. */
+bool     sema_fold_checked(Sema *s, const Node *e, double *value, bool *reported);
 bool     sema_check_offset(Sema *s, const Node *e);
 void     reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at);
 void     reads_merge(Sema *s, ReadSet *into, const ReadSet *from);

@@ -3,6 +3,8 @@
 ** holding its number; a caret (and tildes over the rest of the token) marks
 ** the spot. Tabs in the quoted line are repeated in the caret line so the
 ** caret lines up. A very long line is quoted as a window around the spot.
+** Repeated warnings of one kind are capped (diag.h): a program with 9900
+** unused names gets 20 messages and one line with the count of the rest.
 */
 #include <stdarg.h>
 #include <string.h>
@@ -16,6 +18,7 @@ void diag_init(Diag *d, const Source *src, FILE *out) {
   memset(d, 0, sizeof *d);
   d->src = src;
   d->out = out;
+  d->last = -1;
 }
 
 /* Length of the UTF-8 sequence at p (well-formed, shortest form, no surrogates), or 0. */
@@ -174,9 +177,34 @@ static void report(Diag *d, const char *kind, Loc at, const char *fmt, va_list a
   quote(d, at);
 }
 
+/* Sums up the warnings of the last kind held back since its last summary: it
+   follows the last one shown, so "such" names them. */
+static void sum_up(Diag *d) {
+  if (d->last >= 0 && d->kinds[d->last].held > 0) {
+    int n = d->kinds[d->last].held;
+    fprintf(d->out, "%s: ... and %d more such warning%s\n", d->src->name, n, n == 1 ? "" : "s");
+    d->kinds[d->last].held = 0;
+  }
+  d->last = -1;
+  d->muted = false;
+}
+
+void diag_flush(Diag *d) { sum_up(d); }
+
+/* The kind of a warning with this format string, -1 when the table is full
+   (such a warning is always shown). */
+static int kind_of(Diag *d, const char *fmt) {
+  for (int k = 0; k < d->nkinds; k++)
+    if (d->kinds[k].fmt == fmt) return k;
+  if (d->nkinds == DIAG_WARNING_KINDS) return -1;
+  d->kinds[d->nkinds] = (DiagKind){fmt, 0, 0};
+  return d->nkinds++;
+}
+
 /* Counts an error; false when it must be dropped because too many came before. */
 static bool count_error(Diag *d) {
   if (d->stopped) return false;
+  sum_up(d);
   if (d->nerr == DIAG_MAX_ERRORS) {
     fprintf(d->out, "%s: too many errors (%d), stopping here\n", d->src->name, DIAG_MAX_ERRORS);
     d->stopped = true;
@@ -197,6 +225,16 @@ void diag_error(Diag *d, Loc at, const char *fmt, ...) {
 void diag_warning(Diag *d, Loc at, const char *fmt, ...) {
   if (d->stopped) return;
   d->nwarn++;
+  int k = kind_of(d, fmt);
+  if (k != d->last) sum_up(d);
+  d->last = k;
+  if (k >= 0 && d->kinds[k].shown == DIAG_MAX_SAME_WARNINGS) {
+    d->kinds[k].held++;
+    d->muted = true;
+    return;
+  }
+  if (k >= 0) d->kinds[k].shown++;
+  d->muted = false;
   va_list ap;
   va_start(ap, fmt);
   report(d, "warning", at, fmt, ap);
@@ -204,7 +242,7 @@ void diag_warning(Diag *d, Loc at, const char *fmt, ...) {
 }
 
 void diag_note(Diag *d, Loc at, const char *fmt, ...) {
-  if (d->stopped) return;
+  if (d->stopped || d->muted) return;
   va_list ap;
   va_start(ap, fmt);
   report(d, "note", at, fmt, ap);
@@ -212,7 +250,7 @@ void diag_note(Diag *d, Loc at, const char *fmt, ...) {
 }
 
 void diag_hint(Diag *d, const char *fmt, ...) {
-  if (d->stopped) return;
+  if (d->stopped || d->muted) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("hint: ", d->out);

@@ -11,6 +11,9 @@
 ** out only when a message is printed. Columns count characters (UTF-8 code
 ** points), starting at 1. Errors are counted, so one run reports several;
 ** after DIAG_MAX_ERRORS the rest are dropped with one line saying so.
+** Warnings of one kind (one format string) are shown DIAG_MAX_SAME_WARNINGS
+** times; the rest are counted and summed up in one line ("... and 9880 more
+** such warnings") when a message of another kind comes, or at diag_flush.
 */
 #ifndef STN_DIAG_H
 #define STN_DIAG_H
@@ -18,7 +21,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-enum { DIAG_MAX_ERRORS = 50 };
+enum { DIAG_MAX_ERRORS = 50, DIAG_MAX_SAME_WARNINGS = 20, DIAG_WARNING_KINDS = 16 };
 
 typedef struct Loc {
   int off;  /* byte offset of the first byte */
@@ -34,11 +37,21 @@ typedef struct Source {
   int         nlines;
 } Source;
 
+/* The warnings of one kind, told apart by their format string. */
+typedef struct DiagKind {
+  const char *fmt;
+  int         shown, held;  /* held: not shown and not yet summed up */
+} DiagKind;
+
 typedef struct Diag {
   const Source *src;
   FILE         *out;
   int           nerr, nwarn;
   bool          stopped;  /* too many errors: further ones are dropped */
+  bool          muted;    /* the last warning was held back: so are its notes and hints */
+  DiagKind      kinds[DIAG_WARNING_KINDS];
+  int           nkinds;
+  int           last;     /* the kind of the last warning shown or held, -1 after another message */
 } Diag;
 
 void diag_init(Diag *d, const Source *src, FILE *out);
@@ -51,6 +64,8 @@ void diag_note(Diag *d, Loc at, const char *fmt, ...) __attribute__((format(prin
 void diag_hint(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An error about the file as a whole (missing, empty, not text). */
 void diag_file_error(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sums up the warnings held back so far; call it when a phase's messages are complete. */
+void diag_flush(Diag *d);
 
 /* Indexes the lines of src (memory from arena) so that line and column
    lookups are fast; without it they scan the text. */
