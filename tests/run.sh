@@ -15,7 +15,7 @@
 #   tests/petsc/compare.sh  bratu2d, sfi3d, cavity against PETSc's ex5, ex14, ex19
 #   tests/solve/run.sh      Jacobians, MPI, hostile names, failures, output
 #   tests/mms/run.sh        second order under grid refinement (manufactured solutions)
-#   the fuzz smoke run      (make fuzz), when clang's libFuzzer is installed
+#   the fuzz smoke run      both fuzzers (make fuzz), when clang's libFuzzer is installed
 #   valgrind                on every example, when valgrind is installed
 #
 # tests/run.sh --regen rewrites the golden files from the current compiler;
@@ -237,13 +237,15 @@ for suite in tests/runtime/run.sh tests/petsc/compare.sh tests/solve/run.sh test
   if sh "$suite"; then ok; else bad "$suite"; fi
 done
 
-# A short, bounded fuzz run (make fuzz-long for the long one).
+# A short, bounded run of both fuzzers, the saved findings replayed first (make fuzz-long for the long one).
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
-  if make -s build/fuzz-frontend >"$tmp/fuzzbuild" 2>&1; then
-    if tests/fuzz/run.sh build/fuzz-frontend 20000 >"$tmp/fuzz" 2>&1; then ok; else bad "fuzz smoke"; tail -40 "$tmp/fuzz"; fi
-  else
-    bad "building the fuzzer (needs clang and libclang-rt-14-dev: make deps)"; tail -20 "$tmp/fuzzbuild"
-  fi
+  for target in frontend pipeline; do
+    if make -s build/fuzz-$target >"$tmp/fuzzbuild" 2>&1; then
+      if tests/fuzz/run.sh build/fuzz-$target 20000 >"$tmp/fuzz" 2>&1; then ok; else bad "fuzz smoke ($target)"; tail -40 "$tmp/fuzz"; fi
+    else
+      bad "building the fuzzer $target (needs clang and libclang-rt-14-dev: make deps)"; tail -20 "$tmp/fuzzbuild"
+    fi
+  done
 fi
 
 echo "tests: $pass passed, $fail failed"

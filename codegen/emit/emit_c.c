@@ -668,7 +668,7 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
   for (int i = 0; i < m->nparams; i++) user[m->nfields + i] = m->params[i]->param.name;
   cname_assign(user, m->nfields + m->nparams, cn);
   free(user);
-  P->E = (CEmit){ir, out, cn, cn + m->nfields, "x", "info->", "user->", name, false, NULL, 0, 0, 0};
+  P->E = (CEmit){ir, out, cn, cn + m->nfields, "x", "info->", "user->", name, false, NULL, 0, 0, 0, NULL};
   for (int i = 0; i < m->nfields * m->nclasses; i++)
     for (int e = 0; e < ir->points[i].nentries; e++) P->any_given |= ir->points[i].entries[e].given != IR_NONE;
 }
@@ -676,7 +676,7 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
 void emit_program_free(Program *P) {
   const Model *m = P->m;
   for (int i = 0; i < m->nfields + m->nparams; i++) free(P->E.field[i]);
-  emit_c_locals_free(&P->E);
+  emit_c_free(&P->E);
   free(P->E.name);
   free(P->E.field);
   free(P->named);

@@ -17,6 +17,14 @@ typedef struct LocalName {
   int   next;   /* the first suffix s_N not yet tried for a temporary named after s */
 } LocalName;
 
+/* Where emit_c_expr_at prints an expression to measure it before it prints it again: one
+   memory stream per CEmit, reused, as a stream per expression costs a buffer each. */
+typedef struct CScratch {
+  FILE  *f;
+  char  *text;
+  size_t len;
+} CScratch;
+
 typedef struct CEmit {
   const Ir    *ir;
   FILE        *out;
@@ -29,6 +37,7 @@ typedef struct CEmit {
   bool         cuda;    /* CUDA kernel text: x[IX(i - 1, j)].u and (double) casts */
   LocalName   *locals;  /* names of the current function: a hash table of caplocals slots */
   int          nlocals, caplocals, ntemps;
+  CScratch    *scratch; /* NULL until first needed */
 } CEmit;
 
 void emit_c_number(FILE *out, double v);
@@ -44,8 +53,8 @@ int  emit_c_temps(CEmit *E, const Ref *roots, int nroots, bool uniform, const ch
 void emit_c_forget(CEmit *E, const Ref *named, int n);
 /* Starts a function: no names taken. */
 void emit_c_function_begin(CEmit *E);
-/* Frees the names of the current function. */
-void emit_c_locals_free(CEmit *E);
+/* Frees what E holds itself: the names and the scratch stream. */
+void emit_c_free(CEmit *E);
 /* Which grid values (i, hx, nx, ...) the expressions under roots read. */
 void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT]);
 /* Operations evaluated per point for roots (the uniform ones are hoisted). */

@@ -260,23 +260,26 @@ static int additive_terms(const CEmit *E, Ref r, Ref *terms, IrOp *ops, int max)
 
 void emit_c_expr_at(CEmit *E, Ref r, int column) {
   enum { WIDTH = 110, MAX_TERMS = 64 };
-  char  *text = NULL;
-  size_t len = 0;
-  FILE  *out = E->out, *mem = open_memstream(&text, &len);
-  if (!mem) ice("out of memory");
-  E->out = mem;
+  if (!E->scratch) {
+    E->scratch = xcalloc(1, sizeof *E->scratch);
+    E->scratch->f = open_memstream(&E->scratch->text, &E->scratch->len);
+    if (!E->scratch->f) ice("out of memory");
+  }
+  CScratch *s = E->scratch;
+  FILE *out = E->out;
+  rewind(s->f);  /* the text is s->text[0, len): no NUL after it when it is shorter than the last */
+  E->out = s->f;
   emit_c_expr(E, r);
-  fclose(mem);
+  if (fflush(s->f) != 0) ice("out of memory");
   E->out = out;
+  size_t len = s->len;
   Ref   terms[MAX_TERMS];
   IrOp  ops[MAX_TERMS];
   int   n = column + (int)len > WIDTH ? additive_terms(E, r, terms, ops, MAX_TERMS) : 1;
   if (n < 2) {
-    fputs(text, out);
-    free(text);
+    fwrite(s->text, 1, len, out);
     return;
   }
-  free(text);
   operand(E, terms[0], P_ADD);  /* a long sum: one term per line, the signs under the '=' */
   for (int i = 1; i < n; i++) {
     fprintf(out, "\n%*s%s ", column > 2 ? column - 2 : 0, "", ops[i] == IR_SUB ? "-" : "+");
@@ -364,11 +367,21 @@ static const char *new_local(CEmit *E, const char *hint) {
   return l->s;
 }
 
-void emit_c_locals_free(CEmit *E) {
+static void locals_clear(CEmit *E) {
   for (int i = 0; i < E->caplocals; i++) free(E->locals[i].s);
   free(E->locals);
   E->locals = NULL;
   E->nlocals = E->caplocals = 0;
+}
+
+void emit_c_free(CEmit *E) {
+  locals_clear(E);
+  if (E->scratch) {
+    fclose(E->scratch->f);
+    free(E->scratch->text);
+    free(E->scratch);
+    E->scratch = NULL;
+  }
 }
 
 static bool leaf(const IrNode *n) { return n->op <= IR_FIELD; }
@@ -433,7 +446,7 @@ void emit_c_forget(CEmit *E, const Ref *named, int n) {
 }
 
 void emit_c_function_begin(CEmit *E) {
-  emit_c_locals_free(E);
+  locals_clear(E);
   E->ntemps = 0;
   memset(E->name, 0, (size_t)E->ir->nnodes * sizeof *E->name);
 }

@@ -26,6 +26,10 @@
 
 typedef int Ref;  /* index into Ir.nodes */
 enum { IR_NONE = -1 };
+/* The most nodes lowering and differentiation build before they stop with an error: defs that
+   call defs with different arguments (f(a * 2) + f(a * 3)) grow the pool exponentially with the
+   program's size; every program in examples/ needs fewer than 300. */
+enum { IR_MAX_NODES = 25000 };
 
 typedef enum IrOp {
   IR_CONST,                                   /* num */

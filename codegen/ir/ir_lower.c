@@ -49,12 +49,14 @@ typedef struct Lower {
   CallMemo   *calls;  /* open addressing, a power of two of slots; def NULL: empty */
   int         ncalls, capcalls;
   const Node *site;   /* the def call whose body is being lowered, NULL outside one */
+  const Node *outer_site; /* while site is not NULL: the call outside any body that led to it */
   /* By node, grown with the pool (track): what lowering knows of its value. */
   signed char *known;    /* 0: not worked out yet, 1: a constant (value), 2: not a constant */
   double      *value;
   signed char *zero;     /* 0: not worked out yet, 1: 0 wherever it is a number, 2: not known to be */
   bool        *reported; /* its value was reported as wrong: what is computed from it is not again */
   int          ntrack;
+  bool         too_large; /* the pool passed IR_MAX_NODES: no more bodies are inlined, no more errors */
 } Lower;
 
 static Ref expr(Lower *L, const Node *e, const Binding *env);
@@ -138,7 +140,7 @@ static void site_note(Lower *L) {
 
 /* e / divisor, lowered to r and b: an error when the divisor is 0 at every point. */
 static void check_divisor(Lower *L, const Node *divisor, Ref b, Ref r) {
-  if (L->reported[r] || L->reported[b] || !zero(L, b)) return;
+  if (L->too_large || L->reported[r] || L->reported[b] || !zero(L, b)) return;
   int len;
   const char *text = ast_text(L->d->src, divisor, &len);
   diag_error(L->d, divisor->span, "division by zero: the divisor is always 0");
@@ -154,7 +156,7 @@ static void check_divisor(Lower *L, const Node *divisor, Ref b, Ref r) {
    flow on: 1/inf and -inf are fine). */
 static void check_value(Lower *L, const Node *e, Ref r) {
   double v, x[2] = {0, 0};
-  if (!constant(L, r, &v) || isfinite(v) || L->reported[r]) return;
+  if (L->too_large || !constant(L, r, &v) || isfinite(v) || L->reported[r]) return;
   IrNode n = L->ir->nodes[r];
   Ref ops[2] = {n.a, n.b};
   bool finite_in = true, pole = false;
@@ -288,6 +290,18 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
         return c->value;
       }
     }
+    if (L->ir->nnodes > IR_MAX_NODES) {  /* stand-in values from here on: the error stops the build */
+      if (!L->too_large) {
+        diag_error(L->d, (L->site ? L->outer_site : e)->span,
+                   "the program is too large once its functions are inlined (more than %d operations)", IR_MAX_NODES);
+        diag_hint(L->d, "each call with other arguments is a new copy of the function's body: a function that calls "
+                        "another twice with different arguments doubles the copies at every level");
+      }
+      L->too_large = true;
+      Ref r = n > 0 ? values[0] : ir_const(L->ir, 1);
+      free(values);
+      return r;
+    }
     Binding *b = xcalloc((size_t)np + 1, sizeof *b);
     const Binding *inner = NULL;
     n = 0;
@@ -296,6 +310,7 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
       inner = &b[n];
     }
     const Node *site = L->site;
+    if (!site) L->outer_site = e;
     L->site = e;
     Ref r = expr(L, def->def.body, inner);
     L->site = site;

@@ -80,8 +80,9 @@ static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
   return n;
 }
 
-static void derive(Ir *ir) {
+static void derive(Ir *ir, Diag *d) {
   const Model *m = ir->m;
+  bool too_large = false;  /* the pool passed IR_MAX_NODES: the rest are stand-ins, the error stops the build */
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
       IrPoint *p = ir_point(ir, f, c);
@@ -89,7 +90,12 @@ static void derive(Ir *ir) {
       IrEntry *reads;
       int n = collect_reads(ir, p->residual, &reads);
       for (int e = 0; e < n; e++) {
-        reads[e].derived = ir_derive(ir, p->residual, reads[e].field, reads[e].offset);
+        reads[e].derived = too_large ? ir_const(ir, 0) : ir_derive(ir, p->residual, reads[e].field, reads[e].offset);
+        if (!too_large && ir->nnodes > IR_MAX_NODES) {
+          diag_error(d, p->residual_rule->span, "the Jacobian of this residual makes the program too large (more "
+                     "than %d operations)", IR_MAX_NODES);
+          too_large = true;
+        }
         IrEntry *given = ir_entry(p, reads[e].field, reads[e].offset);
         if (given) {
           reads[e].given = given->given;
@@ -433,7 +439,7 @@ bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
   for (int pass = 0; pass < PASS_COUNT; pass++) {
     switch ((IrPass)pass) {
     case PASS_LOWER:    ir_lower(ir, d); break;
-    case PASS_DERIVE:   derive(ir); break;
+    case PASS_DERIVE:   derive(ir, d); break;
     case PASS_SIMPLIFY: simplify_all(ir); break;
     case PASS_CHECK:    check(ir, d); break;
     case PASS_STENCIL:  stencil(ir); break;

@@ -151,15 +151,55 @@ static void declare(Sema *s, const char *name, const Node *decl) {
   scope_put(s->scope, name, decl);
 }
 
-/* Checks a top-level expression, refusing depths the recursive passes should not meet. */
+/* The nesting depth of a checked expression once lowering has inlined its lets and calls: a let
+   stands for its value's depth, a call of a def for its body's with the deepest argument in
+   place of a parameter. Linear: each let and def has its depth already. */
+static int inlined_depth(const Sema *s, const Node *e) {
+  int d = 0;
+  switch (e->kind) {
+  case N_NAME:
+    return e->decl && e->decl->kind == N_LET ? s->lets[e->decl->index].depth : 1;
+  case N_CALL:
+    for (const Node *a = e->call.args; a; a = a->next) {
+      int da = inlined_depth(s, a);
+      if (da > d) d = da;
+    }
+    return d + (e->decl && e->decl->kind == N_DEF ? s->def_depth[e->decl->index] : 1);
+  case N_UNARY:
+    return 1 + inlined_depth(s, e->op.a);
+  case N_BINARY: case N_IF: {
+    const Node *ops[3] = {e->op.a, e->op.b, e->kind == N_IF ? e->op.c : NULL};
+    for (int i = 0; i < 3 && ops[i]; i++) {
+      int di = inlined_depth(s, ops[i]);
+      if (di > d) d = di;
+    }
+    return 1 + d;
+  }
+  default:
+    return 1;
+  }
+}
+
+/* Checks a top-level expression, refusing depths the recursive passes should not meet, written
+   out (MAX_EXPR_DEPTH) or with its lets and calls inlined (MAX_INLINED_DEPTH). Sets s->depth. */
 static ExprInfo expr(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   ExprInfo none = {0};
+  s->depth = 1;
   if (e->depth > MAX_EXPR_DEPTH) {
     diag_error(s->d, e->loc, "expression nested too deeply (%d levels; the limit is %d)", e->depth, MAX_EXPR_DEPTH);
     diag_hint(s->d, "split it into named parts with 'let'");
     return none;
   }
-  return sema_expr(s, e, cx, reads);
+  ExprInfo info = sema_expr(s, e, cx, reads);
+  int depth = inlined_depth(s, e);
+  if (depth > MAX_INLINED_DEPTH) {  /* reported here once; where it is used it counts as 1 */
+    diag_error(s->d, e->loc, "expression nested too deeply once its lets and functions are inlined (%d levels; "
+                             "the limit is %d)", depth, MAX_INLINED_DEPTH);
+    diag_hint(s->d, "each let and function call is written out where it is used, so a chain of them nests as "
+                    "deeply as the whole expression written out");
+  } else
+    s->depth = depth;
+  return info;
 }
 
 static bool fold_bound(Sema *s, Node *e, double *v) {
@@ -428,6 +468,7 @@ static void let(Sema *s, Node *l, Ctx cx) {
   ExprInfo info = expr(s, l->let.value, cx, &li->reads);
   li->fields = info.fields;
   li->pointwise = info.pointwise;
+  li->depth = s->depth;
   declare(s, l->let.name, l);
 }
 
@@ -447,6 +488,7 @@ static void def(Sema *s, Node *d) {
   scope_free(&args);
 
   d->index = m->ndefs;
+  s->def_depth[d->index] = s->depth;
   m->defs[m->ndefs++] = d;
   const Node *old = find_here(&s->funcs, d->def.name);
   if (builtin_func_lookup(d->def.name) >= 0)
@@ -613,6 +655,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   s.param_used = arena_alloc(a, sizeof *s.param_used * (size_t)(nparams + 1));
   s.lets = arena_alloc(a, sizeof *s.lets * (size_t)(nlets + 1));
   s.def_used = arena_alloc(a, sizeof *s.def_used * (size_t)(ndefs + 1));
+  s.def_depth = arena_alloc(a, sizeof *s.def_depth * (size_t)(ndefs + 1));
   s.rule_reads = arena_alloc(a, sizeof *s.rule_reads * (size_t)(s.nrules + 1));
 
   /* The structure every expression depends on, wherever it is declared. */

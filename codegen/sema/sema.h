@@ -22,6 +22,9 @@
 #include "intern.h"
 
 enum { MAX_DIM = 3, MAX_CLASSES = 27, MAX_FIELDS = 128, MAX_WIDTH = 4, MAX_EXPR_DEPTH = 1000 };
+/* The nesting depth of an expression with its lets and function calls inlined, as the IR's
+   recursive passes meet it: a chain of lets nests as deeply as one expression written out. */
+enum { MAX_INLINED_DEPTH = 2000 };
 
 typedef struct Axis {
   const Node *decl;

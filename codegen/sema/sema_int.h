@@ -38,6 +38,7 @@ typedef struct LetInfo {
   bool    fields;     /* reads a field */
   bool    pointwise;  /* differs from point to point */
   bool    used;
+  int     depth;      /* its value's nesting depth, lets and calls inlined (inlined_depth) */
 } LetInfo;
 
 typedef struct Sema {
@@ -54,6 +55,8 @@ typedef struct Sema {
   LetInfo *lets;      /* by N_LET index */
   bool    *param_used;
   bool    *def_used;
+  int     *def_depth; /* by N_DEF index: its body's depth, lets and calls inlined */
+  int      depth;     /* the inlined depth of the expression expr() checked last; 1 when refused */
   bool     have_grid; /* a valid grid and stencil were declared: offsets can be checked */
   bool     too_many_fields; /* more than MAX_FIELDS: the rest is not analysed (every block would fail) */
 } Sema;
