@@ -12,7 +12,10 @@
 ** its output into a log in that directory) and removes the directory (kept,
 ** to rework a picture by hand, when the environment has STN_PLOT_KEEP). When
 ** gnuplot is absent, or fails, the program says so in one line on stderr and
-** goes on: a picture is never a reason for a non-zero exit status.
+** goes on. gnuplot draws into that directory; a picture that is complete (a
+** PNG up to its IEND chunk) is copied to its place whole or not at all
+** (stnoutput.c), and one that cannot be written there (a full disk, a link
+** to /dev/full) is an error: the program ends with a non-zero exit status.
 **
 ** The solution is gathered to rank 0 in natural ordering (DMDA global to
 ** natural, then a scatter to rank 0), with the grid's coordinates, so the
@@ -249,14 +252,31 @@ static PetscBool done_writing(FILE *f)
   return bad ? PETSC_FALSE : PETSC_TRUE;
 }
 
-/* Draws with the script written by draw (into the scratch directory) and
-   says what happened: the picture, or a note that there is none. Rank 0. */
+/* Whether the file at path is a whole PNG: its signature, and its last chunk IEND (empty, with
+   its fixed CRC) at the end. */
+static PetscBool png_complete(const char *path)
+{
+  static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  static const unsigned char iend[12]     = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+  unsigned char              head[8], tail[12];
+  FILE                      *f = fopen(path, "rb");
+  PetscBool                  ok;
+
+  if (!f) return PETSC_FALSE;
+  ok = fread(head, 1, 8, f) == 8 && !memcmp(head, signature, 8) && fseek(f, -12, SEEK_END) == 0 && fread(tail, 1, 12, f) == 12 && !memcmp(tail, iend, 12) ? PETSC_TRUE : PETSC_FALSE;
+  fclose(f);
+  return ok;
+}
+
+/* Draws with the script written by draw (into the scratch directory, the picture too) and
+   says what happened: the picture, copied to png, or a note that there is none; failure: why
+   it could not be written to png, or "". Rank 0. */
 static PetscErrorCode Draw(const char *program, const char *what, const char *png,
-                           PetscErrorCode (*draw)(Scratch *, FILE *, const char *, void *, PetscBool *), void *ctx)
+                           PetscErrorCode (*draw)(Scratch *, FILE *, const char *, void *, PetscBool *), void *ctx, char *failure, size_t len)
 {
   Scratch     s;
-  FILE       *script;
-  const char *path;
+  FILE       *script, *picture;
+  const char *path, *drawn = NULL;
   char        msg[PETSC_MAX_PATH_LEN + 1024] = "";
   int         rc = 2;
   PetscBool   written = PETSC_FALSE;
@@ -271,15 +291,29 @@ static PetscErrorCode Draw(const char *program, const char *what, const char *pn
                            strerror(errno)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  script = scratch_file(&s, "plot.gp", &path);
-  if (script) {
-    PetscCall(draw(&s, script, png, ctx, &written));
+  script  = scratch_file(&s, "plot.gp", &path);
+  picture = scratch_file(&s, "picture.png", &drawn);
+  if (picture) fclose(picture);
+  if (script && picture) {
+    PetscCall(draw(&s, script, drawn, ctx, &written));
     if (!done_writing(script) || !written) snprintf(msg, sizeof msg, "cannot write the data in %s", s.dir);
     else rc = run_gnuplot(&s, path, msg, sizeof msg);
-  } else snprintf(msg, sizeof msg, "cannot write the data in %s", s.dir);
+  } else {
+    if (script) fclose(script);
+    snprintf(msg, sizeof msg, "cannot write the data in %s", s.dir);
+  }
+  if (rc == 0 && !png_complete(drawn)) {
+    rc = 2;
+    snprintf(msg, sizeof msg, "gnuplot left an incomplete picture (is %s full?)", s.dir);
+  }
+  if (rc == 0 && StnOutputCopy(drawn, png) != 0) {
+    rc = 3;
+    snprintf(failure, len, "cannot write the %s picture to %s: %s; nothing was written there", what, png, strerror(errno));
+  }
   if (getenv("STN_PLOT_KEEP")) PetscCall(PetscPrintf(PETSC_COMM_SELF, "the data, the gnuplot script and its log are in %s (STN_PLOT_KEEP)\n", s.dir));
   else scratch_close(&s);
   if (rc == 0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s drawn in %s\n", what, png));
+  else if (rc == 3) PetscCall(PetscFPrintf(PETSC_COMM_SELF, PETSC_STDERR, "%s: error: %s\n", program, failure));
   else if (rc == 1)
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, PETSC_STDERR, "%s: note: gnuplot is not installed (not on PATH), so no %s picture was drawn (Debian: apt-get install gnuplot-nox)\n",
                            program, what));
@@ -386,7 +420,7 @@ static PetscErrorCode DrawConvergence(Scratch *s, FILE *f, const char *png, void
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *program, const char *png)
+PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *program, const char *png, char *failure, size_t len)
 {
   PetscMPIInt         rank;
   KSP                 ksp;
@@ -399,6 +433,7 @@ PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *pro
   ConvergenceCtx      c;
 
   PetscFunctionBeginUser;
+  failure[0] = '\0';
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)snes), &rank));
   if (rank != 0 || !history) PetscFunctionReturn(PETSC_SUCCESS); /* every rank saw the same norms */
   PetscCall(SNESGetType(snes, &stype));
@@ -423,7 +458,7 @@ PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *pro
               : ntype == KSP_NORM_UNPRECONDITIONED ? "unpreconditioned"
               : ntype == KSP_NORM_NATURAL          ? "natural"
                                                    : "the KSP's";
-  PetscCall(Draw(program, "convergence history", png, DrawConvergence, &c));
+  PetscCall(Draw(program, "convergence history", png, DrawConvergence, &c, failure, len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -602,7 +637,7 @@ static PetscErrorCode GatherNatural(DM da, Vec v, Vec *v0)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png)
+PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png, char *failure, size_t len)
 {
   DM                  da, cda;
   Vec                 x0, coords, c0 = NULL;
@@ -612,7 +647,8 @@ PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char
   char                remark[128] = "";
 
   PetscFunctionBeginUser;
-  PetscCall(SNESGetDM(snes, &da));
+  failure[0] = '\0';
+  PetscCall(VecGetDM(X, &da)); /* X's grid: under -snes_grid_sequence the finest */
   PetscCall(PetscMemzero(&c, sizeof c));
   PetscCall(DMDAGetInfo(da, &c.dim, &c.n[0], &c.n[1], &c.n[2], NULL, NULL, NULL, &c.dof, NULL, NULL, NULL, NULL, NULL));
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)da), &rank));
@@ -638,7 +674,7 @@ PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char
     }
     PetscCall(VecGetArrayRead(x0, &c.x));
     if (c0) PetscCall(VecGetArrayRead(c0, &c.coords));
-    PetscCall(Draw(program, "solution", png, DrawSolution, &c));
+    PetscCall(Draw(program, "solution", png, DrawSolution, &c, failure, len));
     if (c0) PetscCall(VecRestoreArrayRead(c0, &c.coords));
     PetscCall(VecRestoreArrayRead(x0, &c.x));
   }

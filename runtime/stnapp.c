@@ -10,6 +10,8 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
 {
   const char *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"};
   PetscInt    mat_type = 0, device = 0, levels_type;
+  char        galerkin_type[16] = "";
+  PetscBool   galerkin;
 
   PetscFunctionBeginUser;
   PetscCall(PetscMemzero(app, sizeof *app));
@@ -20,7 +22,10 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "stencilc program options", "");
   PetscCall(PetscOptionsEList("-stn_mat_type", "Storage of the Jacobian", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));
   PetscCall(PetscOptionsEList("-stn_device", "Where the residual, Jacobian and vectors live", NULL, devices, 2, devices[device], &device, NULL));
-  levels_type = device == 1 ? 0 : 1; /* SG-DIA on the GPU (every level on the device), AIJ on CPUs (PETSc's smoothers) */
+  /* Galerkin coarse operators R A P need assembled transfers, which SG-DIA levels do without */
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-pc_mg_galerkin", galerkin_type, sizeof galerkin_type, &galerkin));
+  if (galerkin && !strcmp(galerkin_type, "none")) galerkin = PETSC_FALSE;
+  levels_type = device == 1 && !galerkin ? 0 : 1; /* SG-DIA on the GPU (every level on the device), AIJ on CPUs (PETSc's smoothers) */
   PetscCall(PetscOptionsEList("-stn_levels_mat_type", "Storage of the coarser grids' matrices (-pc_type mg, -snes_grid_sequence)", NULL, mat_types, 2, mat_types[levels_type], &levels_type, NULL));
   app->mg_fused = PETSC_TRUE;
   PetscCall(PetscOptionsBool("-stn_mg_fused", "On the GPU, run each multigrid V-cycle as fused kernels (false: PETSc's PCMG apply)", NULL, app->mg_fused, &app->mg_fused, NULL));
@@ -35,6 +40,10 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
 #if !defined(PETSC_HAVE_CUDA)
   PetscCheck(!app->gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-stn_device gpu needs a PETSc configured with CUDA");
 #endif
+  PetscCheck(!galerkin || !app->levels_sgdia, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+             "-pc_mg_galerkin forms the coarse grids' operators as products R A P of assembled matrices, but with -stn_levels_mat_type sgdia the grids pass vectors without matrices: "
+             "use -stn_levels_mat_type aij with -pc_mg_galerkin, or drop -pc_mg_galerkin (each grid then has the .stn's own Jacobian)");
+  PetscCall(StnAppCheckOutputs(app)); /* before the solve, not after it */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -53,16 +62,9 @@ PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da, PetscInt min_points, const char *stn)
+PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da)
 {
-  static const char axes[] = "xyz";
-  PetscInt          dim, n[3];
-
   PetscFunctionBeginUser;
-  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  for (PetscInt d = 0; d < dim; d++)
-    PetscCheck(n[d] >= min_points, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "-da_grid_%c %" PetscInt_FMT " is too small: %s needs at least %" PetscInt_FMT " points in %c (2 * stencil width + 1)", axes[d], n[d], stn, min_points, axes[d]);
   if (app->gpu) PetscCall(StnDMSetGPUVectors(da)); /* vectors, ghost exchange and solver on the GPU */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -108,13 +110,44 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
   Mat              A, B;
   KSP              ksp;
   PC               pc;
-  PetscBool        sgdia, direct, ours, mg;
+  PetscBool        sgdia, direct, ours, mg, eisenstat, telescope, periodic, ignore_dm;
+  PetscMPIInt      size;
   PCMGGalerkinType galerkin = PC_MG_GALERKIN_NONE;
+  DMBoundaryType   bt[3];
   PetscErrorCode (*fn)(SNES, Vec, Mat, Mat, void *);
 
   PetscFunctionBeginUser;
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(SNESGetDM(snes, &da));
+  PetscCall(SNESGetJacobian(snes, &A, &B, &fn, NULL));
+  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bt[0], &bt[1], &bt[2], NULL));
+  periodic = bt[0] == DM_BOUNDARY_PERIODIC || bt[1] == DM_BOUNDARY_PERIODIC || bt[2] == DM_BOUNDARY_PERIODIC ? PETSC_TRUE : PETSC_FALSE;
+  /* PETSc 3.18 colours a periodic DMDA wrongly and its finite differences then write past their
+     arrays (a crash, or a corrupted heap) */
+  PetscCheck(PETSC_VERSION_GE(3, 19, 0) || !periodic || fn != SNESComputeJacobianDefaultColor, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+             "-snes_fd_color on a periodic grid corrupts memory in PETSc %d.%d (a PETSc bug): use the derived Jacobian (the default, without -snes_fd_color), "
+             "or -snes_fd for uncoloured finite differences (slow, for small grids)", PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR);
+  /* Eisenstat's trick on several ranks multiplies by the diagonal blocks of the local matrices,
+     which PETSc's AIJ cannot (MatMultDiagonalBlock) */
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCEISENSTAT, &eisenstat));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)snes), &size));
+  PetscCheck(!eisenstat || size == 1, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+             "-pc_type eisenstat runs on one rank only: on several PETSc would need products with the diagonal blocks of its AIJ matrices, which it lacks; "
+             "use -pc_type bjacobi -sub_pc_type eisenstat (Eisenstat within each rank's block) or -pc_type sor");
+  /* PCTelescope with the DM repartitions the grid and hands the Jacobian callbacks a matrix of no
+     type; without the DM it gathers the assembled AIJ matrix */
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCTELESCOPE, &telescope));
+  if (telescope) {
+    PetscBool   given;
+    const char *prefix;
+
+    PetscCall(PCGetOptionsPrefix(pc, &prefix));
+    PetscCall(PetscOptionsGetBool(NULL, prefix, "-pc_telescope_ignore_dm", &ignore_dm, &given));
+    PetscCheck(!given || ignore_dm, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+               "-pc_type telescope cannot use the grid (-pc_telescope_ignore_dm false): the Jacobian is assembled on the whole grid only; leave -pc_telescope_ignore_dm at its default here (true), which gathers the assembled matrix");
+    PetscCall(PCTelescopeSetIgnoreDM(pc, PETSC_TRUE));
+  }
 #if defined(PETSC_HAVE_CUDA)
   /* PETSc's Jacobi checks the diagonal for zeros on the host; on the GPU that would copy it
      there and back at every Jacobian (-pc_jacobi_fixdiagonal turns it back on). */
@@ -127,8 +160,6 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
 #endif
   PetscCall(MatIsSGDIA(app->J, &sgdia));
   if (!sgdia) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SNESGetDM(snes, &da));
-  PetscCall(SNESGetJacobian(snes, &A, &B, &fn, NULL));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCNONE, PCJACOBI, PCPBJACOBI, PCSHELL, ""));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &mg));
   if (mg) PetscCall(PCMGGetGalerkin(pc, &galerkin));
@@ -145,8 +176,9 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
      make SG-DIA ones (on the GPU) */
   PetscCall(StnDMCreateAIJ(da, MATAIJ, &app->P));
   /* Galerkin coarse operators are products of the fine one: both operators AIJ, so that PCMG
-     forms R A P of the matrix it applies (an SG-DIA operator has no product with AIJ). */
-  if (mg && galerkin != PC_MG_GALERKIN_NONE) PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, app->P, NULL, NULL));
+     forms R A P of the matrix it applies (an SG-DIA operator has no product with AIJ); Eisenstat's
+     trick applies the SOR sweeps of the operator itself, so it too must be the AIJ matrix. */
+  if ((mg && galerkin != PC_MG_GALERKIN_NONE) || eisenstat) PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, app->P, NULL, NULL));
   else if (ours) PetscCall(SNESSetJacobian(snes, A, app->P, NULL, NULL));
   else PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, B == app->J ? app->P : B, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -177,23 +209,6 @@ PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *r
   PetscCall(SNESGetConvergedReason(snes, reason));
   PetscCall(StnReportSolve(snes, app->program, &solved)); /* iterations, or why it failed */
   if (!solved && *reason > 0) *reason = SNES_CONVERGED_ITERATING; /* PETSc stopped on a small step short of the tolerances */
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode StnAppWriteOutput(StnApp *app, SNES snes, Vec X, SNESConvergedReason reason)
-{
-  PetscFunctionBeginUser;
-  if (app->output[0] && reason > 0) {
-    PetscViewer viewer;
-
-    PetscCall(PetscViewerVTKOpen(PETSC_COMM_WORLD, app->output, FILE_MODE_WRITE, &viewer));
-    PetscCall(VecView(X, viewer));
-    PetscCall(PetscViewerDestroy(&viewer));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solution written to %s (open it in ParaView)\n", app->output));
-  }
-  /* pictures, with gnuplot; a failed solve's last iterate too, where it went wrong */
-  if (app->solution_png[0]) PetscCall(StnPlotSolution(snes, X, app->program, app->solution_png));
-  if (app->convergence_png[0]) PetscCall(StnPlotConvergence(snes, app->history, app->program, app->convergence_png));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -57,9 +57,9 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program);
 /* After the parameters' PetscOptionsReal: an option -NAME given with no value (which PETSc would
    ignore) is an error. given[i]: whether PetscOptionsReal read a value for -names[i]. */
 PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const PetscBool given[]);
-/* After DMSetUp: checks that every direction has at least min_points (the stencil needs them,
-   naming the .stn), and on the GPU gives da CUDA vectors and our vector kernels. */
-PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da, PetscInt min_points, const char *stn);
+/* After DMSetUp (and StnAppCheckGrid before it, stnrt.h): on the GPU gives da CUDA vectors and
+   our vector kernels. */
+PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da);
 /* Creates the Jacobian (SG-DIA with the nstencil block diagonals at offsets, or AIJ) and hands
    it to snes, whose DM has the residual and Jacobian registered; with -stn_levels_mat_type sgdia
    (the GPU's default) every grid of a hierarchy makes SG-DIA matrices too (stnmg.h). Sets the
@@ -75,8 +75,9 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes);
    *reason is SNES's, except SNES_CONVERGED_ITERATING (0, not a solution) where SNES stopped on
    a small step with the residual above its tolerances. */
 PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *reason);
-/* Writes -stn_output (after a successful solve) and draws the pictures (a failed solve's last
-   iterate too), with the coordinates of X's grid. */
+/* Writes -stn_output and draws the pictures of the SNES's solution (stnoutput.c): under
+   -snes_grid_sequence the finest grid's, with the coordinates of X's grid; a failed solve's
+   last iterate too, saying so. A file that cannot be written is an error, after the others. */
 PetscErrorCode StnAppWriteOutput(StnApp *app, SNES snes, Vec X, SNESConvergedReason reason);
 PetscErrorCode StnAppDestroy(StnApp *app);
 

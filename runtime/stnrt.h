@@ -34,8 +34,42 @@ PetscErrorCode StnReportSolve(SNES snes, const char *program, PetscBool *solved)
    middle slices in 3D, curves in 1D). Collective; rank 0 draws. */
 typedef struct _n_StnHistory *StnHistory;
 PetscErrorCode StnRecordConvergence(SNES snes, StnHistory *history);
-PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *program, const char *png);
-PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png);
+/* A picture that could not be written at png (a full disk, an unwritable path) leaves png as it
+   was; failure (rank 0) says so, in a sentence for an error; else it is "". */
+PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *program, const char *png, char *failure, size_t len);
+PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png, char *failure, size_t len);
+/* ---- output files, whole or not at all (stnoutput.c) ---- */
+
+/* A file being written: into path, a temporary file beside target (or, for a device or a FIFO,
+   name itself), renamed over target by StnOutputCommit. Rank-local; 0 or -1 with errno. */
+typedef struct {
+  char      name[PETSC_MAX_PATH_LEN];   /* the file named */
+  char      target[PETSC_MAX_PATH_LEN]; /* the file replaced: name, or the file a link names */
+  char      path[PETSC_MAX_PATH_LEN];   /* where to write; the extension of name kept */
+  PetscBool direct;                     /* a device or a FIFO: written through */
+  unsigned  mode;                       /* the mode target gets */
+} StnOutput;
+int  StnOutputBegin(const char *name, StnOutput *o);
+int  StnOutputCommit(StnOutput *o); /* flushed to the disk, then renamed; removed when that fails */
+void StnOutputAbort(StnOutput *o);  /* removes the temporary file */
+/* Copies the file from to name, whole or not at all. */
+int StnOutputCopy(const char *from, const char *name);
+/* Whether name can be written (a temporary file beside it can be made); why, when not. */
+int StnOutputCheck(const char *name, char *why, size_t len);
+/* Before the solve: every non-empty names[i] (given with options[i]) can be written, or an error
+   that names it. Ignores SIGXFSZ, so that a file size limit fails a write instead of killing the
+   program in the middle of a file. Collective. */
+PetscErrorCode StnOutputCheckAll(const char *const options[], const char *const names[], PetscInt n);
+/* Writes x (on its DMDA, with its coordinates) to name with PETSc's VTK viewer, whole or not at
+   all; failure: "" or the sentence saying why nothing was written. Collective. */
+PetscErrorCode StnWriteVTK(Vec x, const char *name, char *failure, size_t len);
+/* Before DMSetUp: every direction has min_points (2 * stencil width + 1), and the MPI ranks
+   split the grid into blocks that hold the stencil width (DMSetUp's rule), else an error saying
+   which option and how many ranks fit, naming stn. Collective. */
+PetscErrorCode StnAppCheckGrid(DM da, PetscInt min_points, const char *stn);
+/* After the options: -stn_output ends in .vts, and every output's path can be written. */
+PetscErrorCode StnAppCheckOutputs(StnApp *app);
+
 /* StnRecordConvergence's Krylov monitor: it stores the norm it is given and touches no vector,
    so KSPSTNGMRES keeps its restarts on the device with it (stngmres.c, host_only_tests). */
 PetscErrorCode StnKrylovHistoryMonitor(KSP ksp, PetscInt its, PetscReal rnorm, void *ctx);

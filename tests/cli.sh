@@ -110,6 +110,32 @@ if [ $rc -ne 1 ] || ! grep -q "the C compiler '/no/such/cc' (STENCILC_CC) is not
   echo "FAIL: a missing C compiler: exit $rc, $(head -1 "$T/cli.out")"; fails=$((fails + 1))
 fi
 
+# A failed write leaves nothing half-written: under a file size limit (ulimit -f, standing in for
+# a full disk) --emit-dir and --skeleton stop with the reason and non-zero, and every file they
+# leave is complete (the same as an unlimited run's); no temporary file stays behind. A generated
+# file that is a link to /dev/full is written through, reported, and stays a link.
+rm -rf "$T/emit-ref" "$T/emit-full" "$T/skel-full"
+"$S" "$T/h.stn" -o "$T/h" --emit-dir "$T/emit-ref" >/dev/null 2>&1
+(ulimit -f 40 && exec "$S" "$T/h.stn" -o "$T/h" --emit-dir "$T/emit-full") >"$T/cli.out" 2>&1
+rc=$?
+partial=""
+for f in $(ls -A "$T/emit-full" 2>/dev/null); do cmp -s "$T/emit-full/$f" "$T/emit-ref/$f" || partial="$partial $f"; done
+if [ $rc -ne 1 ] || ! grep -q "cannot write '.*': File too large" "$T/cli.out" || [ -n "$partial" ]; then
+  echo "FAIL: --emit-dir under ulimit -f: exit $rc (expected 1), $(head -1 "$T/cli.out"), partial or stray files:$partial"
+  fails=$((fails + 1))
+fi
+(ulimit -f 40 && exec "$S" "$T/h.stn" --skeleton "$T/skel-full") >"$T/cli.out" 2>&1
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "File too large" "$T/cli.out" || [ -n "$(ls -A "$T/skel-full" 2>/dev/null)" ]; then
+  echo "FAIL: --skeleton under ulimit -f: exit $rc (expected 1), left: $(ls -A "$T/skel-full" 2>/dev/null | tr '\n' ' ')"
+  fails=$((fails + 1))
+fi
+if [ -c /dev/full ]; then
+  rm -f "$T/emit-ref/h.c" && ln -s /dev/full "$T/emit-ref/h.c"
+  expect 1 "cannot write '.*h.c': No space left on device" -- "$T/h.stn" -o "$T/h" --emit-dir "$T/emit-ref"
+  [ -L "$T/emit-ref/h.c" ] || { echo "FAIL: --emit-dir replaced a link to /dev/full"; fails=$((fails + 1)); }
+fi
+
 # defs calling defs with the same argument twice, 40 levels deep: each def is lowered once per
 # distinct arguments, so the IR and the time stay linear in the depth (2^40 inlinings otherwise:
 # the timeout would end it).

@@ -43,12 +43,14 @@ static char *safe_base(const char *path, const char *ext) {
   return s;
 }
 
-static bool write_file(const char *path, const char *text, size_t len) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  bool ok = fwrite(text, 1, len, f) == len;
-  return fclose(f) == 0 && ok;
+static bool write_text(FILE *f, const void *text) {
+  size_t len = strlen(text);
+  return fwrite(text, 1, len, f) == len;
 }
+
+/* Every file is written whole or not at all (file_write_whole): an --emit-dir on a full disk
+   keeps no truncated NAME.c. */
+static bool write_file(const char *path, const char *text) { return file_write_whole(path, write_text, text); }
 
 /* Names NAME (the base of NAME.c, NAME.h, NAME.cu) must not have, so that
    the generated sources stay apart from the runtime's and a skeleton's
@@ -121,12 +123,21 @@ void compile_generated_free(Generated *g) {
   for (int i = 0; i < COMPILE_NGENERATED; i++) free(g->name[i]);
 }
 
+typedef struct {
+  const Generated *g;
+  const Ir *ir;
+  int i;
+} Emission;
+
+static bool emit_text(FILE *f, const void *ctx) {
+  const Emission *e = ctx;
+  compile_generated_emit(e->g, e->ir, e->i, f);
+  return !ferror(f);
+}
+
 static bool emit_file(const Generated *g, const Ir *ir, int i, const char *path) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  compile_generated_emit(g, ir, i, f);
-  bool ok = !ferror(f);
-  return fclose(f) == 0 && ok;
+  Emission e = {g, ir, i};
+  return file_write_whole(path, emit_text, &e);
 }
 
 static int fail(const char *what, const char *path) {
@@ -146,7 +157,7 @@ bool compile_write_sources(const Ir *ir, const char *input, const char *program,
   for (const RuntimeFile *rf = runtime_files; ok && rf->name; rf++) {
     if (*nfiles >= COMPILE_MAX_FILES - 8) ice("compile.c: COMPILE_MAX_FILES is too small for the runtime");
     files[*nfiles] = path_join(dir, rf->name);
-    ok = write_file(files[(*nfiles)++], rf->text, strlen(rf->text));
+    ok = write_file(files[(*nfiles)++], rf->text);
   }
   if (!ok) fail("cannot write", files[*nfiles - 1]);
   compile_generated_free(&g);

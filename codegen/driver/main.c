@@ -12,6 +12,7 @@
 ** Exit status: 0 success, 1 errors in the program, 2 usage errors, 70 an
 ** internal error (a bug in stencilc).
 */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
   IrPass dump_after = PASS_COUNT;
   const char *file = NULL, *output = NULL, *emit_dir = NULL, *skeleton = NULL, *svg = NULL;
   bool options_done = false;
+  signal(SIGXFSZ, SIG_IGN);  /* a file size limit (ulimit -f) fails a write, reported, rather than killing us mid-file */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!options_done && a[0] == '-' && a[1] != '\0') {

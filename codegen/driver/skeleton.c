@@ -77,6 +77,11 @@ static void write_makefile(FILE *out, const Skeleton *k) {
   fprintf(out, "PROGRAM    = %s\nCFLAGS     =\nCPPFLAGS   =\nLDFLAGS    =\nCLEANFILES = $(PROGRAM)\n\n", n);
   fputs(".PHONY: all\nall: $(PROGRAM)\n\n", out);
   fputs("include ${PETSC_DIR}/lib/petsc/conf/variables\ninclude ${PETSC_DIR}/lib/petsc/conf/rules\n\n", out);
+  fputs("# PETSc's rules compile `pwd`/FILE, unquoted, which a directory with a space in its\n"
+        "# path splits in two: the same compilers and flags, with the path quoted.\n"
+        "%.o: %.c\n\t${PETSC_COMPILE_SINGLE} \"$(CURDIR)/$<\"\n"
+        "%.o: %.cu\n\t${PETSC_CUCOMPILE_SINGLE} \"$(CURDIR)/$<\"\n\n",
+        out);
 
   /* The sources by kind: NAME's first, then the runtime's. */
   const char *c[COMPILE_MAX_FILES], *h[COMPILE_MAX_FILES], *cu[COMPILE_MAX_FILES];
@@ -196,8 +201,8 @@ static void write_readme(FILE *out, const Skeleton *k) {
           "`${PETSC_DIR}/lib/petsc/conf/variables` and `rules`, so the compilers, flags and\n"
           "libraries are those PETSc was built with. When that PETSc was configured with\n"
           "CUDA, `make` also compiles the CUDA kernels (`*.cu`) with its nvcc, and the\n"
-          "program runs on the GPU. Keep spaces out of this directory's path: PETSc's\n"
-          "make rules do not quote it.\n\n");
+          "program runs on the GPU. The directory's path may hold spaces: the makefile\n"
+          "quotes it where PETSc's own rules do not.\n\n");
 
   fprintf(out, "## Run\n\n```\n./%s -snes_monitor\n./%s", n, n);
   for (int d = 0; d < m->dim; d++) fprintf(out, " -da_grid_%s 64", axis_names[d]);
@@ -262,12 +267,20 @@ static void write_readme(FILE *out, const Skeleton *k) {
 
 typedef void (*Writer)(FILE *out, const Skeleton *k);
 
+typedef struct {
+  Writer w;
+  const Skeleton *k;
+} Text;
+
+static bool write_it(FILE *f, const void *ctx) {
+  const Text *t = ctx;
+  t->w(f, t->k);
+  return !ferror(f);
+}
+
 static bool write_text(const char *path, Writer w, const Skeleton *k) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  w(f, k);
-  bool ok = !ferror(f);
-  return fclose(f) == 0 && ok;
+  Text t = {w, k};
+  return file_write_whole(path, write_it, &t);
 }
 
 int skeleton_write(const Ir *ir, const char *input, const char *dir) {

@@ -1,11 +1,15 @@
 /*
 ** strutil.c: file names and growing strings (strutil.h).
 */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "strutil.h"
 #include "util.h"
@@ -74,4 +78,53 @@ int dir_has_entries(const char *dir) {
   while (!found && (e = readdir(d)) != NULL) found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
   closedir(d);
   return found;
+}
+
+/* Closes f after write returned ok: false, with errno set, if anything failed to reach the disk
+   (a device that cannot sync is not a failure). */
+static bool close_file(FILE *f, bool ok) {
+  int err = 0;
+  if (!ok || ferror(f)) err = errno ? errno : EIO;
+  else if (fflush(f) != 0) err = errno;
+  else if (fsync(fileno(f)) != 0 && errno != EINVAL && errno != ENOTSUP) err = errno;
+  if (fclose(f) != 0 && !err) err = errno;
+  errno = err;
+  return err == 0;
+}
+
+bool file_write_whole(const char *path, bool (*write)(FILE *f, const void *ctx), const void *ctx) {
+  struct stat st;
+  char *target = NULL;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {  /* a device, a FIFO (or a directory: fopen says so) */
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    errno = 0;
+    return close_file(f, write(f, ctx));
+  }
+  /* the file a link names is replaced, not the link; a dangling link is replaced */
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) target = realpath(path, NULL);
+  const char *to = target ? target : path;
+  const char *slash = strrchr(to, '/');
+  char *tmp = slash ? xprintf("%.*s/.%s.XXXXXX", (int)(slash - to), to, slash + 1) : xprintf(".%s.XXXXXX", to);
+  bool ok = false;
+  int fd = mkstemp(tmp);
+  if (fd >= 0) {
+    mode_t mask = umask(0);
+    umask(mask);
+    /* mkstemp's 0600: the mode a new file gets, or the replaced file's */
+    mode_t mode = stat(to, &st) == 0 ? st.st_mode & 07777 : 0666 & ~mask;
+    FILE *f = fchmod(fd, mode) == 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) close(fd);
+    else {
+      errno = 0;
+      ok = close_file(f, write(f, ctx));
+    }
+    int err = errno;
+    if (ok && rename(tmp, to) != 0) ok = false, err = errno;
+    if (!ok) unlink(tmp);
+    errno = err;
+  }
+  free(tmp);
+  free(target);
+  return ok;
 }

@@ -1,6 +1,7 @@
 /*
-** strutil.h: file names and strings on the heap, for the driver's files
-** (compile.c, skeleton.c, toolchain.c, explain.c, explain_svg.c). Every
+** strutil.h: file names and strings on the heap, and writing a file whole,
+** for the driver's files (compile.c, skeleton.c, toolchain.c, explain.c,
+** explain_svg.c). Every
 ** string returned is malloc'd, for the caller to free; running out of
 ** memory is an ice (util.h), so none returns NULL.
 */
@@ -9,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* A new string, formatted as by printf. */
 char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -21,6 +23,13 @@ char *path_add_ext(const char *base, const char *ext);
 const char *path_base(const char *path);
 /* 1 if the directory holds anything but . and .., 0 if not, -1 (errno set) if it cannot be read. */
 int dir_has_entries(const char *dir);
+/* Writes path whole or not at all: write(f, ctx) fills a temporary file beside path, which
+   replaces path by a rename once it is complete on disk (a full disk, a file size limit or a
+   read-only directory leave path as it was and no temporary file behind). A path that is, or
+   links to, a device or a FIFO is written through instead (a rename would replace the device
+   with a regular file); a link to a regular file keeps its link, the file it names replaced.
+   write returns false when it could not write everything. False with errno set on any failure. */
+bool file_write_whole(const char *path, bool (*write)(FILE *f, const void *ctx), const void *ctx);
 /* Whether s ends with suffix. */
 bool str_ends_with(const char *s, const char *suffix);
 

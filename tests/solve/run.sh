@@ -25,6 +25,14 @@
 #   6 reproducible  compiling twice (and from another directory) gives
 #                 byte-identical C
 #   7 output      -stn_output FILE.vts writes a VTK file with the field names
+#   8 outputs     a full file system, a link to /dev/full, a missing or read-only
+#                 directory: nothing half-written, a sentence, a non-zero exit
+#                 (unwritable paths before the solve); a failed solve's last
+#                 iterate and -snes_grid_sequence's finest grid in the .vts
+#   9 options     too many ranks for the grid, -pc_type eisenstat on ranks,
+#                 telescope on the grid, Galerkin with SG-DIA levels,
+#                 -snes_fd_color on a periodic grid (PETSc 3.18): refused in a
+#                 sentence; eisenstat, telescope and Galerkin where they work
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -851,6 +859,138 @@ if is_built cavity; then
 fi
 
 section_done output
+
+# ---- 8 outputs that cannot be written, and what the solve hands them -----------
+# A failed write leaves nothing half-written and says so, non-zero: a full file system (a 64 KiB
+# tmpfs, in a private mount namespace), a link to /dev/full (which stays a link), a missing or
+# read-only directory (found before the solve). A failed solve writes its last iterate and says
+# so; under -snes_grid_sequence the .vts holds the finest grid.
+if is_built bratu2d; then
+  # refused LABEL PATTERN ARGS...: a non-zero exit (not a timeout) whose log has PATTERN.
+  refused() {
+    label=$1 want=$2
+    shift 2
+    l=$LOG/out.$(echo "$label" | tr -c 'a-z0-9\n' '_')
+    run "$l" "$@"
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -e "$want" "$l"; then ok "$label: exit $rc, $(grep -o -m 1 -e "$want.*" "$l" | cut -c1-160)"
+    else bad "$label: exit $rc, no '$want'"; show "$l"; fi
+  }
+  D=$OUT/outdir
+  rm -rf "$D" && mkdir -p "$D"
+  refused "output: -stn_output into a missing directory is refused before the solve" \
+    "-stn_output $D/no/such/x.vts: cannot write there (No such file or directory); nothing was solved" "$OUT/bratu2d" -stn_output "$D/no/such/x.vts"
+  grep -q "solved in" "$l" &&
+    bad "output: the missing directory was found only after the solve"
+  refused "output: -stn_output x.vtk is refused (PETSc's writer needs .vts)" "-stn_output $D/x.vtk: the name must end in .vts" "$OUT/bratu2d" -stn_output "$D/x.vtk"
+  ln -s /dev/full "$D/full.vts"
+  refused "output: -stn_output through a link to /dev/full" "cannot write the solution to $D/full.vts: No space left on device" "$OUT/bratu2d" -stn_output "$D/full.vts"
+  [ -L "$D/full.vts" ] || bad "output: -stn_output replaced the link to /dev/full"
+  if command -v gnuplot >/dev/null 2>&1; then
+    ln -s /dev/full "$D/full.png"
+    refused "output: -stn_plot_solution through a link to /dev/full" "cannot write the solution picture to $D/full.png: No space left on device" \
+      "$OUT/bratu2d" -stn_plot_solution "$D/full.png"
+    [ -L "$D/full.png" ] || bad "output: -stn_plot_solution replaced the link to /dev/full"
+    grep -q "drawn in $D/full.png" "$l" && bad "output: the picture into /dev/full was said to be drawn"
+  else
+    note "gnuplot is not installed: the pictures' failures were not tried"
+  fi
+  # A full file system: a tmpfs with 16 KiB left, mounted in a namespace of our own; every
+  # output fails, each says so, and the directory holds nothing but what filled it.
+  mkdir -p "$D/full"
+  if unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs "$1"' sh "$D/full" 2>/dev/null; then
+    l=$LOG/out.fullfs
+    pics=""
+    command -v gnuplot >/dev/null 2>&1 && pics="-stn_plot_solution $D/full/u.png -stn_plot_convergence $D/full/c.png"
+    # shellcheck disable=SC2086
+    timeout "$RUN_TIMEOUT" unshare -m sh -c 'd=$1; shift
+      mount -t tmpfs -o size=64k tmpfs "$d" && dd if=/dev/zero of="$d/filler" bs=1k count=48 2>/dev/null || exit 99
+      "$@"; rc=$?; ls -A "$d" >"$d.left"; exit $rc' sh "$D/full" \
+      "$OUT/bratu2d" -da_grid_x 65 -da_grid_y 65 -stn_output "$D/full/u.vts" $pics >"$l" 2>&1
+    rc=$?
+    left=$(cat "$D/full.left" 2>/dev/null | tr '\n' ' ')
+    why=""
+    { [ $rc -ne 0 ] && [ $rc -lt 124 ]; } || why="exit $rc"
+    grep -q "cannot write the solution to $D/full/u.vts: No space left on device; nothing was written there" "$l" || why="$why; no sentence for the .vts"
+    [ -z "$pics" ] || grep -q "cannot write the solution picture to $D/full/u.png" "$l" || why="$why; no sentence for the picture"
+    [ "$left" = "filler " ] || why="$why; the file system holds: $left"
+    if [ -z "$why" ]; then ok "output: a full file system: exit $rc, every output says it could not be written, nothing half-written remains"
+    else bad "output: a full file system: $why"; show "$l"; fi
+  else
+    note "cannot mount a tmpfs in a private namespace (unshare -m, as root): the full file system was not tried"
+  fi
+  # A read-only directory (root writes into any mode 555 directory: a read-only mount then).
+  mkdir -p "$D/ro"
+  if [ "$(id -u)" != 0 ]; then
+    chmod 555 "$D/ro"
+    refused "output: -stn_output into a read-only directory is refused before the solve" "-stn_output $D/ro/x.vts: cannot write there (Permission denied)" \
+      "$OUT/bratu2d" -stn_output "$D/ro/x.vts"
+    chmod 755 "$D/ro"
+  elif unshare -m true 2>/dev/null; then
+    l=$LOG/out.readonly
+    timeout "$RUN_TIMEOUT" unshare -m sh -c 'mount -t tmpfs -o ro tmpfs "$1" && shift && exec "$@"' sh "$D/ro" \
+      "$OUT/bratu2d" -stn_output "$D/ro/x.vts" >"$l" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "-stn_output $D/ro/x.vts: cannot write there (Read-only file system); nothing was solved" "$l" && ! grep -q "solved in" "$l"; then
+      ok "output: -stn_output into a read-only file system is refused before the solve (exit $rc)"
+    else bad "output: -stn_output into a read-only file system: exit $rc"; show "$l"; fi
+  fi
+  [ -z "$(find "$D" -name '.*.vts' -o -name '.*.png' 2>/dev/null)" ] ||
+    bad "output: temporary files were left in $D: $(find "$D" -name '.*' 2>/dev/null | tr '\n' ' ')"
+
+  # A failed solve writes its last iterate and says so (exit 1, the solve's).
+  l=$LOG/out.failed
+  run "$l" "$OUT/bratu2d" -da_grid_x 17 -da_grid_y 17 -snes_max_it 1 -stn_output "$D/last.vts"
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "the last iterate of the failed solve written to $D/last.vts" "$l" && grep -q '^<VTKFile' "$D/last.vts" 2>/dev/null; then
+    ok "output: a failed solve writes its last iterate to -stn_output and says so"
+  else bad "output: a failed solve: exit $rc, no last iterate in $D/last.vts"; show "$l"; fi
+
+  # -snes_grid_sequence 2 refines the default 4 x 4 grid twice, to 13 x 13: the .vts is that grid.
+  for n in 1 2; do
+    l=$LOG/out.gridseq.$n
+    mpirun "$n" "$l" "$OUT/bratu2d" -snes_grid_sequence 2 -stn_output "$D/gs.$n.vts"
+    rc=$?
+    ext=$(grep -a -o -m 1 'WholeExtent="[^"]*"' "$D/gs.$n.vts" 2>/dev/null)
+    if solved "$l" $rc && [ "$ext" = 'WholeExtent="0 12 0 12 0 0"' ]; then ok "output: -snes_grid_sequence 2 on $n rank(s) writes the finest grid ($ext)"
+    else bad "output: -snes_grid_sequence 2 on $n rank(s): exit $rc, $ext (expected the 13 x 13 grid, 0 12 0 12)"; show "$l"; fi
+  done
+fi
+section_done outputs
+
+# ---- 9 PETSc options that cannot work here, refused in words; those that can, working ----
+if is_built bratu2d; then
+  # refused_mpi LABEL N PATTERN ARGS...: on N ranks, a non-zero exit with PATTERN and no solve.
+  refused_mpi() {
+    label=$1 n=$2 want=$3
+    shift 3
+    l=$LOG/opt.$(echo "$label" | tr -c 'a-z0-9\n' '_')
+    mpirun "$n" "$l" "$@"
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -e "$want" "$l" && ! grep -q "solved in" "$l"; then ok "$label: refused, $(grep -o -m 1 -e "$want.*" "$l" | cut -c1-150)"
+    else bad "$label: exit $rc, no '$want'"; show "$l"; fi
+  }
+  refused_mpi "options: 5 ranks on bratu2d's 4 x 4 grid" 5 "5 MPI ranks are too many for this grid: .*-da_grid_y 4 over 5 ranks.*At most 4 ranks fit this grid" "$OUT/bratu2d"
+  refused_mpi "options: -da_processors_x 3 on 4 ranks" 4 "cannot make up the 4 MPI ranks" "$OUT/bratu2d" -da_processors_x 3
+  refused_mpi "options: -pc_type eisenstat on 2 ranks" 2 "-pc_type eisenstat runs on one rank only" "$OUT/bratu2d" -pc_type eisenstat
+  refused_mpi "options: -pc_mg_galerkin with SG-DIA levels" 1 "-pc_mg_galerkin forms the coarse grids' operators as products" \
+    "$OUT/bratu2d" -da_grid_x 17 -da_grid_y 17 -pc_type mg -pc_mg_galerkin -stn_levels_mat_type sgdia
+  refused_mpi "options: -pc_telescope_ignore_dm false" 1 "-pc_type telescope cannot use the grid" "$OUT/bratu2d" -pc_type telescope -pc_telescope_ignore_dm false
+  if is_built heat2d && pkg-config --max-version=3.18.99 PETSc; then
+    refused_mpi "options: -snes_fd_color on the periodic heat2d" 1 "-snes_fd_color on a periodic grid corrupts memory in PETSc" "$OUT/heat2d" -snes_fd_color
+  fi
+  for c in "1:-pc_type eisenstat" "2:-pc_type bjacobi -sub_pc_type eisenstat" "1:-pc_type telescope" "2:-pc_type telescope" \
+           "4:-pc_type telescope -pc_telescope_reduction_factor 2" "2:-pc_type mg -pc_mg_levels 3 -pc_mg_galerkin"; do
+    n=${c%%:*} opts=${c#*:}
+    l=$LOG/opt.$n.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    mpirun "$n" "$l" "$OUT/bratu2d" -da_grid_x 17 -da_grid_y 17 $opts $TIGHT -snes_view_solution "binary:$l.bin"
+    rc=$?
+    if solved "$l" $rc && [ -s "$l.bin" ]; then ok "options: $opts on $n rank(s) solves ($(newton "$l") Newton iterations)"
+    else bad "options: $opts on $n rank(s): exit $rc"; show "$l"; fi
+  done
+fi
+section_done options
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
