@@ -8,8 +8,8 @@
 
 PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
 {
-  const char *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"};
-  PetscInt    mat_type = 0, device = 0, levels_type;
+  const char *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"}, *operators[] = {"auto", "matrix", "matfree"};
+  PetscInt    mat_type = 0, device = 0, levels_type, op = 0;
   char        galerkin_type[16] = "";
   PetscBool   galerkin;
 
@@ -29,6 +29,7 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscCall(PetscOptionsEList("-stn_levels_mat_type", "Storage of the coarser grids' matrices (-pc_type mg, -snes_grid_sequence)", NULL, mat_types, 2, mat_types[levels_type], &levels_type, NULL));
   app->mg_fused = PETSC_TRUE;
   PetscCall(PetscOptionsBool("-stn_mg_fused", "On the GPU, run each multigrid V-cycle as fused kernels (false: PETSc's PCMG apply)", NULL, app->mg_fused, &app->mg_fused, NULL));
+  PetscCall(PetscOptionsEList("-stn_operator", "The Jacobian's product: with the stored SG-DIA matrix, by the generated kernel without it (GPU, one rank), or auto: without it where multigrid's fused V-cycle runs", NULL, operators, 3, operators[0], &op, NULL));
   PetscCall(PetscOptionsBool("-stn_check_jacobian", "Compare the Jacobian entries given in the .stn with the derived ones", NULL, app->check_jacobian, &app->check_jacobian, NULL));
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, app->output, app->output, sizeof app->output, NULL));
   PetscCall(PetscOptionsString("-stn_plot_solution", "Draw the solution to this PNG file (needs gnuplot)", NULL, app->solution_png, app->solution_png, sizeof app->solution_png, NULL));
@@ -37,6 +38,9 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   app->aij = mat_type == 1 ? PETSC_TRUE : PETSC_FALSE;
   app->gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;
   app->levels_sgdia = levels_type == 0 && !app->aij ? PETSC_TRUE : PETSC_FALSE;
+  app->matfree       = op == 2 ? PETSC_TRUE : PETSC_FALSE;
+  app->operator_auto = op == 0 && app->gpu && !app->aij ? PETSC_TRUE : PETSC_FALSE;
+  PetscCheck(!app->matfree || (app->gpu && !app->aij), PETSC_COMM_WORLD, PETSC_ERR_SUP, "-stn_operator matfree runs on the GPU with the SG-DIA matrix (not with -stn_device cpu or -stn_mat_type aij)");
 #if !defined(PETSC_HAVE_CUDA)
   PetscCheck(!app->gpu, PETSC_COMM_WORLD, PETSC_ERR_SUP, "-stn_device gpu needs a PETSc configured with CUDA");
 #endif
@@ -92,6 +96,12 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
     }
   }
   PetscCall(SNESSetJacobian(snes, app->J, app->J, NULL, NULL)); /* the function: the DM's */
+#if defined(PETSC_HAVE_CUDA)
+  if (app->matfree) { /* the operator without its matrix; the SG-DIA one preconditions */
+    PetscCall(StnMatFreeCreate(da, &app->Jmf));
+    PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
+  }
+#endif
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   /* On the GPU multigrid with SG-DIA levels where the grid gives at least 3 (stnmg.h), else
@@ -167,7 +177,19 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
   if (ours && mg && galerkin == PC_MG_GALERKIN_NONE && StnDMUsesSGDIA(da)) { /* SG-DIA on every level */
     PetscCall(StnPCMGSetDefaults(pc, da));
 #if defined(PETSC_HAVE_CUDA)
-    if (app->gpu && app->mg_fused) PetscCall(StnPCMGUseFusedCycle(pc));
+    if (app->gpu && app->mg_fused) {
+      PetscMPIInt size;
+
+      PetscCall(StnPCMGUseFusedCycle(pc));
+      /* The fine level's products without the matrix: its smoothing steps and the Krylov method's
+         product read the state where SG-DIA reads its rows (1.5x per V-cycle on the cavity).
+         Not with Jacobi alone, whose product stngmres fuses into its cycle kernel. */
+      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)snes), &size));
+      if (app->operator_auto && !app->Jmf && size == 1) {
+        PetscCall(StnMatFreeCreate(da, &app->Jmf));
+        PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
+      }
+    }
 #endif
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -217,6 +239,7 @@ PetscErrorCode StnAppDestroy(StnApp *app)
   PetscFunctionBeginUser;
   PetscCall(MatDestroy(&app->P));
   PetscCall(MatDestroy(&app->J));
+  PetscCall(MatDestroy(&app->Jmf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -428,6 +451,60 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
   PetscCall(MatSGDIARestoreArrayDevice(target, &a));
   PetscCall(VecCUDARestoreArrayRead(X, &x));
   PetscCall(finish_jacobian(target, P));
+  PetscCall(StnMatFreeSetState(J, info, X, k, user, nsten)); /* -stn_operator matfree: J w at this state */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The product without the matrix as the tuner runs it (StnLaunchFn). */
+typedef struct {
+  StnMultFn          *fn;
+  const StnLocalInfo *info;
+  const void         *user;
+  const double       *x;
+  StnMultArgs         m;
+} ProductLaunch;
+
+static int run_product(void *args, const StnKernelShape *shape)
+{
+  const ProductLaunch *l = (const ProductLaunch *)args;
+
+  return l->fn(l->info, l->user, l->x, &l->m, shape);
+}
+
+PetscErrorCode StnKernelsProductShape(StnKernels *k, const DMDALocalInfo *info, const void *user, const double *x, StnKernelShape *shape)
+{
+  StnLevelShapes *level;
+
+  PetscFunctionBeginUser;
+  PetscCall(level_shapes(k, info, &level));
+  if (!level->product.bx) { /* tuned on a smoothing step's operands: w = b = d = 1 */
+    char               name[256];
+    Vec                w, y;
+    const PetscScalar *wa;
+    PetscScalar       *ya;
+    const long         n  = (long)info->xm * info->ym * info->zm * info->dof;
+    StnLocalInfo       li = {(int)info->mx, (int)info->my, (int)info->mz, (int)info->xs, (int)info->ys, (int)info->zs, (int)info->xm, (int)info->ym, (int)info->zm,
+                             (int)info->gxs, (int)info->gys, (int)info->gzs, (int)info->gxm, (int)info->gym, (int)info->gzm};
+
+    PetscCall(DMGetGlobalVector(info->da, &w));
+    PetscCall(DMGetGlobalVector(info->da, &y));
+    PetscCall(VecSet(w, 1.0));
+    PetscCall(VecCUDAGetArrayRead(w, &wa));
+    PetscCall(VecCUDAGetArrayWrite(y, &ya));
+    ProductLaunch l = {k->jacobian_mult, &li, user, x, {wa, wa, wa, NULL, ya, 0.0, 1.0, 1.0}};
+    PetscCall(PetscSNPrintf(name, sizeof name, "%s/product", k->name));
+    StnKernelShapeDefault((int)info->dim, (int)info->xm, &level->product);
+    if (info->dim == 3) { /* a thread down z reuses the planes it has read: 1.5x at 257^3 (sfi3d) */
+      level->product.by    = 2;
+      level->product.sweep = 8;
+    }
+    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, name, (int)info->dim, (int)info->xm, (int)info->ym, (int)info->zm, ya, n, run_product, &l, &level->product));
+    PetscCall(VecCUDARestoreArrayWrite(y, &ya));
+    PetscCall(VecCUDARestoreArrayRead(w, &wa));
+    PetscCall(DMRestoreGlobalVector(info->da, &y));
+    PetscCall(DMRestoreGlobalVector(info->da, &w));
+  }
+  *shape = level->product;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif

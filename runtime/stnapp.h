@@ -43,12 +43,15 @@ typedef struct {
   PetscBool   aij;            /* -stn_mat_type aij: the Jacobian in AIJ (the baseline) */
   PetscBool   levels_sgdia;   /* -stn_levels_mat_type sgdia: coarser grids' matrices SG-DIA too */
   PetscBool   mg_fused;       /* -stn_mg_fused: multigrid's V-cycle as fused kernels on the GPU */
+  PetscBool   matfree;        /* -stn_operator matfree: J w by the generated kernel, no stored J */
+  PetscBool   operator_auto;  /* -stn_operator auto: matfree where the fused V-cycle runs */
   PetscBool   check_jacobian; /* -stn_check_jacobian */
   char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
   char        solution_png[PETSC_MAX_PATH_LEN];    /* -stn_plot_solution, or "" */
   char        convergence_png[PETSC_MAX_PATH_LEN]; /* -stn_plot_convergence, or "" */
   Mat         J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
   Mat         P;              /* an AIJ copy for preconditioners that factor, or NULL */
+  Mat         Jmf;            /* -stn_operator matfree: the operator (stnmatfree.h); J preconditions */
   StnHistory  history;        /* the residual norms, for -stn_plot_convergence */
 } StnApp;
 
@@ -124,7 +127,7 @@ PetscErrorCode StnCheckEntry(PetscScalar given, PetscScalar derived, const char 
 /* The launch shapes chosen for one grid of a hierarchy. */
 typedef struct {
   PetscInt       xm, ym, zm;
-  StnKernelShape residual, jacobian;
+  StnKernelShape residual, jacobian, product;
 } StnLevelShapes;
 
 /* The program's kernels: the .stn's name and a hash of its text key their tuned shapes. */
@@ -133,6 +136,7 @@ typedef struct {
   StnKernelFn        *residual, *jacobian;
   PetscLogDouble      residual_flops;   /* per owned point */
   DMDASNESJacobianFn *jacobian_host;    /* FormJacobianLocal, for matrices that are not SG-DIA */
+  StnMultFn          *jacobian_mult;    /* J w without the matrix (-stn_operator matfree) */
   StnLevelShapes      levels[16];       /* the shapes per grid, filled at first use */
   int                 nlevels;
 } StnKernels;
@@ -144,5 +148,9 @@ PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k,
    SG-DIA), copied into P when P is AIJ; a grid whose matrices are not SG-DIA (the levels of
    -pc_type mg) is assembled on the host by k->jacobian_host with user as its context. */
 PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, void *user);
+/* The launch shape of the Jacobian's product without its matrix on info's grid (k->jacobian_mult
+   at the ghosted local state x, a device array): the cached one, or tuned now with -stn_autotune
+   (StnTuneLaunch), or the default. */
+PetscErrorCode StnKernelsProductShape(StnKernels *k, const DMDALocalInfo *info, const void *user, const double *x, StnKernelShape *shape);
 
 #endif

@@ -5,8 +5,8 @@
 ** largest real part of the Ritz values, the eigenvalues of its Hessenberg matrix. Run as
 ** PETSc's KSPGMRES, every step waits for its norms: on a coarse grid the waits are the cost.
 ** Here the same steps run on stngmres's engine (stngmres_cuda.h), the operator applied as the
-** SG-DIA product scaled by the inverse diagonal (Jacobi's), all queued before one wait at the
-** end. The engine keeps the Hessenberg matrix rotated (the Givens rotations GMRES applies
+** SG-DIA product (or the product without the matrix, stnmatfree.h, when that is the operator)
+** scaled by the inverse diagonal (Jacobi's), all queued before one wait at the end. The engine keeps the Hessenberg matrix rotated (the Givens rotations GMRES applies
 ** column by column); the Ritz values need it unrotated, which undoing the rotations gives.
 **
 ** The engine's step reports have one slot per step number, shared by every GMRES on the device:
@@ -21,6 +21,7 @@
 
   #include "sgdia.h"
   #include "stngmres_cuda.h"
+  #include "stnmatfree.h"
 
 /* What one estimator keeps between estimates: the engine and the Krylov basis. */
 typedef struct {
@@ -86,17 +87,17 @@ static void unrotate(PetscInt n, PetscInt ld, const double *hh, const double *c,
   }
 }
 
-PetscErrorCode StnMGEstimateDevice(KSP est, Mat P, PC pc, Vec b, PetscReal *emax, PetscBool *done)
+PetscErrorCode StnMGEstimateDevice(KSP est, Mat A, Mat P, PC pc, Vec b, PetscReal *emax, PetscBool *done)
 {
   const StnBox      *box;
-  const PetscScalar *A;
+  const PetscScalar *values;
   const PetscScalar *d;
   PetscLogDouble     flops;
   PetscBool          ok;
   PCJacobiType       jtype;
   PetscReal          rtol, abstol, beta;
   PetscInt           steps, n, taken = 0;
-  PetscBool          stopped = PETSC_FALSE;
+  PetscBool          stopped = PETSC_FALSE, matfree;
   Arnoldi           *a;
   unsigned           ticket[STN_VEC_MAX_MULTI];
   double            *Vd[STN_VEC_MAX_MULTI];
@@ -111,8 +112,10 @@ PetscErrorCode StnMGEstimateDevice(KSP est, Mat P, PC pc, Vec b, PetscReal *emax
   if (jtype != PC_JACOBI_DIAGONAL || ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(KSPGetTolerances(est, &rtol, &abstol, NULL, &steps));
   if (steps < 1 || steps >= STN_VEC_MAX_MULTI) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSGDIAGetDeviceOperator(P, &box, &A, &flops, &ok));
+  PetscCall(MatSGDIAGetDeviceOperator(P, &box, &values, &flops, &ok));
   if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(StnMatFreeReady(A, &matfree));
+  if (matfree) flops = 0; /* StnMatFreeApply logs its own */
 
   PetscCall(get_arnoldi(est, b, steps, &a));
   PetscCall(VecGetLocalSize(b, &n));
@@ -131,7 +134,11 @@ PetscErrorCode StnMGEstimateDevice(KSP est, Mat P, PC pc, Vec b, PetscReal *emax
   }
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
   for (PetscInt it = 0; it < steps; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
-    STN_CUDA_CALL(StnSGDIAMultCUDA(box, A, Vd[it], 0, d, Vd[it + 1], 2, NULL));
+    if (matfree) {
+      const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0};
+
+      PetscCall(StnMatFreeApply(A, &m));
+    } else STN_CUDA_CALL(StnSGDIAMultCUDA(box, values, Vd[it], 0, d, Vd[it + 1], 2, NULL));
     STN_CUDA_CALL(StnGMRESStepLaunch(&a->st, (int)it, 1e-30, Vd[it + 1], (const double *const *)Vd, (long)n, &ticket[it]));
   }
   PetscCall(VecCUDARestoreArrayRead(a->dinv, &d));

@@ -26,4 +26,20 @@ typedef struct {
    all arrays in device memory; returns 0 or the CUDA error of the launch. */
 typedef int StnKernelFn(const StnLocalInfo *info, const void *user, const double *x, double *out, const StnKernelShape *shape);
 
+/* The operands of the Jacobian's product without its matrix (-stn_operator matfree): J at the
+   ghosted local state x times the direction w, w the owned array of one rank (the whole grid):
+
+       y = J w, or d .* J w                           (b NULL; p and the scalars unused)
+       y = alpha p + beta w + gamma d .* (b - J w)    (a smoothing step of stnmgcycle.c)
+
+   d and p may be NULL (no scaling, no term); p may be y; w must not be y. */
+typedef struct {
+  const double *w, *b, *d, *p;
+  double       *y;
+  double        alpha, beta, gamma;
+} StnMultArgs;
+
+/* Its launcher (FormJacobianMultCUDA): 0 or the CUDA error of the launch. */
+typedef int StnMultFn(const StnLocalInfo *info, const void *user, const double *x, const StnMultArgs *args, const StnKernelShape *shape);
+
 #endif

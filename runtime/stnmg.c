@@ -15,6 +15,7 @@
 #include <petsc/private/petscimpl.h> /* PetscObjectComposedData*: a value valid for one state of an object */
 
 #include "stnmg.h"
+#include "stnmatfree.h"
 #include "stnmg_cuda.h" /* stn_noise */
 #include "sgdia.h"
 #if defined(PETSC_HAVE_CUDA)
@@ -323,9 +324,10 @@ static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
   PetscCall(start_vector(est, x, &noise));
   PetscCall(KSPGetPC(ksp, &pc));
 #if defined(PETSC_HAVE_CUDA)
-  PetscBool done = PETSC_FALSE;
+  PetscBool done = PETSC_FALSE, same = (PetscBool)(A == P);
 
-  if (A == P) PetscCall(StnMGEstimateDevice(est, P, pc, noise, emax, &done));
+  if (!same) PetscCall(StnMatFreeReady(A, &same)); /* A is P's operator without the matrix */
+  if (same) PetscCall(StnMGEstimateDevice(est, A, P, pc, noise, emax, &done));
   if (done) {
     PetscCall(PetscInfo(ksp, "eigenvalue estimate on the device: largest real part %g\n", (double)*emax));
     if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));

@@ -48,9 +48,10 @@ PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *e
 #if defined(PETSC_HAVE_CUDA)
 /* That estimate on the device (stnarnoldi.c) for the estimator est of a Jacobi-preconditioned
    SG-DIA operator P on the device (one rank, no periodic direction), from the start vector b:
-   est's steps (its -ksp_max_it) queued with no wait between them. *done is PETSC_FALSE (and
-   nothing done) for any other P or pc. */
-PetscErrorCode StnMGEstimateDevice(KSP est, Mat P, PC pc, Vec b, PetscReal *emax, PetscBool *done);
+   est's steps (its -ksp_max_it) queued with no wait between them, each product with A when A is
+   P's operator without the matrix (stnmatfree.h), else with P. *done is PETSC_FALSE (and nothing
+   done) for any other P or pc. */
+PetscErrorCode StnMGEstimateDevice(KSP est, Mat A, Mat P, PC pc, Vec b, PetscReal *emax, PetscBool *done);
 /* Replaces the PCApply of pc, a PCMG, by stnmgcycle.c's V-cycle of fused kernels, which runs
    whenever the levels are set up as it requires (SG-DIA operators on the device, Chebyshev with
    Jacobi and stnmg.c's bounds, stencilc's transfers) and calls PCMG's own otherwise. */

@@ -8,7 +8,8 @@
 **   - on every level above the coarsest, one KSP for both smoothings, KSPCHEBYSHEV of the first
 **     kind with stnmg.c's eigenvalue bounds, no norms, PCJACOBI (the diagonal, not its absolute
 **     value), and the operator and the preconditioning matrix the same SG-DIA matrix in device
-**     memory;
+**     memory, or (-stn_operator matfree, the finest level) the product without the matrix with
+**     the SG-DIA matrix preconditioning;
 **   - stencilc's interpolations (stntransfer.c) between the levels, on the device.
 ** The coarse solve is whatever KSP PCMG has there (KSPSolve).
 **
@@ -28,12 +29,14 @@
   #include <petsc/private/pcmgimpl.h> /* the levels PCMG built */
 
   #include "sgdia.h"
+  #include "stnmatfree.h"
   #include "stnmgcycle_cuda.h"
 
 /* One level above the coarsest, as the cycle needs it. */
 typedef struct {
   const StnBox          *box;    /* the operator's layout and device values */
   const PetscScalar     *A;
+  Mat                    mf;     /* or the operator without its matrix (stnmatfree.h), box its P's */
   Vec                    dinv;   /* 1 / its diagonal */
   const StnTransferGrid *grid;   /* this level and the next coarser one */
   PetscInt               steps;  /* Chebyshev steps per smoothing */
@@ -53,11 +56,15 @@ typedef struct {
   double    ms, bytes, fine_bytes;
 } Fused;
 
+/* The bytes per row the operator's product reads besides the vectors: its matrix row, or the
+   state the product without the matrix computes the row from. */
+static double operator_bytes(const Level *lv) { return lv->mf ? 8.0 : 8.0 * lv->box->nsten * lv->box->dof; }
+
 /* The bytes one smoothing of lv moves (the rooflines of stnmgcycle_cuda.h), step by step as
    smooth() takes them. */
 static double smooth_bytes(const Level *lv, PetscBool zero)
 {
-  const double rows = (double)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm, A = 8.0 * lv->box->nsten * lv->box->dof;
+  const double rows = (double)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm, A = operator_bytes(lv);
   PetscBool    prev_zero = zero, in_x = lv->steps == 1;
   double       b = zero ? 24 : A + 32 + (in_x ? 16 : 0);
 
@@ -77,7 +84,7 @@ static double level_bytes(const Level *lv)
   const double rows = (double)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm;
   const double coarse = (double)lv->grid->dof * lv->grid->nc[0] * lv->grid->nc[1] * lv->grid->nc[2];
 
-  return smooth_bytes(lv, PETSC_TRUE) + smooth_bytes(lv, PETSC_FALSE) + (8.0 * lv->box->nsten * lv->box->dof + 24) * rows + 24 * rows + 16 * coarse;
+  return smooth_bytes(lv, PETSC_TRUE) + smooth_bytes(lv, PETSC_FALSE) + (operator_bytes(lv) + 24) * rows + 24 * rows + 16 * coarse;
 }
 
 /* Whether level l's smoother is one the fused steps compute; its operator's layout if so. */
@@ -105,7 +112,12 @@ static PetscErrorCode smoother_fits(PC_MG_Levels *mgl, Level *lv, PetscBool *fit
   PetscCall(PCJacobiGetUseAbs(pc, &match));
   if (jtype != PC_JACOBI_DIAGONAL || match) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(KSPGetOperators(mgl->smoothd, &A, &P));
-  if (A != P) PetscFunctionReturn(PETSC_SUCCESS);
+  lv->mf = NULL;
+  if (A != P) { /* the finest level's operator may be the product without the matrix */
+    PetscCall(StnMatFreeReady(A, &match));
+    if (!match) PetscFunctionReturn(PETSC_SUCCESS);
+    lv->mf = A;
+  }
   PetscCall(MatSGDIAGetDeviceValues(P, &lv->box, &lv->A, fits));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -180,6 +192,18 @@ static PetscErrorCode stale(PC pc, Fused *fc, PetscBool *changed)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* y = alpha p + beta x + gamma d .* (b - A x) on level lv (stnmgcycle_cuda.h, StnMultArgs). */
+static PetscErrorCode step(const Level *lv, const PetscScalar *x, const PetscScalar *b, const PetscScalar *d, const PetscScalar *p, PetscReal alpha, PetscReal beta, PetscReal gamma, PetscScalar *y)
+{
+  PetscFunctionBeginUser;
+  if (lv->mf) {
+    const StnMultArgs m = {x, b, d, p, y, alpha, beta, gamma};
+
+    PetscCall(StnMatFreeApply(lv->mf, &m));
+  } else STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, b, d, p, alpha, beta, gamma, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Level lv's Chebyshev smoothing of A x = b (KSPSolve_Chebyshev_FirstKind, no norms): from x = 0
    when zero (x not read), else from x. t is work space of x's size. Result in x. */
 static PetscErrorCode smooth(const Level *lv, const PetscScalar *b, PetscScalar *x, PetscScalar *t, PetscBool zero)
@@ -199,16 +223,16 @@ static PetscErrorCode smooth(const Level *lv, const PetscScalar *b, PetscScalar 
   if (zero) STN_CUDA_CALL(StnMGScaleCUDA(n, scale, d, b, cur));
   else {
     if (cur == x) { /* one step in place is not possible: the product reads x's neighbours */
-      STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, b, d, NULL, 0.0, 1.0, scale, t));
+      PetscCall(step(lv, x, b, d, NULL, 0.0, 1.0, scale, t));
       STN_CUDA_CALL(StnCUDAMemcpyDtoD(x, t, sizeof(PetscScalar) * (size_t)n));
-    } else STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, b, d, NULL, 0.0, 1.0, scale, cur));
+    } else PetscCall(step(lv, x, b, d, NULL, 0.0, 1.0, scale, cur));
   }
   prev = cur == x ? t : x;
   for (PetscInt i = 1; i < lv->steps; i++) {
     const PetscReal c2 = 2.0 * mu * c1 - c0, omega = omegaprod * c1 / c2;
 
     /* p_new = (1 - omega) p_prev + omega p_cur + omega scale D^-1 (b - A p_cur), over p_prev */
-    STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, cur, b, d, prev_zero ? NULL : prev, 1.0 - omega, omega, omega * scale, prev));
+    PetscCall(step(lv, cur, b, d, prev_zero ? NULL : prev, 1.0 - omega, omega, omega * scale, prev));
     prev_zero = PETSC_FALSE;
     PetscScalar *swap = prev;
     prev = cur, cur = swap;
@@ -237,7 +261,7 @@ static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
     PetscCall(VecCUDAGetArrayWrite(X, &xa));
     PetscCall(VecCUDAGetArrayWrite(mgl[l]->r, &ra));
     PetscCall(smooth(lv, ba, xa, ra, PETSC_TRUE));
-    STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, xa, ba, NULL, NULL, 0.0, 0.0, 1.0, ra)); /* r = b - A x */
+    PetscCall(step(lv, xa, ba, NULL, NULL, 0.0, 0.0, 1.0, ra)); /* r = b - A x */
     PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
     STN_CUDA_CALL(StnTransferRestrictCUDA(lv->grid, 0, ra, bc));
     PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));

@@ -17,6 +17,7 @@
 #include "stngmres.h"    /* StnKSPSetDefault: GMRES with its scalars on the GPU */
 #include "stntune.h"     /* StnTuneLaunch: the generated kernels' launch shapes */
 #include "stnmg.h"       /* StnDMUseSGDIA, StnPCMGSetDefaults: multigrid from the stencil */
+#include "stnmatfree.h"  /* StnMatFreeCreate: the Jacobian's product without its matrix */
 
 /* Prints how the solve ended: the Newton iterations and the final
    residual norm, or, when it failed, why, in words, with what to try.

@@ -49,8 +49,9 @@ PetscErrorCode StnTuneSGDIA(MPI_Comm comm, const StnBox *box, const double *A, c
    if there is one. */
 PetscErrorCode StnTuneApplySGDIA(const StnBox *box);
 
-/* The default: 256 threads, as a tile bx x by with bx the box's rows rounded up to a warp (at
-   most 256; 256 x 1 in 1D), sweep 1: one thread per point. */
+/* The default: 256 threads, as a tile bx x by with bx of 32 to 256 leaving the fewest idle
+   threads at the ends of the box's rows (the widest of equals; 256 x 1 in 1D), sweep 1: one
+   thread per point. */
 void StnKernelShapeDefault(int dim, int xm, StnKernelShape *shape);
 
 /* A kernel as the tuner runs it: run(args, shape) launches it with that shape and returns 0 or a
@@ -62,7 +63,8 @@ typedef int (*StnLaunchFn)(void *args, const StnKernelShape *shape);
    pruned sweep of tiles and sweeps (launch_candidates in stntune.c) on these very operands,
    rejecting any whose output differs from the default's by a bit (every point is computed by
    the same code whatever the shape, so all give the same bits), saved in the cache; or else the
-   default. *shape gets it. */
+   default: *shape as given when its bx is set (the kernel's own), else StnKernelShapeDefault's.
+   *shape gets it. */
 PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, int dim, int xm, int ym, int zm, double *out, long nout, StnLaunchFn run, void *args, StnKernelShape *shape);
 #endif
 

@@ -210,9 +210,11 @@ void emit_jacobian_body(Program *P, int cls, const char *indent) {
     for (int e = 0; e < p->nentries; e++) {
       const IrEntry *x = &p->entries[e];
       ir_offset_text(ir, x->offset, off, sizeof off, false);
-      int column = fprintf(P->out, "%sv[%d][%d][%d] = ", indent, stencil_position(ir, x->offset), f, x->field);
+      int s = stencil_position(ir, x->offset), column;
+      if (P->product) column = fprintf(P->out, "%sJw[%d] += W(%d, %d) * (", indent, f, s, x->field);
+      else column = fprintf(P->out, "%sv[%d][%d][%d] = ", indent, s, f, x->field);
       emit_c_expr_at(&P->E, x->given != IR_NONE ? x->given : x->derived, column);
-      fprintf(P->out, "; /* d%s/d%s%s, %s %s:%d */\n", P->m->fields[f].name, P->m->fields[x->field].name, off,
+      fprintf(P->out, "%s; /* d%s/d%s%s, %s %s:%d */\n", P->product ? ")" : "", P->m->fields[f].name, P->m->fields[x->field].name, off,
               x->given != IR_NONE ? "given at" : "derived from", P->o->stn_name,
               ast_line(P->ir->src, x->given != IR_NONE ? x->node : p->residual_rule));
     }
@@ -568,8 +570,9 @@ static void gpu_functions(Program *P) {
   int n = 0;
   emit_residual_roots(P, emit_interior_class(m), roots, &n);
   fputs("/* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the\n"
-        "   residual's operations per point, and the host Jacobian for grids not in SG-DIA. */\n", out);
-  fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal};\n\n",
+        "   residual's operations per point, the host Jacobian for grids not in SG-DIA, and the\n"
+        "   Jacobian's product without its matrix (-stn_operator matfree). */\n", out);
+  fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};\n\n",
           P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
   fputs("/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
         "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
@@ -659,7 +662,7 @@ static void main_function(Program *P) {
 
 void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out) {
   const Model *m = ir->m;
-  *P = (Program){ir, m, o, out, {0}, NULL, false};
+  *P = (Program){ir, m, o, out, {0}, NULL, false, false};
   if (cname_check_table()) ice("cnames.c: the reserved table is out of order at '%s'", cname_check_table());
   const char **user = xmalloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *user);
   char **cn = xmalloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);

@@ -294,7 +294,7 @@ static bool name_reserved(const char *s) {
   static const char *const fixed[] = {
     "info", "x", "f", "user", "i", "j", "k", "v", "a", "p", "J", "X", "F", "s", "r", "c",
     "nrows", "sgdia", "kind", "ierr", "da", "snes", "ctx", "IX", "n", "threads", "P", "rows", "app",
-    "kernels", "reason", "ptr",
+    "kernels", "reason", "ptr", "w", "nb", "Jw", "W", "NB",
   };
   for (int i = 0; i < COUNT_OF(fixed); i++)
     if (strcmp(fixed[i], s) == 0) return true;

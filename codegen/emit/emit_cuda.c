@@ -2,14 +2,15 @@
 ** emit_cuda.c: the GPU side of the generated program. NAME.h is shared by
 ** NAME.c and NAME.cu: the Field struct, the AppCtx with the parameters
 ** (the kernels take it by value, with the runtime's StnLocalInfo: the
-** grid's sizes and this rank's boxes), and the launchers. NAME.cu holds one kernel for the residual and one for the
-** Jacobian, in tiles of threads over x and y, each thread sweeping one or
+** grid's sizes and this rank's boxes), and the launchers. NAME.cu holds one kernel for the residual, one for the
+** Jacobian and one for its product without the matrix, in tiles of threads over x and y, each thread sweeping one or
 ** more points along the slowest direction (the tuner picks the shape:
 ** StnTuneLaunch), with the same switch over
 ** kinds of points and the same expression text as the C version (field
 ** reads go through IX(), the index in the ghosted local array), so the two
 ** diff cleanly. The Jacobian kernel writes its block row straight into
-** SG-DIA storage in device memory.
+** SG-DIA storage in device memory; the product kernel multiplies each entry
+** by the direction as it computes it (-stn_operator matfree, stnmatfree.h).
 **
 ** The .cu includes no PETSc header, so nvcc compiles it wherever CUDA is
 ** installed (CI compiles it without a GPU or a CUDA PETSc).
@@ -35,7 +36,7 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fprintf(out, "/*\n * %s: generated from %s by stencilc %s: what the C program and its CUDA\n"
                " * kernels share. Values are doubles on both sides.\n */\n",
           o->h_name, o->stn_name, STENCILC_VERSION);
-  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnLocalInfo, StnKernelShape, StnKernelFn */\n\n", guard, guard);
+  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs */\n\n", guard, guard);
   fprintf(out, "#define NSTENCIL %d /* block diagonals of the Jacobian */\n#define DOF      %d /* unknowns per grid point */\n\n",
           ir->nstencil, m->nfields);
   fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
@@ -66,6 +67,8 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
         "/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */\n"
         "int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);\n"
         "int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);\n"
+        "/* J w without the matrix (StnMultFn): -stn_operator matfree. */\n"
+        "int FormJacobianMultCUDA(const StnLocalInfo *info, const void *user, const double *x, const StnMultArgs *m, const StnKernelShape *shape);\n"
         "#ifdef __cplusplus\n}\n#endif\n\n", out);
   fprintf(out, "#endif\n");
   emit_program_free(P);
@@ -108,18 +111,20 @@ static void point_loop_end(const Program *P) {
   if (P->m->dim > 1) fputs("  }\n", P->out);
 }
 
-static void launcher(const Program *P, const char *name, const char *kernel, const char *out_type) {
+typedef enum { RESIDUAL, JACOBIAN, PRODUCT } KernelKind;
+
+static void launcher(const Program *P, const char *name, const char *kernel, KernelKind kind) {
   FILE *out = P->out;
   int dim = P->m->dim;
-  bool residual = strstr(out_type, "Field") != NULL;
-  fprintf(out, "/* The runtime's StnKernelFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`\n"
+  static const char *const out_arg[] = {"double *residual", "double *values", "const StnMultArgs *m"};
+  fprintf(out, "/* The runtime's %s (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`\n"
                "   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,\n"
                "   256 x 1 x 1. */\n"
-               "extern \"C\" int %s(const StnLocalInfo *info, const void *user, const double *state, double *%s, const StnKernelShape *shape)\n{\n",
-          name, residual ? "residual" : "values");
+               "extern \"C\" int %s(const StnLocalInfo *info, const void *user, const double *state, %s, const StnKernelShape *shape)\n{\n",
+          kind == PRODUCT ? "StnMultFn" : "StnKernelFn", name, out_arg[kind]);
   fputs("  const Field *x = (const Field *)state;\n", out);
-  if (residual) fputs("  Field       *f = (Field *)residual;\n", out);
-  else fputs("  double      *a = values;\n", out);
+  if (kind == RESIDUAL) fputs("  Field       *f = (Field *)residual;\n", out);
+  if (kind == JACOBIAN) fputs("  double      *a = values;\n", out);
   fputs("  int          bx = shape->bx, by = shape->by, sweep = shape->sweep;\n\n", out);
   fputs("  if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;\n", out);
   if (dim == 1) fputs("  by = sweep = 1;\n", out);
@@ -133,8 +138,82 @@ static void launcher(const Program *P, const char *name, const char *kernel, con
   if (dim == 1) fputs("  const dim3 grid((info->xm + bx - 1) / bx);\n", out);
   if (dim == 2) fputs("  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));\n", out);
   if (dim == 3) fputs("  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by - 1) / by, (info->zm + sweep - 1) / sweep);\n", out);
-  fprintf(out, "  %s<<<grid, block>>>(*info, *(const AppCtx *)user, x, %s, sweep);\n", kernel, residual ? "f" : "a");
+  static const char *const out_val[] = {"f", "a", "*m"};
+  fprintf(out, "  %s<<<grid, block>>>(*info, *(const AppCtx *)user, x, %s, sweep);\n", kernel, out_val[kind]);
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);
+}
+
+/* The direction's index of a neighbour, for the product without the matrix: NB() maps (i, j, k)
+   into the owned array of one rank, the whole grid, -1 beyond a non-periodic edge, wrapped in a
+   periodic direction; W(s, c) is w's unknown c at neighbour s of the point. */
+static void neighbour_index(const Program *P) {
+  FILE *out = P->out;
+  const Model *m = P->m;
+  static const char *const n[] = {"mx", "my", "mz"};
+  fputs("/* For J w without the matrix: the point (i, j, k) in w, the owned array of one rank (the\n"
+        "   whole grid, x fastest); -1 beyond a non-periodic edge, wrapped in a periodic direction. */\n"
+        "__device__ static inline long NB(const StnLocalInfo &info", out);
+  for (int d = 0; d < m->dim; d++) fprintf(out, ", int %s", emit_index_names[d]);
+  fputs(")\n{\n", out);
+  for (int d = 0; d < m->dim; d++) {
+    const char *v = emit_index_names[d];
+    if (m->axes[d].periodic) fprintf(out, "  %s += %s < 0 ? info.%s : %s >= info.%s ? -info.%s : 0;\n", v, v, n[d], v, n[d], n[d]);
+    else fprintf(out, "  if (%s < 0 || %s >= info.%s) return -1;\n", v, v, n[d]);
+  }
+  fputs("  return ", out);
+  if (m->dim == 1) fputs("i;\n", out);
+  if (m->dim == 2) fputs("(long)j * info.mx + i;\n", out);
+  if (m->dim == 3) fputs("((long)k * info.my + j) * info.mx + i;\n", out);
+  fputs("}\n\n/* w's unknown c_ at the point's neighbour s_ (0 where there is none). */\n"
+        "#define W(s_, c_) (nb[s_] < 0 ? 0.0 : w[nb[s_] * DOF + (c_)])\n\n", out);
+}
+
+/* J w at every owned point from the same entries as FormJacobianKernel, each times the
+   direction at its neighbour as it is computed, with a smoothing step's update as the epilogue
+   (StnMultArgs, stnkernel.h). */
+static void product_kernel(Program *P) {
+  FILE *out = P->out;
+  const Ir *ir = P->ir;
+  neighbour_index(P);
+  fputs("/* J w without the matrix: each entry of the block row as FormJacobianKernel computes it,\n"
+        "   times w at its neighbour. Reads the state and w (neighbours from cache), b, d and p;\n"
+        "   writes y: about 48 bytes per unknown, where the product with the stored matrix reads\n"
+        "   8 * NSTENCIL * DOF bytes of it per unknown besides. One rank: w is the whole grid. */\n"
+        "__global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)\n{\n", out);
+  fputs("  const double *__restrict__ w = m.w;\n", out);
+  emit_c_function_begin(&P->E);
+  emit_function_spacing(P, emit_jacobian_roots);
+  emit_uniform_temps(P, emit_jacobian_roots);
+  point_loop_begin(P);
+  const char *in = point_indent(P);
+  fprintf(out, "%sconst long nb[NSTENCIL] = {", in);
+  for (int s = 0; s < ir->nstencil; s++) {
+    const int *o = ir->offsets[ir->stencil[s]];
+    fputs(s ? ", NB(info" : "NB(info", out);
+    for (int d = 0; d < P->m->dim; d++) {
+      if (o[d]) fprintf(out, ", %s %c %d", emit_index_names[d], o[d] < 0 ? '-' : '+', o[d] < 0 ? -o[d] : o[d]);
+      else fprintf(out, ", %s", emit_index_names[d]);
+    }
+    fputs(")", out);
+  }
+  fputs("};\n", out);
+  fprintf(out, "%sdouble Jw[DOF] = {};\n\n", in);
+  P->product = true;
+  emit_point_branches(P, BLOCK_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, in);
+  P->product = false;
+  fprintf(out, "#pragma unroll\n%sfor (int r = 0; r < DOF; r++) {\n"
+               "%s  const long t = (long)p * DOF + r;\n"
+               "%s  double     y;\n\n"
+               "%s  if (!m.b) {\n%s    m.y[t] = m.d ? m.d[t] * Jw[r] : Jw[r];\n%s    continue;\n%s  }\n"
+               "%s  y = m.b[t] - Jw[r];\n"
+               "%s  if (m.d) y *= m.d[t];\n"
+               "%s  y *= m.gamma;\n"
+               "%s  if (m.beta != 0.0) y += m.beta * w[t];\n"
+               "%s  if (m.p) y += m.alpha * m.p[t];\n"
+               "%s  m.y[t] = y;\n%s}\n",
+          in, in, in, in, in, in, in, in, in, in, in, in, in, in);
+  point_loop_end(P);
+  fputs("}\n\n", out);
 }
 
 void emit_program_header(const Ir *ir, const EmitOptions *o, FILE *out) {
@@ -155,10 +234,11 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   P->E.grid = "info.";
   P->E.params = "user.";
   int stem = (int)strlen(o->c_name) - 2;  /* NAME of NAME.c */
-  fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: the residual and the Jacobian\n"
-               " * on the GPU: thread blocks tile the grid in x and y, each thread sweeping one or\n"
-               " * more points along the slowest direction. The expressions are those of the C\n"
-               " * version; x[IX(i - 1, j)] there is x[j][i - 1] in the C.\n */\n",
+  fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: the residual, the Jacobian and\n"
+               " * its product without the matrix on the GPU: thread blocks tile the grid in x and y,\n"
+               " * each thread sweeping one or more points along the slowest direction. The\n"
+               " * expressions are those of the C version; x[IX(i - 1, j)] there is x[j][i - 1] in\n"
+               " * the C.\n */\n",
           stem, o->c_name, o->stn_name, STENCILC_VERSION);
   fprintf(out, "#include <math.h>\n\n#include \"%s\"\n\n", o->h_name);
   fputs("#define PETSC_PI       3.14159265358979323846\n#define PETSC_INFINITY INFINITY\n\n", out);
@@ -181,7 +261,7 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   emit_point_branches(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, point_indent(P));
   point_loop_end(P);
   fputs("}\n\n", out);
-  launcher(P, "FormFunctionCUDA", "FormFunctionKernel", "Field *f");
+  launcher(P, "FormFunctionCUDA", "FormFunctionKernel", RESIDUAL);
 
   /* The Jacobian. */
   fputs("/* The block row of every owned point, straight into SG-DIA storage a: column\n"
@@ -203,6 +283,8 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
           "#pragma unroll\n%s    for (int r = 0; r < DOF; r++) a[((long)(s * DOF + c) * n + p) * DOF + r] = v[s][r][c];\n", in, in, in);
   point_loop_end(P);
   fputs("}\n\n", out);
-  launcher(P, "FormJacobianCUDA", "FormJacobianKernel", "double *a");
+  launcher(P, "FormJacobianCUDA", "FormJacobianKernel", JACOBIAN);
+  product_kernel(P);
+  launcher(P, "FormJacobianMultCUDA", "FormJacobianMultKernel", PRODUCT);
   emit_program_free(P);
 }

@@ -144,8 +144,9 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
 
 #if defined(PETSC_HAVE_CUDA)
 /* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the
-   residual's operations per point, and the host Jacobian for grids not in SG-DIA. */
-static StnKernels kernels = {"bratu2d.stn-2c27533b", FormFunctionCUDA, FormJacobianCUDA, 23.0, (DMDASNESJacobianFn *)FormJacobianLocal};
+   residual's operations per point, the host Jacobian for grids not in SG-DIA, and the
+   Jacobian's product without its matrix (-stn_operator matfree). */
+static StnKernels kernels = {"bratu2d.stn-2c27533b", FormFunctionCUDA, FormJacobianCUDA, 23.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};
 
 /* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */
 static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)

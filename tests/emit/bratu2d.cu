@@ -1,8 +1,9 @@
 /*
- * bratu2d.cu: generated from bratu2d.stn by stencilc 0.1.0: the residual and the Jacobian
- * on the GPU: thread blocks tile the grid in x and y, each thread sweeping one or
- * more points along the slowest direction. The expressions are those of the C
- * version; x[IX(i - 1, j)] there is x[j][i - 1] in the C.
+ * bratu2d.cu: generated from bratu2d.stn by stencilc 0.1.0: the residual, the Jacobian and
+ * its product without the matrix on the GPU: thread blocks tile the grid in x and y,
+ * each thread sweeping one or more points along the slowest direction. The
+ * expressions are those of the C version; x[IX(i - 1, j)] there is x[j][i - 1] in
+ * the C.
  */
 #include <math.h>
 
@@ -112,6 +113,84 @@ extern "C" int FormJacobianCUDA(const StnLocalInfo *info, const void *user, cons
   const dim3 block(bx, by);
   const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));
   FormJacobianKernel<<<grid, block>>>(*info, *(const AppCtx *)user, x, a, sweep);
+  return (int)cudaGetLastError();
+}
+
+/* For J w without the matrix: the point (i, j, k) in w, the owned array of one rank (the
+   whole grid, x fastest); -1 beyond a non-periodic edge, wrapped in a periodic direction. */
+__device__ static inline long NB(const StnLocalInfo &info, int i, int j)
+{
+  if (i < 0 || i >= info.mx) return -1;
+  if (j < 0 || j >= info.my) return -1;
+  return (long)j * info.mx + i;
+}
+
+/* w's unknown c_ at the point's neighbour s_ (0 where there is none). */
+#define W(s_, c_) (nb[s_] < 0 ? 0.0 : w[nb[s_] * DOF + (c_)])
+
+/* J w without the matrix: each entry of the block row as FormJacobianKernel computes it,
+   times w at its neighbour. Reads the state and w (neighbours from cache), b, d and p;
+   writes y: about 48 bytes per unknown, where the product with the stored matrix reads
+   8 * NSTENCIL * DOF bytes of it per unknown besides. One rank: w is the whole grid. */
+__global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)
+{
+  const double *__restrict__ w = m.w;
+  const double hx = (1.0 - 0.0) / (info.mx - 1);
+  const double hy = (1.0 - 0.0) / (info.my - 1);
+  const double hydhx = hy / hx;
+  const double hxdhy = hx / hy;
+  const double t0 = 2.0 * (hydhx + hxdhy);
+  const int i = info.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j0 = info.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;
+
+  if (i >= info.xs + info.xm) return;
+  for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {
+    const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */
+    const long nb[NSTENCIL] = {NB(info, i, j - 1), NB(info, i - 1, j), NB(info, i, j), NB(info, i + 1, j), NB(info, i, j + 1)};
+    double Jw[DOF] = {};
+
+    if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
+      Jw[0] += W(2, 0) * (t0); /* du/du[0,0], derived from bratu2d.stn:24 */
+    } else { /* interior */
+      Jw[0] += W(0, 0) * (-(j - 1 == 0 ? 0.0 : 1.0) * hxdhy); /* du/du[0,-1], derived from bratu2d.stn:31 */
+      Jw[0] += W(1, 0) * (-(i - 1 == 0 ? 0.0 : 1.0) * hydhx); /* du/du[-1,0], derived from bratu2d.stn:31 */
+      Jw[0] += W(2, 0) * (2.0 * hydhx + 2.0 * hxdhy - hx * hy * user.par * exp(x[IX(i, j)].u)); /* du/du[0,0], derived from bratu2d.stn:31 */
+      Jw[0] += W(3, 0) * (-(i + 1 == info.mx - 1 ? 0.0 : 1.0) * hydhx); /* du/du[1,0], derived from bratu2d.stn:31 */
+      Jw[0] += W(4, 0) * (-(j + 1 == info.my - 1 ? 0.0 : 1.0) * hxdhy); /* du/du[0,1], derived from bratu2d.stn:31 */
+    }
+#pragma unroll
+    for (int r = 0; r < DOF; r++) {
+      const long t = (long)p * DOF + r;
+      double     y;
+
+      if (!m.b) {
+        m.y[t] = m.d ? m.d[t] * Jw[r] : Jw[r];
+        continue;
+      }
+      y = m.b[t] - Jw[r];
+      if (m.d) y *= m.d[t];
+      y *= m.gamma;
+      if (m.beta != 0.0) y += m.beta * w[t];
+      if (m.p) y += m.alpha * m.p[t];
+      m.y[t] = y;
+    }
+  }
+}
+
+/* The runtime's StnMultFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`
+   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,
+   256 x 1 x 1. */
+extern "C" int FormJacobianMultCUDA(const StnLocalInfo *info, const void *user, const double *state, const StnMultArgs *m, const StnKernelShape *shape)
+{
+  const Field *x = (const Field *)state;
+  int          bx = shape->bx, by = shape->by, sweep = shape->sweep;
+
+  if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;
+  if (info->xm == 0 || info->ym == 0) return 0;
+  while ((info->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */
+  const dim3 block(bx, by);
+  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));
+  FormJacobianMultKernel<<<grid, block>>>(*info, *(const AppCtx *)user, x, *m, sweep);
   return (int)cudaGetLastError();
 }
 

@@ -5,7 +5,7 @@
 #ifndef STN_BRATU2D_H
 #define STN_BRATU2D_H
 
-#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn */
+#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs */
 
 #define NSTENCIL 5 /* block diagonals of the Jacobian */
 #define DOF      1 /* unknowns per grid point */
@@ -27,6 +27,8 @@ extern "C" {
 /* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */
 int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);
 int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);
+/* J w without the matrix (StnMultFn): -stn_operator matfree. */
+int FormJacobianMultCUDA(const StnLocalInfo *info, const void *user, const double *x, const StnMultArgs *m, const StnKernelShape *shape);
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,9 @@
 /*
- * cavity.cu: generated from cavity.stn by stencilc 0.1.0: the residual and the Jacobian
- * on the GPU: thread blocks tile the grid in x and y, each thread sweeping one or
- * more points along the slowest direction. The expressions are those of the C
- * version; x[IX(i - 1, j)] there is x[j][i - 1] in the C.
+ * cavity.cu: generated from cavity.stn by stencilc 0.1.0: the residual, the Jacobian and
+ * its product without the matrix on the GPU: thread blocks tile the grid in x and y,
+ * each thread sweeping one or more points along the slowest direction. The
+ * expressions are those of the C version; x[IX(i - 1, j)] there is x[j][i - 1] in
+ * the C.
  */
 #include <math.h>
 
@@ -219,6 +220,154 @@ extern "C" int FormJacobianCUDA(const StnLocalInfo *info, const void *user, cons
   const dim3 block(bx, by);
   const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));
   FormJacobianKernel<<<grid, block>>>(*info, *(const AppCtx *)user, x, a, sweep);
+  return (int)cudaGetLastError();
+}
+
+/* For J w without the matrix: the point (i, j, k) in w, the owned array of one rank (the
+   whole grid, x fastest); -1 beyond a non-periodic edge, wrapped in a periodic direction. */
+__device__ static inline long NB(const StnLocalInfo &info, int i, int j)
+{
+  if (i < 0 || i >= info.mx) return -1;
+  if (j < 0 || j >= info.my) return -1;
+  return (long)j * info.mx + i;
+}
+
+/* w's unknown c_ at the point's neighbour s_ (0 where there is none). */
+#define W(s_, c_) (nb[s_] < 0 ? 0.0 : w[nb[s_] * DOF + (c_)])
+
+/* J w without the matrix: each entry of the block row as FormJacobianKernel computes it,
+   times w at its neighbour. Reads the state and w (neighbours from cache), b, d and p;
+   writes y: about 48 bytes per unknown, where the product with the stored matrix reads
+   8 * NSTENCIL * DOF bytes of it per unknown besides. One rank: w is the whole grid. */
+__global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)
+{
+  const double *__restrict__ w = m.w;
+  const double hx = (1.0 - 0.0) / (info.mx - 1);
+  const double hy = (1.0 - 0.0) / (info.my - 1);
+  const double dhx = (double)info.mx - 1.0;
+  const double hydhx = hy * dhx;
+  const double dhy = (double)info.my - 1.0;
+  const double hxdhy = hx * dhy;
+  const double t0 = 2.0 * hydhx + 2.0 * hxdhy;
+  const int i = info.xs + (int)(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j0 = info.ys + (int)(blockIdx.y * blockDim.y + threadIdx.y) * sweep;
+
+  if (i >= info.xs + info.xm) return;
+  for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {
+    const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */
+    const long nb[NSTENCIL] = {NB(info, i, j - 1), NB(info, i - 1, j), NB(info, i, j), NB(info, i + 1, j), NB(info, i, j + 1)};
+    double Jw[DOF] = {};
+
+    if (i == 0) { /* left & bottom, left, left & top */
+      Jw[0] += W(2, 0) * (1.0); /* du/du[0,0], derived from cavity.stn:50 */
+      Jw[1] += W(2, 1) * (1.0); /* dv/dv[0,0], derived from cavity.stn:56 */
+      Jw[2] += W(2, 1) * (dhx); /* domega/dv[0,0], derived from cavity.stn:63 */
+      Jw[2] += W(2, 2) * (1.0); /* domega/domega[0,0], derived from cavity.stn:63 */
+      Jw[2] += W(3, 1) * (-dhx); /* domega/dv[1,0], derived from cavity.stn:63 */
+      Jw[3] += W(2, 3) * (1.0); /* dtemp/dtemp[0,0], derived from cavity.stn:73 */
+    } else if (i == info.mx - 1) { /* right & bottom, right, right & top */
+      Jw[0] += W(2, 0) * (1.0); /* du/du[0,0], derived from cavity.stn:51 */
+      Jw[1] += W(2, 1) * (1.0); /* dv/dv[0,0], derived from cavity.stn:56 */
+      Jw[2] += W(1, 1) * (dhx); /* domega/dv[-1,0], derived from cavity.stn:64 */
+      Jw[2] += W(2, 1) * (-dhx); /* domega/dv[0,0], derived from cavity.stn:64 */
+      Jw[2] += W(2, 2) * (1.0); /* domega/domega[0,0], derived from cavity.stn:64 */
+      Jw[3] += W(2, 3) * (1.0); /* dtemp/dtemp[0,0], derived from cavity.stn:74 */
+    } else if (j == 0) { /* bottom */
+      Jw[0] += W(2, 0) * (1.0); /* du/du[0,0], derived from cavity.stn:48 */
+      Jw[1] += W(2, 1) * (1.0); /* dv/dv[0,0], derived from cavity.stn:56 */
+      Jw[2] += W(2, 0) * (-dhy); /* domega/du[0,0], derived from cavity.stn:61 */
+      Jw[2] += W(2, 2) * (1.0); /* domega/domega[0,0], derived from cavity.stn:61 */
+      Jw[2] += W(4, 0) * (dhy); /* domega/du[0,1], derived from cavity.stn:61 */
+      Jw[3] += W(2, 3) * (1.0); /* dtemp/dtemp[0,0], derived from cavity.stn:71 */
+      Jw[3] += W(4, 3) * (-1.0); /* dtemp/dtemp[0,1], derived from cavity.stn:71 */
+    } else if (j == info.my - 1) { /* top */
+      Jw[0] += W(2, 0) * (1.0); /* du/du[0,0], derived from cavity.stn:49 */
+      Jw[1] += W(2, 1) * (1.0); /* dv/dv[0,0], derived from cavity.stn:56 */
+      Jw[2] += W(0, 0) * (-dhy); /* domega/du[0,-1], derived from cavity.stn:62 */
+      Jw[2] += W(2, 0) * (dhy); /* domega/du[0,0], derived from cavity.stn:62 */
+      Jw[2] += W(2, 2) * (1.0); /* domega/domega[0,0], derived from cavity.stn:62 */
+      Jw[3] += W(0, 3) * (-1.0); /* dtemp/dtemp[0,-1], derived from cavity.stn:72 */
+      Jw[3] += W(2, 3) * (1.0); /* dtemp/dtemp[0,0], derived from cavity.stn:72 */
+    } else { /* interior */
+      const double t1 = fabs(x[IX(i, j)].u);
+      const double vxp = 0.5 * (x[IX(i, j)].u + t1);
+      const double vxm = 0.5 * (x[IX(i, j)].u - t1);
+      const double t2 = fabs(x[IX(i, j)].v);
+      const double vyp = 0.5 * (x[IX(i, j)].v + t2);
+      const double vym = 0.5 * (x[IX(i, j)].v - t2);
+      const double t3 = (vxp + -0.5 * (x[IX(i, j)].u - t1)) * hy + (vyp + -0.5 * (x[IX(i, j)].v - t2)) * hx;
+      const double t4 = x[IX(i, j)].v >= 0.0 ? 1.0 : -1.0;
+      const double t5 = 0.5 * (1.0 - t4);
+      const double t6 = 0.5 * (1.0 + t4);
+      const double t7 = -0.5 * (x[IX(i, j)].v + t2) * hx;
+      const double t8 = x[IX(i, j)].u >= 0.0 ? 1.0 : -1.0;
+      const double t9 = 0.5 * (1.0 - t8);
+      const double t10 = 0.5 * (1.0 + t8);
+      const double t11 = -0.5 * (x[IX(i, j)].u + t1) * hy;
+      Jw[0] += W(0, 0) * (-hxdhy); /* du/du[0,-1], derived from cavity.stn:52 */
+      Jw[0] += W(0, 2) * (0.5 * hx); /* du/domega[0,-1], derived from cavity.stn:52 */
+      Jw[0] += W(1, 0) * (-hydhx); /* du/du[-1,0], derived from cavity.stn:52 */
+      Jw[0] += W(2, 0) * (t0); /* du/du[0,0], derived from cavity.stn:52 */
+      Jw[0] += W(3, 0) * (-hydhx); /* du/du[1,0], derived from cavity.stn:52 */
+      Jw[0] += W(4, 0) * (-hxdhy); /* du/du[0,1], derived from cavity.stn:52 */
+      Jw[0] += W(4, 2) * (-0.5 * hx); /* du/domega[0,1], derived from cavity.stn:52 */
+      Jw[1] += W(0, 1) * (-hxdhy); /* dv/dv[0,-1], derived from cavity.stn:57 */
+      Jw[1] += W(1, 1) * (-hydhx); /* dv/dv[-1,0], derived from cavity.stn:57 */
+      Jw[1] += W(1, 2) * (-0.5 * hy); /* dv/domega[-1,0], derived from cavity.stn:57 */
+      Jw[1] += W(2, 1) * (t0); /* dv/dv[0,0], derived from cavity.stn:57 */
+      Jw[1] += W(3, 1) * (-hydhx); /* dv/dv[1,0], derived from cavity.stn:57 */
+      Jw[1] += W(3, 2) * (0.5 * hy); /* dv/domega[1,0], derived from cavity.stn:57 */
+      Jw[1] += W(4, 1) * (-hxdhy); /* dv/dv[0,1], derived from cavity.stn:57 */
+      Jw[2] += W(0, 2) * (-hxdhy + t7); /* domega/domega[0,-1], derived from cavity.stn:65 */
+      Jw[2] += W(1, 2) * (-hydhx + t11); /* domega/domega[-1,0], derived from cavity.stn:65 */
+      Jw[2] += W(1, 3) * (-(-0.5 * user.grashof * hy)); /* domega/dtemp[-1,0], derived from cavity.stn:65 */
+      Jw[2] += W(2, 0) * ((t10 * (x[IX(i, j)].omega - x[IX(i - 1, j)].omega) + t9 * (x[IX(i + 1, j)].omega - x[IX(i, j)].omega)) * hy); /* domega/du[0,0], derived from cavity.stn:65 */
+      Jw[2] += W(2, 1) * ((t6 * (x[IX(i, j)].omega - x[IX(i, j - 1)].omega) + t5 * (x[IX(i, j + 1)].omega - x[IX(i, j)].omega)) * hx); /* domega/dv[0,0], derived from cavity.stn:65 */
+      Jw[2] += W(2, 2) * (t0 + t3); /* domega/domega[0,0], derived from cavity.stn:65 */
+      Jw[2] += W(3, 2) * (-hydhx + vxm * hy); /* domega/domega[1,0], derived from cavity.stn:65 */
+      Jw[2] += W(3, 3) * (-(0.5 * user.grashof * hy)); /* domega/dtemp[1,0], derived from cavity.stn:65 */
+      Jw[2] += W(4, 2) * (-hxdhy + vym * hx); /* domega/domega[0,1], derived from cavity.stn:65 */
+      Jw[3] += W(0, 3) * (-hxdhy + user.prandtl * t7); /* dtemp/dtemp[0,-1], derived from cavity.stn:75 */
+      Jw[3] += W(1, 3) * (-hydhx + user.prandtl * t11); /* dtemp/dtemp[-1,0], derived from cavity.stn:75 */
+      Jw[3] += W(2, 0) * (user.prandtl * ((t10 * (x[IX(i, j)].temp - x[IX(i - 1, j)].temp) + t9 * (x[IX(i + 1, j)].temp - x[IX(i, j)].temp)) * hy)); /* dtemp/du[0,0], derived from cavity.stn:75 */
+      Jw[3] += W(2, 1) * (user.prandtl * ((t6 * (x[IX(i, j)].temp - x[IX(i, j - 1)].temp) + t5 * (x[IX(i, j + 1)].temp - x[IX(i, j)].temp)) * hx)); /* dtemp/dv[0,0], derived from cavity.stn:75 */
+      Jw[3] += W(2, 3) * (t0 + user.prandtl * t3); /* dtemp/dtemp[0,0], derived from cavity.stn:75 */
+      Jw[3] += W(3, 3) * (-hydhx + user.prandtl * (vxm * hy)); /* dtemp/dtemp[1,0], derived from cavity.stn:75 */
+      Jw[3] += W(4, 3) * (-hxdhy + user.prandtl * (vym * hx)); /* dtemp/dtemp[0,1], derived from cavity.stn:75 */
+    }
+#pragma unroll
+    for (int r = 0; r < DOF; r++) {
+      const long t = (long)p * DOF + r;
+      double     y;
+
+      if (!m.b) {
+        m.y[t] = m.d ? m.d[t] * Jw[r] : Jw[r];
+        continue;
+      }
+      y = m.b[t] - Jw[r];
+      if (m.d) y *= m.d[t];
+      y *= m.gamma;
+      if (m.beta != 0.0) y += m.beta * w[t];
+      if (m.p) y += m.alpha * m.p[t];
+      m.y[t] = y;
+    }
+  }
+}
+
+/* The runtime's StnMultFn (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`
+   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,
+   256 x 1 x 1. */
+extern "C" int FormJacobianMultCUDA(const StnLocalInfo *info, const void *user, const double *state, const StnMultArgs *m, const StnKernelShape *shape)
+{
+  const Field *x = (const Field *)state;
+  int          bx = shape->bx, by = shape->by, sweep = shape->sweep;
+
+  if (bx <= 0 || by <= 0 || sweep <= 0) bx = 256, by = 1, sweep = 1;
+  if (info->xm == 0 || info->ym == 0) return 0;
+  while ((info->ym + by * sweep - 1) / (by * sweep) > 65535) sweep *= 2; /* the grid's y limit; the points are the same */
+  const dim3 block(bx, by);
+  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));
+  FormJacobianMultKernel<<<grid, block>>>(*info, *(const AppCtx *)user, x, *m, sweep);
   return (int)cudaGetLastError();
 }
 

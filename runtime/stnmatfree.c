@@ -1,0 +1,159 @@
+/*
+** stnmatfree.c: the Jacobian's product without its matrix (stnmatfree.h), a MATSHELL. The state
+** is a copy of the ghosted local vector the Jacobian was evaluated at (SNES hands the callback a
+** vector it reuses), taken once per Jacobian. The product's launch shape is its own, per grid
+** (StnKernelsProductShape: -stn_autotune tunes it like the residual's).
+*/
+#include "stnmatfree.h"
+
+#include "stncuda.h" /* StnCUDALastError */
+
+#if defined(PETSC_HAVE_CUDA)
+
+typedef struct {
+  StnKernels    *k;
+  void          *user;
+  StnLocalInfo   info;  /* the state's grid, as the kernel sees it */
+  StnKernelShape shape;
+  Vec            state; /* ghosted, local, on the device; NULL until the first Jacobian */
+  PetscLogDouble flops; /* per product: 2 per entry of the block rows */
+} MatFree;
+
+PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
+{
+  MatFree           *mf;
+  const PetscScalar *x;
+  int                rc;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(J, &mf));
+  PetscCheck(mf->state, PetscObjectComm((PetscObject)J), PETSC_ERR_ORDER, "the Jacobian without its matrix has no state yet: it is set when the Jacobian is evaluated");
+  PetscCall(VecCUDAGetArrayRead(mf->state, &x));
+  PetscCall(PetscLogGpuTimeBegin());
+  rc = mf->k->jacobian_mult(&mf->info, mf->user, x, m, &mf->shape);
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian's product kernel failed: %s", StnCUDALastError());
+  PetscCall(PetscLogGpuFlops(mf->flops));
+  PetscCall(VecCUDARestoreArrayRead(mf->state, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
+{
+  StnMultArgs        m = {0};
+  const PetscScalar *wa;
+  PetscScalar       *ya;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecCUDAGetArrayRead(w, &wa));
+  PetscCall(VecCUDAGetArrayWrite(y, &ya));
+  m.w = wa;
+  m.y = ya;
+  PetscCall(StnMatFreeApply(J, &m));
+  PetscCall(VecCUDARestoreArrayWrite(y, &ya));
+  PetscCall(VecCUDARestoreArrayRead(w, &wa));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatDestroy_MatFree(Mat J)
+{
+  MatFree *mf;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(J, &mf));
+  PetscCall(VecDestroy(&mf->state));
+  PetscCall(PetscFree(mf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatView_MatFree(Mat J, PetscViewer viewer)
+{
+  PetscBool ascii;
+
+  PetscFunctionBeginUser;
+  (void)J;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "the Jacobian without its matrix: J w by the generated kernel (-stn_operator matfree)\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMatFreeCreate(DM da, Mat *J)
+{
+  MatFree    *mf;
+  PetscInt    n, N;
+  PetscMPIInt size;
+  Vec         v;
+  VecType     vtype;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)da), &size));
+  PetscCheck(size == 1, PetscObjectComm((PetscObject)da), PETSC_ERR_SUP, "-stn_operator matfree runs on one rank (its product reads the direction's neighbours from one array); run with -stn_operator sgdia on %d ranks", (int)size);
+  PetscCall(DMGetGlobalVector(da, &v));
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetSize(v, &N));
+  PetscCall(DMRestoreGlobalVector(da, &v));
+  PetscCall(PetscNew(&mf));
+  PetscCall(MatCreateShell(PetscObjectComm((PetscObject)da), n, n, N, N, mf, J));
+  PetscCall(DMGetVecType(da, &vtype));
+  PetscCall(MatShellSetVecType(*J, vtype));
+  PetscCall(MatShellSetOperation(*J, MATOP_MULT, (void (*)(void))MatMult_MatFree));
+  PetscCall(MatShellSetOperation(*J, MATOP_DESTROY, (void (*)(void))MatDestroy_MatFree));
+  PetscCall(MatShellSetOperation(*J, MATOP_VIEW, (void (*)(void))MatView_MatFree));
+  PetscCall(PetscObjectComposeFunction((PetscObject)*J, "StnMatFree_C", (void (*)(void))StnMatFreeCreate)); /* the mark StnMatFreeSetState looks for */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ours(Mat J, MatFree **mf)
+{
+  void (*mark)(void) = NULL;
+
+  PetscFunctionBeginUser;
+  *mf = NULL;
+  if (J) PetscCall(PetscObjectQueryFunction((PetscObject)J, "StnMatFree_C", &mark));
+  if (mark) PetscCall(MatShellGetContext(J, mf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMatFreeSetState(Mat J, const DMDALocalInfo *info, Vec X, StnKernels *k, void *user, PetscInt nstencil)
+{
+  MatFree *mf;
+  PetscInt n = 0, nx;
+
+  PetscFunctionBeginUser;
+  PetscCall(ours(J, &mf));
+  if (!mf) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(k->jacobian_mult, PETSC_COMM_SELF, PETSC_ERR_SUP, "this program has no product kernel for -stn_operator matfree: build it again with this stencilc");
+  if (mf->state) PetscCall(VecGetSize(mf->state, &n));
+  PetscCall(VecGetSize(X, &nx));
+  if (n != nx) {
+    PetscCall(VecDestroy(&mf->state));
+    PetscCall(VecDuplicate(X, &mf->state));
+  }
+  PetscCall(VecCopy(X, mf->state));
+  mf->k    = k;
+  mf->user = user;
+  mf->info = (StnLocalInfo){(int)info->mx, (int)info->my, (int)info->mz, (int)info->xs, (int)info->ys, (int)info->zs, (int)info->xm, (int)info->ym, (int)info->zm,
+                            (int)info->gxs, (int)info->gys, (int)info->gzs, (int)info->gxm, (int)info->gym, (int)info->gzm};
+  {
+    const PetscScalar *x;
+
+    PetscCall(VecCUDAGetArrayRead(mf->state, &x));
+    PetscCall(StnKernelsProductShape(k, info, user, x, &mf->shape));
+    PetscCall(VecCUDARestoreArrayRead(mf->state, &x));
+  }
+  mf->flops = 2.0 * nstencil * info->dof * info->dof * (PetscLogDouble)info->xm * info->ym * info->zm;
+  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY)); /* a new operator: its state changes */
+  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMatFreeReady(Mat J, PetscBool *ready)
+{
+  MatFree *mf;
+
+  PetscFunctionBeginUser;
+  PetscCall(ours(J, &mf));
+  *ready = mf && mf->state ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
