@@ -388,6 +388,14 @@ static void given_entries(Lower *L, IrPoint *p) {
   }
 }
 
+/* After rule was lowered: an error at it when it took the pool past IR_MAX_NODES (without a
+   def call that did, which reported at the call). */
+static void check_size(Lower *L, const Node *rule) {
+  if (L->too_large || L->ir->nnodes <= IR_MAX_NODES) return;
+  diag_error(L->d, rule->span, "this rule makes the program too large (more than %d operations)", IR_MAX_NODES);
+  L->too_large = true;
+}
+
 void ir_lower(Ir *ir, Diag *d) {
   const Model *m = ir->m;
   Lower L = {.ir = ir, .d = d, .lets = xmalloc(((size_t)m->nlets + 1) * sizeof(Ref))};
@@ -403,7 +411,9 @@ void ir_lower(Ir *ir, Diag *d) {
       p->initial_rule = fd->initial ? fd->initial_rule[c] : NULL;
       if (!p->residual_rule) ice("field '%s' has no residual rule at class %d", fd->name, c);
       p->residual = expr(&L, p->residual_rule->rule.body, NULL);
+      check_size(&L, p->residual_rule);
       p->initial = p->initial_rule ? expr(&L, p->initial_rule->rule.body, NULL) : IR_NONE;
+      if (p->initial_rule) check_size(&L, p->initial_rule);
       if (p->jacobian_rule) given_entries(&L, p);
     }
   }

@@ -9,7 +9,10 @@
 **             wrote keep their value beside the derived one
 **   simplify  rebuild every root through the simplifying constructors:
 **             constant folding, identities; hash-consing makes equal
-**             subexpressions one node (CSE); entries that are 0 vanish
+**             subexpressions one node (CSE); entries that are 0 vanish;
+**             then the code the emitters will print is counted: past
+**             IR_MAX_NODES operations it is an error (lowering and derive
+**             stop at that many nodes in the pool)
 **   check     a user's entry must equal the derived one: the same node, or
 **             the same value at random sample points; otherwise an error
 **             at its .stn location (undecided cases are left to the
@@ -169,6 +172,59 @@ static void simplify_all(Ir *ir) {
       p->nentries = kept;
     }
   free(S.map);
+}
+
+/* Counts into *total the nodes under root not yet marked with group, marking them. stack has
+   room for 3 * nnodes + 1: a node pushes at most 3 when it is first marked. */
+static void count_under(const Ir *ir, Ref root, int group, int *mark, Ref *stack, int *total) {
+  int top = 0;
+  if (root != IR_NONE) stack[top++] = root;
+  while (top > 0) {
+    Ref r = stack[--top];
+    if (mark[r] == group) continue;
+    mark[r] = group;
+    ++*total;
+    const IrNode *n = &ir->nodes[r];
+    if (n->op <= IR_FIELD) continue;
+    Ref ops[3] = {n->a, n->b, n->c};
+    for (int k = 0; k < 3; k++)
+      if (ops[k] != IR_NONE && mark[ops[k]] != group) stack[top++] = ops[k];
+  }
+}
+
+/* The emitters print each point's roots with the nodes under them, once for the classes that
+   share their rules. Past IR_MAX_NODES in all, an error at the residual rule where the count
+   passed it: such a program is megabytes of C, and printing it costs what building the pool
+   did, once per set of rules. */
+static void emitted_size(const Ir *ir, Diag *d) {
+  const Model *m = ir->m;
+  int *mark = xcalloc((size_t)ir->nnodes, sizeof *mark);  /* by node: the last group that counted it */
+  Ref *stack = xmalloc(((size_t)ir->nnodes * 3 + 1) * sizeof *stack);
+  int total = 0, group = 0;
+  for (int f = 0; f < m->nfields && total <= IR_MAX_NODES; f++)
+    for (int c = 0; c < m->nclasses && total <= IR_MAX_NODES; c++) {
+      const IrPoint *p = ir_point(ir, f, c);
+      if (!p->residual_rule) continue;
+      bool shared = false;  /* the same rules as an earlier class: the same code */
+      for (int b = 0; b < c && !shared; b++) {
+        const IrPoint *q = ir_point(ir, f, b);
+        shared = q->residual_rule == p->residual_rule && q->jacobian_rule == p->jacobian_rule &&
+                 q->initial_rule == p->initial_rule;
+      }
+      if (shared) continue;
+      group++;
+      count_under(ir, p->residual, group, mark, stack, &total);
+      count_under(ir, p->initial, group, mark, stack, &total);
+      for (int e = 0; e < p->nentries; e++) {
+        count_under(ir, p->entries[e].derived, group, mark, stack, &total);
+        count_under(ir, p->entries[e].given, group, mark, stack, &total);
+      }
+      if (total > IR_MAX_NODES)
+        diag_error(d, p->residual_rule->span, "the generated code would be too large (more than %d operations, "
+                   "counting each kind of grid point with rules of its own)", IR_MAX_NODES);
+    }
+  free(mark);
+  free(stack);
 }
 
 /* ---- check ---- */
@@ -440,7 +496,7 @@ bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
     switch ((IrPass)pass) {
     case PASS_LOWER:    ir_lower(ir, d); break;
     case PASS_DERIVE:   derive(ir, d); break;
-    case PASS_SIMPLIFY: simplify_all(ir); break;
+    case PASS_SIMPLIFY: simplify_all(ir); emitted_size(ir, d); break;
     case PASS_CHECK:    check(ir, d); break;
     case PASS_STENCIL:  stencil(ir); break;
     case PASS_COUNT:    break;
