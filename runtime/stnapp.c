@@ -73,7 +73,21 @@ PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3])
+/* Whether every field's interior equation scales as multigrid's rediscretized coarse grids need
+   (h^(dim - 2): multiplied by the cell size); *field the first that does not. */
+static PetscErrorCode scaled_for_multigrid(DM da, const PetscInt h_power[], PetscBool *scaled, PetscInt *field)
+{
+  PetscInt dim, dof;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(da, &dim, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+  *scaled = PETSC_TRUE;
+  for (PetscInt f = 0; f < dof && *scaled; f++)
+    if (h_power[f] != STN_H_POWER_NONE && h_power[f] != dim - 2) *scaled = PETSC_FALSE, *field = f;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3], const PetscInt h_power[])
 {
   DM          da;
   KSP         ksp;
@@ -108,6 +122,19 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
      Jacobi, both served by SG-DIA on the device; on CPUs PETSc's own default, ILU (block Jacobi
      in parallel), on an AIJ copy. */
   if (app->gpu && app->levels_sgdia) PetscCall(StnDMCountLevels(da, &levels));
+  if (levels >= 3) { /* equations in plain difference quotients (-Laplacian(T) = q): the coarse
+                        grids' corrections are 2^dim times too large, multigrid stalls */
+    PetscBool scaled;
+    PetscInt  field = 0;
+    const char *name;
+
+    PetscCall(scaled_for_multigrid(da, h_power, &scaled, &field));
+    if (!scaled) {
+      PetscCall(DMDAGetFieldName(da, field, &name));
+      PetscCall(PetscInfo(snes, "Jacobi, not multigrid, by default: the interior equation of %s scales as h^%" PetscInt_FMT ", not as the cell size\n", name, h_power[field]));
+      levels = 1;
+    }
+  }
   PetscCall(PCSetType(pc, levels >= 3 ? PCMG : app->gpu ? PCJACOBI : size == 1 ? PCILU : PCBJACOBI));
   /* On the GPU, GMRES with its Hessenberg matrix on the device (-ksp_type gmres: PETSc's). */
   if (app->gpu) PetscCall(StnKSPSetDefault(ksp, da));

@@ -67,8 +67,11 @@ PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da);
    it to snes, whose DM has the residual and Jacobian registered; with -stn_levels_mat_type sgdia
    (the GPU's default) every grid of a hierarchy makes SG-DIA matrices too (stnmg.h). Sets the
    defaults that options override: on the GPU stngmres with multigrid where the grid gives 3
-   levels or more, else Jacobi; on CPUs PETSc's ILU (block Jacobi in parallel). */
-PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3]);
+   levels or more and every field's interior equation carries the cell size (h_power[f], its
+   diagonal's power of the grid spacing, is dim - 2 or STN_H_POWER_NONE), else Jacobi; on CPUs
+   PETSc's ILU (block Jacobi in parallel). */
+#define STN_H_POWER_NONE (-99) /* h_power[f]: the diagonal is not a power of h */
+PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3], const PetscInt h_power[]);
 /* After SNESSetFromOptions: SG-DIA serves Jacobi-type preconditioners directly, and multigrid
    whose levels are SG-DIA (with stnmg.h's defaults); any other (ILU, GAMG, multigrid on AIJ
    levels or with Galerkin operators, hypre, ...), and PETSc's own Jacobians (-snes_fd,

@@ -38,7 +38,7 @@ static const char *const reserved[] = {
   "default", "delete", "dim3", "do", "double", "dynamic_cast", "else", "enum", "erf", "erfc", "errno", "exit",
   "exp", "exp2", "explicit", "expm1", "export", "extern", "fabs", "false", "fdim", "float", "floor", "fma",
   "fmax", "fmin", "fmod", "for", "fpclassify", "fprintf", "free", "frexp", "friend", "getenv", "goto",
-  "gridDim", "gxm", "gxs", "gym", "gys", "gzm", "gzs", "help", "hx", "hy", "hypot", "hz", "i386", "if",
+  "gridDim", "gxm", "gxs", "gym", "gys", "gzm", "gzs", "h_power", "help", "hx", "hy", "hypot", "hz", "i386", "if",
   "imaginary", "inline", "int", "isfinite", "isgreater", "isinf", "isless", "isnan", "isnormal",
   "ldexp", "lgamma", "linux", "log", "log10", "log1p", "log2", "long", "longjmp", "main", "major",
   "makedev", "malloc", "memcpy", "memset", "minor", "mutable", "namespace", "new", "noexcept", "not", "not_eq",

@@ -413,6 +413,17 @@ static void declarations(Program *P) {
     fprintf(out, "%s{%d, %d, %d}%s", s % 9 ? " " : "\n  ", o[0], o[1], o[2], s + 1 < ir->nstencil ? "," : "");
   }
   fputs("\n};\n\n", out);
+  fputs("/* How each field's interior equation scales with the grid spacing h: its Jacobian's\n"
+        "   diagonal as h^p. Multigrid's rediscretized coarse grids need p = dim - 2, the equations\n"
+        "   multiplied by the cell size as PETSc's tutorials write them; the runtime picks the\n"
+        "   GPU's default preconditioner by it (STN_H_POWER_NONE: not a power of h). */\n", out);
+  fputs("static const PetscInt h_power[DOF] = {", out);
+  for (int f = 0; f < P->m->nfields; f++) {
+    int power;
+    if (ir_h_power(ir, f, &power)) fprintf(out, "%s%d", f ? ", " : "", power);
+    else fprintf(out, "%sSTN_H_POWER_NONE", f ? ", " : "");
+  }
+  fputs("};\n\n", out);
 }
 
 /* The other parameters parameter i's default reads (deps, in order), and whether it reads the
@@ -646,7 +657,7 @@ static void main_function(Program *P) {
         "    PetscCall(DMDASNESSetFunctionLocalVec(da, INSERT_VALUES, FormFunctionLocalCUDA, &user));\n"
         "    PetscCall(DMDASNESSetJacobianLocalVec(da, FormJacobianLocalCUDA, &user));\n  }\n"
         "#endif\n"
-        "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets)); /* SG-DIA, defaults per device */\n"
+        "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, defaults per device */\n"
         "  PetscCall(SNESSetFromOptions(snes));\n"
         "  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n\n", out);
 

@@ -902,8 +902,9 @@ static void explain_levels(const Ir *ir, FILE *out) {
   char size[96], count[40];
   for (int d = 0; d < m->dim; d++) n[d] = m->axes[d].points;
   fprintf(out, "\nMULTIGRID LEVELS at the default grid (-pc_type mg; on the GPU the default preconditioner\n"
-               "  when there are 3 or more, else Jacobi), each level's operator the generated Jacobian on its\n"
-               "  grid, Chebyshev/Jacobi smoothers, the coarsest grid solved by its dense inverse:\n    ");
+               "  when there are 3 or more and the equations carry the cell size, else Jacobi), each level's\n"
+               "  operator the generated Jacobian on its grid, Chebyshev/Jacobi smoothers, the coarsest grid\n"
+               "  solved by its dense inverse:\n    ");
   for (;;) {
     double unknowns = m->nfields;
     long long half[MAX_DIM];
@@ -926,6 +927,17 @@ static void explain_levels(const Ir *ir, FILE *out) {
           levels >= 3 ? ""
           : coarse ? ": too few for multigrid by default; a larger grid (such as -da_grid_x 257) gives more"
                    : ": too few for multigrid by default; the grid does not halve further (sizes 2^k m + 1, such as 257, halve best)");
+  /* The runtime's other condition (StnAppSetUpSolver): equations that carry the cell size. */
+  static const char *const cell[MAX_DIM] = {"hx", "hx*hy", "hx*hy*hz"};
+  for (int f = 0; f < m->nfields; f++) {
+    int power;
+    if (!ir_h_power(ir, f, &power) || power == m->dim - 2) continue;
+    fprintf(out, "  the interior equation of %s scales as h^%d, not as the cell size (h^%d): multigrid's\n"
+                 "  coarse grids correct it %d times too much, so Jacobi is the GPU's default; multiply\n"
+                 "  the interior rule by %s, as PETSc's tutorials write their equations, for multigrid\n",
+            m->fields[f].name, power, m->dim - 2, 1 << (m->dim - 2 - power > 0 ? m->dim - 2 - power : 0), cell[m->dim - 1]);
+    break;
+  }
 }
 
 /* ---- the driver ---- */

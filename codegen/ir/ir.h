@@ -138,6 +138,11 @@ typedef struct IrSample {
 /* values[r] for every node r, field reads drawn at random in [0.5, 1.5]. */
 void ir_eval_all(const Ir *ir, const IrSample *s, double *values);
 
+/* ir_scaling.c: the power p of the grid spacing h that the derived diagonal of field's interior
+   equation scales as (h^p; dim - 2 for equations multiplied by the cell size); false when it is
+   not one (zero, not finite, a mix of powers). */
+bool ir_h_power(const Ir *ir, int field, int *power);
+
 /* ir_passes.c: the pipeline. */
 typedef enum IrPass { PASS_LOWER, PASS_DERIVE, PASS_SIMPLIFY, PASS_CHECK, PASS_STENCIL, PASS_COUNT } IrPass;
 extern const char *const ir_pass_names[PASS_COUNT];

@@ -68,6 +68,12 @@ static const PetscInt stencil_offsets[NSTENCIL][3] = {
   {0, -1, 0}, {-1, 0, 0}, {0, 0, 0}, {1, 0, 0}, {0, 1, 0}
 };
 
+/* How each field's interior equation scales with the grid spacing h: its Jacobian's
+   diagonal as h^p. Multigrid's rediscretized coarse grids need p = dim - 2, the equations
+   multiplied by the cell size as PETSc's tutorials write them; the runtime picks the
+   GPU's default preconditioner by it (STN_H_POWER_NONE: not a power of h). */
+static const PetscInt h_power[DOF] = {0, 0, 0, 0};
+
 /* Parameters: each default from the .stn (some depend on the grid), then its option. */
 static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)
 {
@@ -336,7 +342,7 @@ int main(int argc, char **argv)
     PetscCall(DMDASNESSetJacobianLocalVec(da, FormJacobianLocalCUDA, &user));
   }
 #endif
-  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets)); /* SG-DIA, defaults per device */
+  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, defaults per device */
   PetscCall(SNESSetFromOptions(snes));
   PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */
 

@@ -571,6 +571,17 @@ if is_built bratu2d; then
   if [ -n "$said" ] && [ "$said" = "$made" ]; then ok "multigrid: --explain's $said levels at 129 x 129 are the program's"
   else bad "multigrid: --explain says ${said:-no} levels at 129 x 129, the program builds ${made:-none}"; fi
 fi
+# Equations in plain difference quotients (heat2d: the diagonal as h^-2) do not suit rediscretized
+# coarse grids: the GPU's default is Jacobi for them, and --explain says why; multiplied by the
+# cell size (hx*hy) they do. The powers come from the derived diagonal (codegen/ir/ir_scaling.c).
+sed 's/^  interior: *\(.*\);$/  interior: hx * hy * (\1);/' examples/heat2d.stn >"$OUT/heat2d_cell.stn"
+plain=$("$STENCILC" --explain examples/heat2d.stn | grep -c "equation of T scales as h^-2, not as the cell size")
+cell=$("$STENCILC" --explain "$OUT/heat2d_cell.stn" | grep -c "scales as h^")
+power=$("$STENCILC" examples/heat2d.stn -o "$OUT/heat2d_power" --emit-dir "$OUT/heat2d_power.src" >/dev/null 2>&1 &&
+        grep -h "h_power\[DOF\] =" "$OUT/heat2d_power.src/heat2d.c")
+if [ "$plain" = 1 ] && [ "$cell" = 0 ] && grep -q "hx \* hy \* (k" "$OUT/heat2d_cell.stn" && [ "$power" = "static const PetscInt h_power[DOF] = {-2};" ]; then
+  ok "multigrid: heat2d's interior equation scales as h^-2 (Jacobi on the GPU, --explain says so), times hx*hy as h^0"
+else bad "multigrid: the scaling of heat2d's equation: --explain plain $plain, scaled $cell, generated '$power'"; fi
 section_done multigrid
 
 # ---- 4 MPI: 1, 2 and 4 ranks, storage formats, preconditioners ---------------
