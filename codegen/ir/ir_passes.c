@@ -107,7 +107,8 @@ static void derive(Ir *ir, Diag *d) {
       }
       if (p->nentries > 0 && n < p->nentries) ice("a Jacobian entry without a residual read survived sema");
       sort_ir = ir;
-      qsort(reads, (size_t)n, sizeof *reads, entry_cmp);
+      /* reads is NULL when the residual reads no field (interior: 1;), and qsort's may not be */
+      if (n > 1) qsort(reads, (size_t)n, sizeof *reads, entry_cmp);
       free(p->entries);
       p->entries = reads;
       p->nentries = n;
