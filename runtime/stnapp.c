@@ -478,7 +478,7 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
   PetscCall(MatSGDIARestoreArrayDevice(target, &a));
   PetscCall(VecCUDARestoreArrayRead(X, &x));
   PetscCall(finish_jacobian(target, P));
-  PetscCall(StnMatFreeSetState(J, info, X, k, user, nsten)); /* -stn_operator matfree: J w at this state */
+  PetscCall(StnMatFreeUpdate(J, target, info, X, k, user, nsten)); /* -stn_operator matfree: J w at this state */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

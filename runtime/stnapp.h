@@ -140,6 +140,8 @@ typedef struct {
   PetscLogDouble      residual_flops;   /* per owned point */
   DMDASNESJacobianFn *jacobian_host;    /* FormJacobianLocal, for matrices that are not SG-DIA */
   StnMultFn          *jacobian_mult;    /* J w without the matrix (-stn_operator matfree) */
+  PetscBool           product_levels;   /* the finest grid's operator is that product: every
+                                           grid's Jacobian gets a twin without the matrix */
   StnLevelShapes      levels[16];       /* the shapes per grid, filled at first use */
   int                 nlevels;
 } StnKernels;

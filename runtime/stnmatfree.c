@@ -156,4 +156,45 @@ PetscErrorCode StnMatFreeReady(Mat J, PetscBool *ready)
   *ready = mf && mf->state ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+/* P's twin, composed on it under this name. */
+static const char twin_name[] = "StnMatFreeTwin";
+
+PetscErrorCode StnMatFreeUpdate(Mat J, Mat P, const DMDALocalInfo *info, Vec X, StnKernels *k, void *user, PetscInt nstencil)
+{
+  MatFree *mf;
+  Mat      twin = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCall(ours(J, &mf));
+  if (mf) {
+    twin              = J;
+    k->product_levels = PETSC_TRUE;
+  } else PetscCall(PetscObjectQuery((PetscObject)P, twin_name, (PetscObject *)&twin));
+  if (!twin && k->product_levels) {
+    PetscCall(StnMatFreeCreate(info->da, &twin));
+    PetscCall(PetscObjectCompose((PetscObject)P, twin_name, (PetscObject)twin));
+    PetscCall(MatDestroy(&twin)); /* P holds it */
+    PetscCall(PetscObjectQuery((PetscObject)P, twin_name, (PetscObject *)&twin));
+  }
+  if (twin) PetscCall(StnMatFreeSetState(twin, info, X, k, user, nstencil));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMatFreeOfLevel(Mat A, Mat P, Mat *mf)
+{
+  PetscBool ready;
+  Mat       twin = NULL;
+
+  PetscFunctionBeginUser;
+  *mf = NULL;
+  PetscCall(StnMatFreeReady(A, &ready));
+  if (ready) {
+    *mf = A;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (P) PetscCall(PetscObjectQuery((PetscObject)P, twin_name, (PetscObject *)&twin));
+  if (twin) PetscCall(StnMatFreeReady(twin, &ready));
+  if (twin && ready) *mf = twin;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 #endif

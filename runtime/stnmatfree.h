@@ -20,6 +20,14 @@ PetscErrorCode StnMatFreeCreate(DM da, Mat *J);
 PetscErrorCode StnMatFreeSetState(Mat J, const DMDALocalInfo *info, Vec X, StnKernels *k, void *user, PetscInt nstencil);
 /* Whether J is StnMatFreeCreate's with a state (its product can run). */
 PetscErrorCode StnMatFreeReady(Mat J, PetscBool *ready);
+/* The Jacobian P (SG-DIA, of one grid of a hierarchy) was just evaluated at X: sets the state of
+   its twin without the matrix: J when J is StnMatFreeCreate's (the finest grid's operator, which
+   marks k->product_levels), else the one composed on P, created first once k->product_levels
+   is set (the coarser grids', evaluated after the finest). Does nothing otherwise. */
+PetscErrorCode StnMatFreeUpdate(Mat J, Mat P, const DMDALocalInfo *info, Vec X, StnKernels *k, void *user, PetscInt nstencil);
+/* The product without the matrix for a level whose operators are A and P: A when it is one and
+   ready, else P's twin when ready, else NULL. */
+PetscErrorCode StnMatFreeOfLevel(Mat A, Mat P, Mat *mf);
 /* Queues the generated product with m's operands (device arrays of J's size): J w, or a
    smoothing step with its update (StnMultArgs). */
 PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m);

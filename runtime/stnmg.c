@@ -324,10 +324,11 @@ static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
   PetscCall(start_vector(est, x, &noise));
   PetscCall(KSPGetPC(ksp, &pc));
 #if defined(PETSC_HAVE_CUDA)
-  PetscBool done = PETSC_FALSE, same = (PetscBool)(A == P);
+  PetscBool done = PETSC_FALSE;
+  Mat       mf;
 
-  if (!same) PetscCall(StnMatFreeReady(A, &same)); /* A is P's operator without the matrix */
-  if (same) PetscCall(StnMGEstimateDevice(est, A, P, pc, noise, emax, &done));
+  PetscCall(StnMatFreeOfLevel(A, P, &mf)); /* P's operator without the matrix, if there is one */
+  if (A == P || mf == A) PetscCall(StnMGEstimateDevice(est, mf ? mf : P, P, pc, noise, emax, &done));
   if (done) {
     PetscCall(PetscInfo(ksp, "eigenvalue estimate on the device: largest real part %g\n", (double)*emax));
     if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));

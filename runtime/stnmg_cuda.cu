@@ -32,6 +32,22 @@ __global__ static void inject_kernel(const StnTransferGrid g, const double *__re
   stn_transfer_inject_point(&g, (int)(p % g.nc[0]), (int)(p / g.nc[0] % g.nc[1]), (int)(p / ((long)g.nc[0] * g.nc[1])), fine, coarse);
 }
 
+__global__ static void rscale_kernel(const StnTransferGrid g, double *__restrict__ coarse)
+{
+  long p = (long)blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (p >= (long)g.nc[0] * g.nc[1] * g.nc[2]) return;
+  stn_transfer_rscale_point(&g, (int)(p % g.nc[0]), (int)(p / g.nc[0] % g.nc[1]), (int)(p / ((long)g.nc[0] * g.nc[1])), coarse);
+}
+
+extern "C" int StnTransferRScaleCUDA(const StnTransferGrid *g, double *coarse)
+{
+  long n = points(g->nc);
+
+  if (n > 0) rscale_kernel<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads>>>(*g, coarse);
+  return (int)cudaGetLastError();
+}
+
 extern "C" int StnTransferInterpolateCUDA(const StnTransferGrid *g, int add, const double *coarse, double *fine)
 {
   long n = points(g->nf);

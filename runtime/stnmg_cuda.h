@@ -10,7 +10,10 @@
      interpolate  fine (+)= P coarse: bilinear (trilinear) in the coarse points around each fine
                   point, the operator of PETSc's DMCreateInterpolation for these grids;
      restrict     coarse (+)= P^T fine, its transpose (weights 1, 1/2, 1/4, 1/8);
-     inject       coarse = fine at the coarse points, PETSc's DMCreateInjection.
+     inject       coarse = fine at the coarse points, PETSc's DMCreateInjection;
+     rscale       coarse = 1 / (P^T 1), DMCreateInterpolationScale's vector, from the weights
+                  alone (no fine vector: making one and freeing it cost more than the solve's
+                  setup had otherwise).
    The weights are powers of two, so each product is exact and only the order of the sums can
    differ from PETSc's AIJ products. Each function reads its input once and writes its output
    once: bandwidth-bound, about 16 bytes per fine unknown for interpolate and restrict. The CUDA
@@ -36,6 +39,7 @@ extern "C" {
 int StnTransferInterpolateCUDA(const StnTransferGrid *g, int add, const double *coarse, double *fine);
 int StnTransferRestrictCUDA(const StnTransferGrid *g, int add, const double *fine, double *coarse);
 int StnTransferInjectCUDA(const StnTransferGrid *g, const double *fine, double *coarse);
+int StnTransferRScaleCUDA(const StnTransferGrid *g, double *coarse);
 /* x[i] = stn_noise(start + i), i < n */
 int StnNoiseCUDA(double *x, long n, long start);
 #ifdef __cplusplus
@@ -101,6 +105,26 @@ STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, 
         for (int e = 0; e < n[0]; e++) sum += w[2][b] * w[1][a] * w[0][e] * fine[(((long)f[2][b] * g->nf[1] + f[1][a]) * g->nf[0] + f[0][e]) * g->dof + c];
     coarse[out + c] = add ? coarse[out + c] + sum : sum;
   }
+}
+
+/* Coarse point (i, j, k): 1 / the sum of its restriction weights, the product over directions of
+   1 + 1/2 per fine neighbour that exists (the same dyadic values the restriction of a vector of
+   ones sums, so the same bits). */
+STN_HD static inline void stn_transfer_rscale_point(const StnTransferGrid *g, int i, int j, int k, double *coarse)
+{
+  int    at[3] = {i, j, k};
+  double sum   = 1.0;
+  long   out   = (((long)k * g->nc[1] + j) * g->nc[0] + i) * g->dof;
+
+  for (int d = 0; d < g->dim; d++) {
+    double w = 1.0;
+    for (int o = -1; o <= 1; o += 2) {
+      int x = 2 * at[d] + o;
+      if (g->periodic[d] || (x >= 0 && x < g->nf[d])) w += 0.5;
+    }
+    sum *= w;
+  }
+  for (int c = 0; c < g->dof; c++) coarse[out + c] = 1.0 / sum;
 }
 
 /* Coarse point (i, j, k): the fine point at 2i, 2j, 2k. */

@@ -8,8 +8,9 @@
 **   - on every level above the coarsest, one KSP for both smoothings, KSPCHEBYSHEV of the first
 **     kind with stnmg.c's eigenvalue bounds, no norms, PCJACOBI (the diagonal, not its absolute
 **     value), and the operator and the preconditioning matrix the same SG-DIA matrix in device
-**     memory, or (-stn_operator matfree, the finest level) the product without the matrix with
-**     the SG-DIA matrix preconditioning;
+**     memory; with -stn_operator matfree every level's products run without the matrix
+**     (stnmatfree.h: the finest level's operator, the coarser levels' twins), the SG-DIA matrix
+**     preconditioning;
 **   - stencilc's interpolations (stntransfer.c) between the levels, on the device.
 ** The coarse solve is whatever KSP PCMG has there (KSPSolve).
 **
@@ -112,12 +113,8 @@ static PetscErrorCode smoother_fits(PC_MG_Levels *mgl, Level *lv, PetscBool *fit
   PetscCall(PCJacobiGetUseAbs(pc, &match));
   if (jtype != PC_JACOBI_DIAGONAL || match) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(KSPGetOperators(mgl->smoothd, &A, &P));
-  lv->mf = NULL;
-  if (A != P) { /* the finest level's operator may be the product without the matrix */
-    PetscCall(StnMatFreeReady(A, &match));
-    if (!match) PetscFunctionReturn(PETSC_SUCCESS);
-    lv->mf = A;
-  }
+  PetscCall(StnMatFreeOfLevel(A, P, &lv->mf)); /* the operator, or P's twin, without the matrix */
+  if (A != P && lv->mf != A) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatSGDIAGetDeviceValues(P, &lv->box, &lv->A, fits));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

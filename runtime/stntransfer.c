@@ -161,6 +161,31 @@ static PetscErrorCode transfer_shell(DM dmc, DM dmf, PetscBool interpolation, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* scale = 1 / (P^T 1) on the coarse grid (DMCreateInterpolationScale's), from the weights. */
+static PetscErrorCode row_scale(Mat P, DM dmc, Vec *scale)
+{
+  Transfer    *t;
+  PetscScalar *c;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(P, &t));
+  PetscCall(DMCreateGlobalVector(dmc, scale));
+#if defined(PETSC_HAVE_CUDA)
+  if (t->gpu) {
+    PetscCall(VecCUDAGetArrayWrite(*scale, &c));
+    PetscCheck(StnTransferRScaleCUDA(&t->g, c) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the grid transfer kernel failed: %s", StnCUDALastError());
+    PetscCall(VecCUDARestoreArrayWrite(*scale, &c));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  PetscCall(VecGetArrayWrite(*scale, &c));
+  for (int k = 0; k < t->g.nc[2]; k++)
+    for (int j = 0; j < t->g.nc[1]; j++)
+      for (int i = 0; i < t->g.nc[0]; i++) stn_transfer_rscale_point(&t->g, i, j, k, c);
+  PetscCall(VecRestoreArrayWrite(*scale, &c));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode DMCreateInterpolation_Stn(DM dmc, DM dmf, Mat *P, Vec *scale)
 {
   PetscFunctionBeginUser;
@@ -173,7 +198,7 @@ static PetscErrorCode DMCreateInterpolation_Stn(DM dmc, DM dmf, Mat *P, Vec *sca
   PetscCall(MatShellSetOperation(*P, MATOP_MULT_ADD, (void (*)(void))InterpolateAdd));
   PetscCall(MatShellSetOperation(*P, MATOP_MULT_TRANSPOSE, (void (*)(void))Restrict));
   PetscCall(MatShellSetOperation(*P, MATOP_MULT_TRANSPOSE_ADD, (void (*)(void))RestrictAdd));
-  if (scale) PetscCall(DMCreateInterpolationScale(dmc, dmf, *P, scale));
+  if (scale) PetscCall(row_scale(*P, dmc, scale));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

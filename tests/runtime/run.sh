@@ -8,7 +8,8 @@
 #   fastdiv_test the SG-DIA kernels' division by a multiply (runtime/stnfastdiv.h) against the
 #                C operator (tests/runtime/fastdiv_test.c); plain C
 #   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
-#                DMCreateInterpolation and DMCreateInjection (tests/runtime/transfer_test.c)
+#                DMCreateInterpolation (and its scale) and DMCreateInjection
+#                (tests/runtime/transfer_test.c)
 #
 # Builds into build/tests/ with mpicc and PETSc's pkg-config flags, the flags generated programs
 # use. Prints one line per case; exits non-zero if anything fails to build or any case fails.

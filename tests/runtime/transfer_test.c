@@ -1,7 +1,8 @@
 /*
 ** transfer_test.c: stencilc's grid transfers (runtime/stntransfer.c, host path) against PETSc's
 ** DMCreateInterpolation and DMCreateInjection on the same pair of DMDA grids: interpolation,
-** its transpose (restriction), their Add forms and injection, on random vectors, in 1D, 2D and
+** its transpose (restriction), their Add forms, injection and the scale vector 1 / (P^T 1)
+** (DMCreateInterpolationScale's, which stencilc's builds from the weights), on random vectors, in 1D, 2D and
 ** 3D, periodic or not, with 1 and 3 unknowns per point. The weights are powers of two, so the
 ** two agree to the rounding of a different order of summation.
 */
@@ -33,7 +34,7 @@ static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
 {
   DM             dmf, dmc;
   Mat            P[2], R[2]; /* PETSc's, stencilc's */
-  Vec            xc, xf, yc[2], yf[2], zc[2], zf[2], ic[2];
+  Vec            xc, xf, yc[2], yf[2], zc[2], zf[2], ic[2], sc[2];
   PetscRandom    rnd;
   char           grid[64];
   DMBoundaryType bx = periodic_x ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE;
@@ -46,10 +47,10 @@ static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
   PetscCall(DMSetUp(dmf));
   PetscCall(DMCoarsen(dmf, PETSC_COMM_WORLD, &dmc));
   PetscCall(PetscSNPrintf(grid, sizeof grid, "%" PetscInt_FMT "D dof %" PetscInt_FMT "%s", dim, dof, periodic_x ? " periodic in x" : ""));
-  PetscCall(DMCreateInterpolation(dmc, dmf, &P[0], NULL));
+  PetscCall(DMCreateInterpolation(dmc, dmf, &P[0], &sc[0]));
   PetscCall(DMCreateInjection(dmc, dmf, &R[0]));
   PetscCall(StnDMUseTransfers(dmc));
-  PetscCall(DMCreateInterpolation(dmc, dmf, &P[1], NULL));
+  PetscCall(DMCreateInterpolation(dmc, dmf, &P[1], &sc[1]));
   PetscCall(DMCreateInjection(dmc, dmf, &R[1]));
 
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
@@ -74,12 +75,14 @@ static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
   PetscCall(compare("interpolation added", grid, zf[0], zf[1]));
   PetscCall(compare("restriction added", grid, zc[0], zc[1]));
   PetscCall(compare("injection", grid, ic[0], ic[1]));
+  PetscCall(compare("scale 1 / (P^T 1)", grid, sc[0], sc[1]));
   for (int w = 0; w < 2; w++) {
     PetscCall(VecDestroy(&yf[w]));
     PetscCall(VecDestroy(&zf[w]));
     PetscCall(VecDestroy(&yc[w]));
     PetscCall(VecDestroy(&zc[w]));
     PetscCall(VecDestroy(&ic[w]));
+    PetscCall(VecDestroy(&sc[w]));
     PetscCall(MatDestroy(&P[w]));
     PetscCall(MatDestroy(&R[w]));
   }
@@ -99,7 +102,7 @@ int main(int argc, char **argv)
   for (PetscInt dim = 1; dim <= 3; dim++)
     for (PetscInt dof = 1; dof <= 3; dof += 2)
       for (int periodic = 0; periodic < 2; periodic++, cases++) PetscCall(check(dim, dof, periodic ? PETSC_TRUE : PETSC_FALSE));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "transfer: %d grids, interpolation, restriction and injection %s\n", cases, failures ? "DIFFER from PETSc's" : "= PETSc's: ok"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "transfer: %d grids, interpolation, restriction, injection and scale %s\n", cases, failures ? "DIFFER from PETSc's" : "= PETSc's: ok"));
   PetscCall(PetscFinalize());
   return failures ? 1 : 0;
 }
