@@ -137,6 +137,9 @@ typedef struct IrSample {
 } IrSample;
 /* values[r] for every node r, field reads drawn at random in [0.5, 1.5]. */
 void ir_eval_all(const Ir *ir, const IrSample *s, double *values);
+/* s->params from the parameters' defaults, in order (a default may use earlier parameters and
+   the grid values in s), then ir_eval_all. Linear in the pool however many parameters there are. */
+void ir_eval_params(const Ir *ir, IrSample *s, double *values);
 
 /* ir_scaling.c: the power p of the grid spacing h that the derived diagonal of field's interior
    equation scales as (h^p; dim - 2 for equations multiplied by the cell size); false when it is

@@ -6,6 +6,8 @@
 ** value per (field, offset), from the sample's seed: the same seed gives
 ** the same values on every machine.
 */
+#include <stdlib.h>
+
 #include "ir.h"
 #include "util.h"
 
@@ -18,18 +20,53 @@ static double draw(unsigned long long seed, int field, int offset) {
   return 0.5 + (double)(h >> 11) / 9007199254740992.0;  /* 2^53 */
 }
 
-void ir_eval_all(const Ir *ir, const IrSample *s, double *values) {
-  for (Ref r = 0; r < ir->nnodes; r++) {
-    const IrNode *n = &ir->nodes[r];
-    switch (n->op) {
-    case IR_CONST: values[r] = n->num; break;
-    case IR_PARAM: values[r] = s->params[n->a]; break;
-    case IR_GRID:  values[r] = s->grid[n->a]; break;
-    case IR_FIELD: values[r] = draw(s->seed, n->a, n->b); break;
-    default: {
-      double a = values[n->a], b = n->b == IR_NONE ? 0 : values[n->b], c = n->c == IR_NONE ? 0 : values[n->c];
-      values[r] = ir_fold(n->op, n->fn, a, b, c);
-    }
-    }
+/* Node r's value from its operands' values. */
+static double eval(const Ir *ir, const IrSample *s, Ref r, const double *values) {
+  const IrNode *n = &ir->nodes[r];
+  switch (n->op) {
+  case IR_CONST: return n->num;
+  case IR_PARAM: return s->params[n->a];
+  case IR_GRID:  return s->grid[n->a];
+  case IR_FIELD: return draw(s->seed, n->a, n->b);
+  default: {
+    double a = values[n->a], b = n->b == IR_NONE ? 0 : values[n->b], c = n->c == IR_NONE ? 0 : values[n->c];
+    return ir_fold(n->op, n->fn, a, b, c);
   }
+  }
+}
+
+void ir_eval_all(const Ir *ir, const IrSample *s, double *values) {
+  for (Ref r = 0; r < ir->nnodes; r++) values[r] = eval(ir, s, r, values);
+}
+
+static int ref_cmp(const void *a, const void *b) { return *(const Ref *)a - *(const Ref *)b; }
+
+/* Each default is evaluated through the nodes under it that no earlier default reached (their
+   values are final: they read only parameters set before), in pool order, which puts operands
+   first: every node at most once. */
+void ir_eval_params(const Ir *ir, IrSample *s, double *values) {
+  const Model *m = ir->m;
+  char *seen = xcalloc((size_t)ir->nnodes + 1, 1);
+  Ref *stack = xmalloc(((size_t)ir->nnodes + 1) * sizeof *stack);
+  Ref *cone = xmalloc(((size_t)ir->nnodes + 1) * sizeof *cone);
+  for (int i = 0; i < m->nparams; i++) {
+    Ref root = ir->param_default[i];
+    int top = 0, n = 0;
+    if (!seen[root]) seen[root] = 1, stack[top++] = root;
+    while (top > 0) {
+      Ref r = stack[--top];
+      cone[n++] = r;
+      const IrNode *x = &ir->nodes[r];
+      Ref ops[3] = {x->a, x->b, x->c};
+      for (int k = 0; k < 3 && x->op > IR_FIELD; k++)
+        if (ops[k] != IR_NONE && !seen[ops[k]]) seen[ops[k]] = 1, stack[top++] = ops[k];
+    }
+    if (n > 1) qsort(cone, (size_t)n, sizeof *cone, ref_cmp);
+    for (int k = 0; k < n; k++) values[cone[k]] = eval(ir, s, cone[k], values);
+    s->params[i] = values[root];
+  }
+  free(seen);
+  free(stack);
+  free(cone);
+  ir_eval_all(ir, s, values);
 }

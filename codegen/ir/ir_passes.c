@@ -245,12 +245,7 @@ static void sample_point(const Ir *ir, int cls, int s, IrSample *smp, double *va
     smp->grid[BV_HX + d] = (ax->hi - ax->lo) / (ax->periodic ? n : n - 1);
     smp->grid[BV_I + d] = pos == 0 ? 0 : pos == 2 ? n - 1 : (double)(1 + (s * 7 + d * 3) % (ax->points - 2));
   }
-  /* Parameters in order: a default may use earlier parameters. */
-  for (int i = 0; i < m->nparams; i++) {
-    ir_eval_all(ir, smp, values);
-    smp->params[i] = values[ir->param_default[i]];
-  }
-  ir_eval_all(ir, smp, values);
+  ir_eval_params(ir, smp, values);
 }
 
 static bool close_enough(double given, double derived, double scale) {

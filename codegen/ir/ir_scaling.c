@@ -38,11 +38,7 @@ static void interior_sample(const Ir *ir, int refined, IrSample *smp, double *va
     smp->grid[BV_HX + d] = (ax->hi - ax->lo) / (ax->periodic ? n : n - 1);
     smp->grid[BV_I + d] = i;
   }
-  for (int i = 0; i < m->nparams; i++) { /* in order: a default may use earlier ones, or the grid */
-    ir_eval_all(ir, smp, values);
-    smp->params[i] = values[ir->param_default[i]];
-  }
-  ir_eval_all(ir, smp, values);
+  ir_eval_params(ir, smp, values);
 }
 
 bool ir_h_power(const Ir *ir, int field, int *power) {

@@ -7,7 +7,8 @@
 # tests/mms/ and tests/fuzz/regress/) and the corpus it grows in
 # tests/fuzz/corpus-NAME/ (ignored by git).
 # FUZZ_TIMEOUT (default 10) is the limit in seconds per input; make
-# fuzz-long sets 1. Fails on any finding; the input is left in build/.
+# fuzz-long sets 1. FUZZ_MAX_LEN (default 4096) is the longest input tried.
+# Fails on any finding; the input is left in build/.
 set -eu
 fuzzer=$1
 runs=$2
@@ -20,5 +21,5 @@ set -- tests/fuzz/regress/*
 if [ -f "$1" ]; then
   "$fuzzer" -timeout=2 -rss_limit_mb=2048 -artifact_prefix=build/ "$@"
 fi
-exec "$fuzzer" -runs="$runs" -max_len=4096 -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
+exec "$fuzzer" -runs="$runs" -max_len="${FUZZ_MAX_LEN:-4096}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
   -dict=tests/fuzz/stn.dict -print_final_stats=1 -artifact_prefix=build/ "$corpus" tests/fuzz/seeds tests/fuzz/regress
