@@ -86,16 +86,37 @@ const char *cname_check_table(void) {
   return NULL;
 }
 
-static bool taken(char *const *names, int n, const char *name) {
-  for (int i = 0; i < n; i++)
-    if (names[i] && strcmp(names[i], name) == 0) return true;
-  return false;
+/* A set of names (not owned): open addressing, a power of two of slots, at most half full. */
+typedef struct NameSet {
+  const char **slot;
+  unsigned     mask;
+} NameSet;
+
+static unsigned name_hash(const char *s) {
+  unsigned h = 2166136261u;  /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
 }
+
+static void set_init(NameSet *t, int n) {
+  unsigned cap = 16;
+  while (cap < 2u * (unsigned)n + 2) cap *= 2;
+  t->slot = xcalloc(cap, sizeof *t->slot);
+  t->mask = cap - 1;
+}
+
+static const char **set_find(const NameSet *t, const char *name) {
+  unsigned i = name_hash(name) & t->mask;
+  while (t->slot[i] && strcmp(t->slot[i], name) != 0) i = (i + 1) & t->mask;
+  return &t->slot[i];
+}
+
+static bool taken(const NameSet *t, const char *name) { return *set_find(t, name) != NULL; }
 
 /* The first of name, name_, name_2, name_3, ... that is neither reserved
    nor taken. A leading underscore becomes `u_` and a run of underscores
    one, so that the result can be free at all. */
-static char *safe_name(const char *name, char **out, int nout, const char *const *user, int nuser) {
+static char *safe_name(const char *name, const NameSet *out, const NameSet *user) {
   size_t len = strlen(name);
   char *base = xmalloc(len + 3), *c = xmalloc(len + 32);
   size_t b = 0;
@@ -107,8 +128,8 @@ static char *safe_name(const char *name, char **out, int nout, const char *const
     if (k == 0) snprintf(c, len + 32, "%s", base);
     else if (k == 1) snprintf(c, len + 32, base[b - 1] == '_' ? "%s2" : "%s_", base);
     else snprintf(c, len + 32, base[b - 1] == '_' ? "%s%d" : "%s_%d", base, k);
-    bool other_user = strcmp(c, name) != 0 && taken((char *const *)user, nuser, c);
-    if (!cname_reserved(c) && !taken(out, nout, c) && !other_user) {
+    bool other_user = strcmp(c, name) != 0 && taken(user, c);
+    if (!cname_reserved(c) && !taken(out, c) && !other_user) {
       free(base);
       return c;
     }
@@ -116,7 +137,20 @@ static char *safe_name(const char *name, char **out, int nout, const char *const
   ice("no C name found for '%s'", name);
 }
 
+/* The names given so far and the user's names are hash sets: a program with thousands of
+   parameters gets its names in linear time. The sets hold at most n names each. */
 void cname_assign(const char *const *user, int n, char **out) {
-  for (int i = 0; i < n; i++) out[i] = NULL;
-  for (int i = 0; i < n; i++) out[i] = safe_name(user[i], out, i, user, n);
+  NameSet given, users;
+  set_init(&given, n);
+  set_init(&users, n);
+  for (int i = 0; i < n; i++) {
+    const char **u = set_find(&users, user[i]);
+    if (!*u) *u = user[i];
+  }
+  for (int i = 0; i < n; i++) {
+    out[i] = safe_name(user[i], &given, &users);
+    *set_find(&given, out[i]) = out[i];  /* new: safe_name found it free */
+  }
+  free(given.slot);
+  free(users.slot);
 }
