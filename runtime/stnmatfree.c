@@ -170,7 +170,7 @@ PetscErrorCode StnMatFreeUpdate(Mat J, Mat P, const DMDALocalInfo *info, Vec X, 
     twin              = J;
     k->product_levels = PETSC_TRUE;
   } else PetscCall(PetscObjectQuery((PetscObject)P, twin_name, (PetscObject *)&twin));
-  if (!twin && k->product_levels) {
+  if (!twin && k->product_levels && (PetscInt)info->xm * info->ym * info->zm * info->dof >= STN_MATFREE_MIN_ROWS) {
     PetscCall(StnMatFreeCreate(info->da, &twin));
     PetscCall(PetscObjectCompose((PetscObject)P, twin_name, (PetscObject)twin));
     PetscCall(MatDestroy(&twin)); /* P holds it */

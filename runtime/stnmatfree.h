@@ -11,6 +11,13 @@
 
 #include "stnapp.h" /* StnKernels */
 
+/* -stn_operator auto takes the product without the matrix for rows of at least this many values
+   (nsten * dof), and on levels of at least STN_MATFREE_MIN_ROWS rows: below that the SG-DIA
+   kernel, one thread per row, is as fast or faster (bench/multigrid_gpu.sh, V-cycles: sfi3d's
+   7-value rows even at 257^3 and 28% slower at 129^3, the cavity's 20 1.7x faster at 1025^2). */
+#define STN_MATFREE_MIN_ROW  12
+#define STN_MATFREE_MIN_ROWS 65536
+
 #if defined(PETSC_HAVE_CUDA)
 /* A shell of da's size whose product is J w at the state StnMatFreeSetState last gave it. */
 PetscErrorCode StnMatFreeCreate(DM da, Mat *J);
