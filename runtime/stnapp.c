@@ -112,7 +112,7 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
   PetscCall(SNESSetJacobian(snes, app->J, app->J, NULL, NULL)); /* the function: the DM's */
 #if defined(PETSC_HAVE_CUDA)
   if (app->matfree) { /* the operator without its matrix; the SG-DIA one preconditions */
-    PetscCall(StnMatFreeCreate(da, &app->Jmf));
+    PetscCall(StnMatFreeCreate(da, PETSC_TRUE, &app->Jmf));
     PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
   }
 #endif
@@ -217,7 +217,7 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
       PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)snes), &size));
       PetscCall(MatSGDIAGetLayout(app->J, &nsten, NULL, &dof, NULL));
       if (app->operator_auto && !app->Jmf && size == 1 && nsten * dof >= STN_MATFREE_MIN_ROW) {
-        PetscCall(StnMatFreeCreate(da, &app->Jmf));
+        PetscCall(StnMatFreeCreate(da, PETSC_FALSE, &app->Jmf));
         PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
       }
     }

@@ -140,8 +140,9 @@ typedef struct {
   PetscLogDouble      residual_flops;   /* per owned point */
   DMDASNESJacobianFn *jacobian_host;    /* FormJacobianLocal, for matrices that are not SG-DIA */
   StnMultFn          *jacobian_mult;    /* J w without the matrix (-stn_operator matfree) */
-  PetscBool           product_levels;   /* the finest grid's operator is that product: every
-                                           grid's Jacobian gets a twin without the matrix */
+  PetscInt            product_levels;   /* the finest grid's operator is that product: the
+                                           coarser grids' Jacobians get twins without the matrix,
+                                           1 the large ones, 2 all (stnmatfree.h) */
   StnLevelShapes      levels[16];       /* the shapes per grid, filled at first use */
   int                 nlevels;
 } StnKernels;

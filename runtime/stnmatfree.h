@@ -19,8 +19,10 @@
 #define STN_MATFREE_MIN_ROWS 65536
 
 #if defined(PETSC_HAVE_CUDA)
-/* A shell of da's size whose product is J w at the state StnMatFreeSetState last gave it. */
-PetscErrorCode StnMatFreeCreate(DM da, Mat *J);
+/* A shell of da's size whose product is J w at the state StnMatFreeSetState last gave it. As the
+   finest grid's operator it gives the coarser grids twins too: every one with all_levels
+   (-stn_operator matfree), else those of STN_MATFREE_MIN_ROWS unknowns or more (auto). */
+PetscErrorCode StnMatFreeCreate(DM da, PetscBool all_levels, Mat *J);
 /* The state the Jacobian was evaluated at (X: ghosted, local, on the device), the program's
    kernels and parameters, and its stencil's block diagonals; does nothing when J is not
    StnMatFreeCreate's. */
@@ -29,8 +31,9 @@ PetscErrorCode StnMatFreeSetState(Mat J, const DMDALocalInfo *info, Vec X, StnKe
 PetscErrorCode StnMatFreeReady(Mat J, PetscBool *ready);
 /* The Jacobian P (SG-DIA, of one grid of a hierarchy) was just evaluated at X: sets the state of
    its twin without the matrix: J when J is StnMatFreeCreate's (the finest grid's operator, which
-   marks k->product_levels), else the one composed on P, created first once k->product_levels
-   is set (the coarser grids', evaluated after the finest). Does nothing otherwise. */
+   sets k->product_levels from its all_levels), else the one composed on P, created first when
+   k->product_levels asks for one on this grid (the coarser grids, evaluated after the finest).
+   Does nothing otherwise. */
 PetscErrorCode StnMatFreeUpdate(Mat J, Mat P, const DMDALocalInfo *info, Vec X, StnKernels *k, void *user, PetscInt nstencil);
 /* The product without the matrix for a level whose operators are A and P: A when it is one and
    ready, else P's twin when ready, else NULL. */
