@@ -172,4 +172,25 @@ if ! grep -q "^%[0-9]* = mul %[0-9]*, %[0-9]*$" "$T/cli.out" || ! grep -q "^%\([
   echo "FAIL: --dump-ir folds b * 0 or u - u, or keeps a * 0 or nx - nx:"; cat "$T/cli.out"; fails=$((fails + 1))
 fi
 
+# floor, ceil and mod fold on constants with mod's sign of b (mod(-7, 3) = 2, mod(7, -3) = -2),
+# and differentiate as 0, 0 and (1, -floor(a/b)): d/du of floor(u) + ceil(u) + mod(u, 2) + mod(3, u)
+# is 1 - floor(3 / u).
+printf 'grid { x: 5 points in [0, 1]; }\nfields u;\nstencil star width 1;\nresidual u { all: u * 0 + (floor(-2.5) * 1000 + ceil(-2.5) * 100 + mod(-7, 3) * 10 + mod(7, -3) + mod(-7, -3) / 4 + mod(5.5, -2) / 8) + floor(u) + ceil(u) + mod(u, 2) + mod(3, u); }\n' >"$T/intfn.stn"
+"$S" --dump-ir "$T/intfn.stn" >"$T/cli.out" 2>&1
+# The derivative's node, followed through its operands: sub(const 1, call floor(div(const 3, u))).
+node() { sed -n "s/^%$1 = //p" "$T/cli.out" | tr -d '%,'; }
+d=$(sed -n 's/^  d\/du\[0\] = %\([0-9]*\)$/\1/p' "$T/cli.out" | head -1)
+set -- $(node "${d:-x}") x x x
+one=$(node "$2") fl=$(node "$3")
+set -- $fl x x x
+set -- $(node "$3") x x x
+three=$(node "$2") uu=$(node "$3")
+if ! grep -q "^%[0-9]* = const -3182.3125$" "$T/cli.out" || [ "$(node "${d:-x}" | cut -d' ' -f1)" != sub ] ||
+   [ "$one" != "const 1" ] || [ "$(echo "$fl" | cut -d' ' -f1-2)" != "call floor" ] ||
+   [ "$three" != "const 3" ] || [ "$uu" != "field u[0]" ] ||
+   [ "$(grep -c "= call floor\|= call ceil\|= call mod" "$T/cli.out")" -ne 5 ]; then
+  echo "FAIL: --dump-ir of floor, ceil and mod: the constants do not fold to -3182.3125 or the derivative is not 1 - floor(3 / u):"
+  cat "$T/cli.out"; fails=$((fails + 1))
+fi
+
 [ $fails -eq 0 ]

@@ -404,6 +404,7 @@ static void declarations(Program *P) {
   fputs("#include <math.h>\n#include <petscdmda.h>\n#include <petscsnes.h>\n\n"
         "#include \"stnrt.h\" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */\n", out);
   fprintf(out, "#include \"%s\" /* Field, AppCtx, NSTENCIL, DOF: shared with the CUDA kernels */\n\n", P->o->h_name);
+  emit_c_mod_function(ir, out, false);
 
   fputs("/* The Jacobian's block diagonals: the neighbours the equations couple (stencil\n"
         "   analysis), as grid offsets (x, y, z), in the order of the SG-DIA columns. */\n", out);

@@ -57,6 +57,9 @@ void emit_c_function_begin(CEmit *E);
 void emit_c_free(CEmit *E);
 /* Which grid values (i, hx, nx, ...) the expressions under roots read. */
 void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT]);
+/* Defines StnMod, the language's mod, when the program calls it (in the CUDA text as a
+   __device__ function). */
+void emit_c_mod_function(const Ir *ir, FILE *out, bool cuda);
 /* Operations evaluated per point for roots (the uniform ones are hoisted). */
 int  emit_c_flops(const CEmit *E, const Ref *roots, int nroots);
 

@@ -61,9 +61,23 @@ static const char *c_function(int fn) {
     [BF_ABS] = "fabs", [BF_MIN] = "fmin", [BF_MAX] = "fmax", [BF_EXP] = "exp", [BF_LOG] = "log",
     [BF_POW] = "pow", [BF_SQRT] = "sqrt", [BF_SIN] = "sin", [BF_COS] = "cos", [BF_TAN] = "tan",
     [BF_ASIN] = "asin", [BF_ACOS] = "acos", [BF_ATAN] = "atan", [BF_ATAN2] = "atan2", [BF_SINH] = "sinh",
-    [BF_COSH] = "cosh", [BF_TANH] = "tanh",
+    [BF_COSH] = "cosh", [BF_TANH] = "tanh", [BF_FLOOR] = "floor", [BF_CEIL] = "ceil", [BF_MOD] = "StnMod",
   };
   return names[fn];
+}
+
+void emit_c_mod_function(const Ir *ir, FILE *out, bool cuda) {
+  bool used = false;
+  for (int r = 0; r < ir->nnodes && !used; r++) used = ir->nodes[r].op == IR_CALL && ir->nodes[r].fn == BF_MOD;
+  if (!used) return;
+  const char *real = cuda ? "double" : "PetscReal";
+  /* The same computation as ir_mod, which folds mod on constants at compile time. */
+  fprintf(out, "/* mod(a, b) of the .stn: a - b*floor(a/b), the remainder with the sign of b. fmod is exact\n"
+               "   and has the sign of a; adding b moves it to b's sign (NaN for b = 0, as a/0). */\n"
+               "%sstatic inline %s StnMod(%s a, %s b)\n{\n"
+               "  const %s r = fmod(a, b);\n"
+               "  return r != 0 && (r < 0) != (b < 0) ? r + b : r;\n}\n\n",
+          cuda ? "__device__ " : "", real, real, real, real);
 }
 
 void emit_c_number(FILE *out, double v) {

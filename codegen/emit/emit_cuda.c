@@ -242,6 +242,7 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
           stem, o->c_name, o->stn_name, STENCILC_VERSION);
   fprintf(out, "#include <math.h>\n\n#include \"%s\"\n\n", o->h_name);
   fputs("#define PETSC_PI       3.14159265358979323846\n#define PETSC_INFINITY INFINITY\n\n", out);
+  emit_c_mod_function(ir, out, true);
   fputs("/* The index in the local (ghosted) array of the point (i, j, k). */\n#define IX(", out);
   emit_list(out, m->dim, "%s_", emit_index_names);
   fputs(") (", out);

@@ -120,6 +120,11 @@ static double bound_of(const Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, doubl
     case BF_SIN: case BF_COS: case BF_TANH: return fa ? 1 : any;
     case BF_ATAN:  return fa ? 2 : any;
     case BF_ATAN2: return fa && fb ? 4 : any;
+    case BF_FLOOR: case BF_CEIL: return fa ? ceil(A) : any;  /* |floor(a)|, |ceil(a)| <= ceil(|a|) */
+    case BF_MOD: {  /* |mod(a, b)| <= |b| where b != 0; NaN for b = 0 or an infinite a */
+      double d = ir->nodes[b].num;
+      return fa && ir->nodes[b].op == IR_CONST && d != 0 && isfinite(d) ? fabs(d) : any;
+    }
     default:       return any;  /* log, sqrt, tan, asin, acos: poles or a domain */
     }
   default:
@@ -165,6 +170,14 @@ static bool constant(const Ir *ir, Ref r, double *v) {
   return true;
 }
 
+/* The generated code's StnMod (emit_c.c prints the same text): fmod is exact, and its result,
+   with the sign of a, moves to the sign of b by adding b, the one rounding. NaN for b = 0 or an
+   infinite a, as fmod; mod(a, inf) is a for a >= 0 and inf for a < 0, like Python's a % b. */
+double ir_mod(double a, double b) {
+  double r = fmod(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
 double ir_fold(IrOp op, int fn, double a, double b, double c) {
   switch (op) {
   case IR_NEG: return -a;
@@ -202,6 +215,9 @@ double ir_fold(IrOp op, int fn, double a, double b, double c) {
     case BF_SINH:  return sinh(a);
     case BF_COSH:  return cosh(a);
     case BF_TANH:  return tanh(a);
+    case BF_FLOOR: return floor(a);
+    case BF_CEIL:  return ceil(a);
+    case BF_MOD:   return ir_mod(a, b);
     case BF_COUNT: break;
     }
     break;

@@ -41,7 +41,7 @@ typedef enum IrOp {
   IR_EQ, IR_NE, IR_LT, IR_LE, IR_GT, IR_GE,   /* a, b; the value is 0 or 1 */
   IR_AND, IR_OR,                              /* a, b; nonzero is true; 0 or 1 */
   IR_SELECT,                                  /* a nonzero ? b : c */
-  IR_CALL,                                    /* fn: BuiltinFunc other than pow; a (b for min, max, atan2) */
+  IR_CALL,                                    /* fn: BuiltinFunc other than pow; a (b for min, max, atan2, mod) */
   IR_OP_COUNT
 } IrOp;
 
@@ -116,6 +116,8 @@ bool ir_is_const(const Ir *ir, Ref r, double v);
 bool ir_finite(const Ir *ir, Ref r);
 /* The value of op on constants, as the generated C computes it. */
 double ir_fold(IrOp op, int fn, double a, double b, double c);
+/* mod(a, b) of the language: a - b * floor(a / b), computed as the generated code does. */
+double ir_mod(double a, double b);
 /* The point's entry for (field, offset), or NULL. */
 IrEntry *ir_entry(IrPoint *p, int field, int offset);
 IrPoint *ir_point(const Ir *ir, int field, int cls);

@@ -12,6 +12,11 @@
 **   min(a, b)' = a <= b ? a' : b'     max(a, b)' = a >= b ? a' : b'
 **   (if c then a else b)' = if c then a' else b'   (c is not differentiated)
 ** Comparisons, and, or, not are piecewise constant: derivative 0.
+** So are floor and ceil; mod(a, b) = a - b floor(a/b) is differentiated
+** with floor(a/b) held constant, d/da = 1 and d/db = -floor(a/b). The
+** jumps themselves (where a/b, or floor's argument, crosses an integer)
+** have no derivative and the Jacobian ignores them: right for a coefficient
+** such as mod(floor(x * nb), 2), which does not depend on the unknowns.
 */
 #include <stdlib.h>
 
@@ -62,6 +67,7 @@ static Ref call1(Derive *D, Ref r, int fn, Ref a, Ref da) {
   case BF_SINH: return mul(ir, ir_call(ir, BF_COSH, a, IR_NONE), da);
   case BF_COSH: return mul(ir, ir_call(ir, BF_SINH, a, IR_NONE), da);
   case BF_TANH: return mul(ir, sub(ir, one, mul(ir, r, r)), da);
+  case BF_FLOOR: case BF_CEIL: return num(ir, 0);
   default:      ice("call1: function %d takes two arguments", fn);
   }
 }
@@ -70,11 +76,12 @@ static Ref call(Derive *D, Ref r) {
   Ir *ir = D->ir;
   IrNode n = ir->nodes[r];
   Ref da = d(D, n.a);
-  if (n.fn == BF_MIN || n.fn == BF_MAX || n.fn == BF_ATAN2) {
+  if (n.fn == BF_MIN || n.fn == BF_MAX || n.fn == BF_ATAN2 || n.fn == BF_MOD) {
     Ref db = d(D, n.b);
     if (ir_is_const(ir, da, 0) && ir_is_const(ir, db, 0)) return da;
     if (n.fn == BF_MIN) return ir_select(ir, ir_binary(ir, IR_LE, n.a, n.b), da, db);
     if (n.fn == BF_MAX) return ir_select(ir, ir_binary(ir, IR_GE, n.a, n.b), da, db);
+    if (n.fn == BF_MOD) return sub(ir, da, mul(ir, ir_call(ir, BF_FLOOR, dvd(ir, n.a, n.b), IR_NONE), db));
     /* atan2(y, x)' = (x y' - y x') / (x^2 + y^2) */
     Ref y = n.a, x = n.b;
     return dvd(ir, sub(ir, mul(ir, x, da), mul(ir, y, db)), add(ir, mul(ir, x, x), mul(ir, y, y)));

@@ -122,6 +122,7 @@ static bool zero(Lower *L, Ref r) {
         z = zero(L, n.a);
         break;
       case BF_MIN: case BF_MAX: z = zero(L, n.a) && zero(L, n.b); break;
+      case BF_FLOOR: case BF_CEIL: case BF_MOD: z = zero(L, n.a); break;  /* mod(0, b) is 0 or NaN */
       default: z = false;
       }
       break;
@@ -323,6 +324,7 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
   for (const Node *a = e->call.args; a && n < 2; a = a->next) args[n++] = expr(L, a, env);
   Ref r = e->builtin == BF_POW ? raw2(L, IR_POW, args[0], args[1])
                                : ir_node(L->ir, IR_CALL, e->builtin, args[0], args[1], IR_NONE, 0);
+  if (e->builtin == BF_MOD) check_divisor(L, e->call.args->next, args[1], r);
   check_value(L, e, r);
   return r;
 }

@@ -35,12 +35,14 @@ typedef enum BuiltinFunc {
   BF_ABS, BF_MIN, BF_MAX, BF_EXP, BF_LOG, BF_POW, BF_SQRT,
   BF_SIN, BF_COS, BF_TAN, BF_ASIN, BF_ACOS, BF_ATAN, BF_ATAN2,
   BF_SINH, BF_COSH, BF_TANH,
+  BF_FLOOR, BF_CEIL, BF_MOD,  /* integer parts; mod(a, b) has the sign of b */
   BF_COUNT
 } BuiltinFunc;
 
 typedef struct BuiltinFuncInfo {
   const char *name;
   int         arity;
+  const char *args;  /* the arguments' names, for messages: "a, b" */
   const char *doc;
 } BuiltinFuncInfo;
 

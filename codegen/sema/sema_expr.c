@@ -115,7 +115,7 @@ void sema_report_nonfinite(Diag *d, Loc at, const char *text, double v, bool ope
       diag_hint(d, "the argument is outside the function's domain: sqrt and log take numbers >= 0, asin and acos "
                    "numbers in [-1, 1], and a negative number has no fractional power");
     else
-      diag_hint(d, "inf - inf, 0 * inf and inf / inf have no value; inf is meant for open parameter ranges");
+      diag_hint(d, "inf - inf, 0 * inf, inf / inf and mod(inf, b) have no value; inf is meant for open parameter ranges");
   } else {
     diag_error(d, at, "'%s' is %s, not a finite number", text, v < 0 ? "-inf" : "inf");
     if (pole)
@@ -370,6 +370,15 @@ static ExprInfo call(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
     diag_error(s->d, e->loc, "%s() takes %d argument%s but is given %d", name, arity, arity == 1 ? "" : "s",
                e->call.nargs);
     if (def) diag_hint(s->d, "'%s' is defined at line %d", name, ast_line(s->d->src, def));
+    else diag_hint(s->d, "%s(%s): %s", name, builtin_funcs[e->builtin].args, builtin_funcs[e->builtin].doc);
+    return r;
+  }
+  /* mod(a, 0) is NaN at every point: refused like a literal 0 after '/' (sema_expr); a divisor
+     that is 0 only once names are replaced by their values is caught when lowering. */
+  double v;
+  if (!def && e->builtin == BF_MOD && sema_fold(e->call.args->next, &v) && v == 0) {
+    diag_error(s->d, e->call.args->next->span, "division by zero: the divisor of mod() is always 0");
+    diag_hint(s->d, "mod(a, b) is a - b * floor(a / b), which has no value for b = 0");
   }
   return r;
 }

@@ -33,6 +33,11 @@
 #                 telescope on the grid, Galerkin with SG-DIA levels,
 #                 -snes_fd_color on a periodic grid (PETSc 3.18): refused in a
 #                 sentence; eisenstat, telescope and Galerkin where they work
+#  10 checkerboard  floor, ceil and mod: tests/solve/checkerboard.stn (a
+#                 coefficient on a checkerboard whose block count is the option
+#                 -nb) against tests/solve/checkerboard.py, the same discrete
+#                 problem with exact block arithmetic, to 1e-8 on two grids and
+#                 block counts; its Jacobian under -snes_test_jacobian
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1002,6 +1007,31 @@ if is_built bratu2d; then
   done
 fi
 section_done options
+
+# ---- 10 checkerboard: floor, ceil and mod ------------------------------------
+if ! command -v python3 >/dev/null 2>&1; then
+  note "checkerboard: python3 is not installed; not compared"
+elif compile checkerboard tests/solve/checkerboard.stn; then
+  for c in "17 17 2 10" "19 13 3 0.01"; do
+    # shellcheck disable=SC2086
+    set -- $c
+    l=$LOG/checkerboard.$1x$2.$3
+    run "$l" "$OUT/checkerboard" -da_grid_x "$1" -da_grid_y "$2" -nb "$3" -kappa "$4" \
+      -snes_rtol 1e-12 -ksp_rtol 1e-13 -snes_view_solution "binary:$l.bin"
+    rc=$?
+    if solved "$l" $rc && python3 tests/solve/checkerboard.py "$@" "$l.bin" >"$l.ref" 2>&1; then
+      ok "checkerboard: $(cat "$l.ref")"
+    else bad "checkerboard $1x$2 -nb $3 -kappa $4: exit $rc, or the reference differs"; show "$l"; show "$l.ref"; fi
+  done
+  l=$LOG/checkerboard.jac
+  run "$l" "$OUT/checkerboard" -nb 3 -pc_type jacobi -snes_test_jacobian -snes_max_it 2
+  worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | awk 'BEGIN {m = -1} {if ($1 + 0 > m) m = $1 + 0} END {print m}')
+  if awk -v m="$worst" 'BEGIN {exit !(m >= 0 && m <= 1e-6)}'; then ok "checkerboard: -snes_test_jacobian, max ||J - Jfd||/||J|| = $worst"
+  else bad "checkerboard: -snes_test_jacobian ratio $worst"; show "$l"; fi
+else
+  bad "checkerboard: $STENCILC_SRC tests/solve/checkerboard.stn -o failed"; show "$LOG/checkerboard.stencilc"
+fi
+section_done checkerboard
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]

@@ -37,7 +37,7 @@ syn keyword stnBuiltinValue i j k x y z hx hy hz nx ny nz
 syn keyword stnConstant     pi inf
 
 " Built-in functions (builtin_funcs), where called; a call of a `def`.
-syn keyword stnBuiltinFunc contained abs min max exp log pow sqrt sin cos tan asin acos atan atan2 sinh cosh tanh
+syn keyword stnBuiltinFunc contained abs min max exp log pow sqrt sin cos tan asin acos atan atan2 sinh cosh tanh floor ceil mod
 syn match   stnFunction "\<\h\w*\ze\s*(" contains=stnBuiltinFunc
 
 " Regions (region_words) and faces (face_names), where they name regions.
