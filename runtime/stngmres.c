@@ -18,7 +18,9 @@
 ** test needs. The host reads the Hessenberg matrix once per cycle, to
 ** build the solution.
 **
-** Look-ahead (-ksp_stngmres_lookahead N, 2 by default): step it + 1 (its
+** Look-ahead (-ksp_stngmres_lookahead N; 2 by default, 1 with a preconditioner
+** that costs more than its launches, multigrid: each queued step past the
+** last one is a whole V-cycle wasted): step it + 1 (its
 ** operator application, MatMult and PCApply on V[it + 1], then its
 ** Gram-Schmidt kernel) depends on the data of step it only, not on the
 ** host's convergence test of step it. So the host queues up to N steps
@@ -67,7 +69,8 @@ typedef struct {
   StnGMRESState  st;               /* HH, the rotations, GRS: device memory */
   PetscScalar   *hh, *grs, *nrs;   /* host copies, to build the solution */
   PetscBool      profile;          /* -ksp_stngmres_profile: where an iteration's time goes */
-  PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for */
+  PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for; -1: by the PC */
+  PetscInt       ahead;            /* this solve's */
   PetscBool      fused;            /* -ksp_stngmres_fused: one cooperative kernel per step, not three */
   PetscInt       step_threads;     /* -ksp_stngmres_step_threads: its block size (0: the default) */
   PetscBool      fuse_jacobi;      /* -ksp_stngmres_fuse_jacobi: the operator in one kernel where it can be (operator_setup) */
@@ -238,6 +241,13 @@ static PetscErrorCode operator_setup(KSP ksp)
   PetscFunctionBegin;
   g->op        = OP_PETSC;
   g->use_cycle = PETSC_FALSE;
+  if (g->lookahead >= 0) g->ahead = g->lookahead;
+  else { /* one step ahead keeps the device busy while the host launches a V-cycle; two waste one */
+    PetscBool mg;
+
+    PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCMG, &mg));
+    g->ahead = mg ? 1 : 2;
+  }
   if (!g->fuse_jacobi || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCGetOperators(ksp->pc, &A, NULL));
   PetscCall(MatGetNullSpace(A, &nsp));
@@ -414,7 +424,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
     PetscCall(VecCUDARestoreArray(g->V[i], &a));
   }
   while (!ksp->reason && it < g->max_k && ksp->its < ksp->max_it) {
-    const PetscInt ahead = g->profile ? 0 : g->lookahead;
+    const PetscInt ahead = g->profile ? 0 : g->ahead;
     const PetscInt last  = PetscMin(PetscMin(g->max_k - 1, it + ahead), it + (ksp->max_it - ksp->its) - 1);
     PetscLogDouble t[5]  = {0, 0, 0, 0, 0};
     if (it) {
@@ -550,8 +560,8 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
   PetscCall(PetscOptionsBool("-ksp_stngmres_cycle_kernel", "A whole restart cycle in one kernel where it can be: the operator of -ksp_stngmres_fuse_jacobi on an SG-DIA matrix on the GPU, one rank, no periodic direction", NULL, g->cycle_kernel, &g->cycle_kernel, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_device_restart", "The cycle kernel restarts on the device too (with the default convergence test and at most residual monitors), running the whole solve in one launch", NULL, g->device_restart, &g->device_restart, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "The operator in one kernel where it can be: MatMult and a left Jacobi PCApply on an SG-DIA matrix, MatMult alone with PCNONE", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
-  PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for", NULL, g->lookahead, &g->lookahead, NULL));
-  PetscCheck(g->lookahead >= 0, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more", g->lookahead);
+  PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for (default: 1 with multigrid, else 2)", NULL, g->lookahead, &g->lookahead, NULL));
+  PetscCheck(g->lookahead >= -1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more (-1: by the preconditioner)", g->lookahead);
   PetscCall(PetscOptionsReal("-ksp_gmres_breakdown_tolerance", "Divergence breakdown tolerance during GMRES restart", NULL, g->breakdowntol, &g->breakdowntol, NULL));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -560,11 +570,12 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
 static PetscErrorCode KSPView_StnGMRES(KSP ksp, PetscViewer viewer)
 {
   KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
-  PetscBool     ascii;
+  PetscBool     ascii, mg = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
-  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s%s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it", g->fuse_jacobi && g->fused && g->cycle_kernel ? (g->device_restart ? ", whole cycles and their restarts in one kernel where it can be (SG-DIA on one rank)" : ", a whole cycle in one kernel where it can be (SG-DIA on one rank)") : ""));
+  if (ksp->pc) PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCMG, &mg));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s%s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead >= 0 ? g->lookahead : mg ? 1 : 2, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it", g->fuse_jacobi && g->fused && g->cycle_kernel ? (g->device_restart ? ", whole cycles and their restarts in one kernel where it can be (SG-DIA on one rank)" : ", a whole cycle in one kernel where it can be (SG-DIA on one rank)") : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -577,7 +588,7 @@ static PetscErrorCode KSPCreate_StnGMRES(KSP ksp)
   g->max_k        = 30;
   g->haptol       = 1.0e-30;
   g->breakdowntol = 0.1;
-  g->lookahead    = 2;
+  g->lookahead    = -1;
   g->fused        = PETSC_TRUE;
   g->fuse_jacobi  = PETSC_TRUE;
   g->cycle_kernel = PETSC_TRUE;
