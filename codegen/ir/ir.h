@@ -136,11 +136,14 @@ typedef struct IrSample {
   double  grid[BV_COUNT];  /* i j k hx ... nx ... */
   double *params;          /* by parameter index */
   unsigned long long seed; /* field values are drawn from it */
+  const double *fixed;     /* by parameter index: a value set in place of the default, or NaN for
+                              the default; NULL: every parameter at its default */
 } IrSample;
 /* values[r] for every node r, field reads drawn at random in [0.5, 1.5]. */
 void ir_eval_all(const Ir *ir, const IrSample *s, double *values);
-/* s->params from the parameters' defaults, in order (a default may use earlier parameters and
-   the grid values in s), then ir_eval_all. Linear in the pool however many parameters there are. */
+/* s->params from s->fixed and the parameters' defaults, in order (a default may use earlier
+   parameters, fixed or not, and the grid values in s), then ir_eval_all. Linear in the pool
+   however many parameters there are. */
 void ir_eval_params(const Ir *ir, IrSample *s, double *values);
 
 /* ir_scaling.c: the power p of the grid spacing h that the derived diagonal of field's interior

@@ -6,6 +6,7 @@
 ** value per (field, offset), from the sample's seed: the same seed gives
 ** the same values on every machine.
 */
+#include <math.h>
 #include <stdlib.h>
 
 #include "ir.h"
@@ -63,7 +64,7 @@ void ir_eval_params(const Ir *ir, IrSample *s, double *values) {
     }
     if (n > 1) qsort(cone, (size_t)n, sizeof *cone, ref_cmp);
     for (int k = 0; k < n; k++) values[cone[k]] = eval(ir, s, cone[k], values);
-    s->params[i] = values[root];
+    s->params[i] = s->fixed && !isnan(s->fixed[i]) ? s->fixed[i] : values[root];
   }
   free(seen);
   free(stack);

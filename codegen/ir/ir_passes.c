@@ -230,13 +230,16 @@ static void emitted_size(const Ir *ir, Diag *d) {
 
 /* ---- check ---- */
 
-enum { CHECK_SAMPLES = 4 };
+/* Point samples per parameter set; values sampled per parameter (besides its default). */
+enum { CHECK_SAMPLES = 4, PARAM_SAMPLES = 3 };
 
-/* Grid values and parameters at sample s of class cls, with default sizes. */
-static void sample_point(const Ir *ir, int cls, int s, IrSample *smp, double *values) {
+/* Grid values at sample s of class cls, with default sizes, and the parameters: fixed where set
+   (NULL: all at their defaults), the others from their defaults. */
+static void sample_point(const Ir *ir, int cls, int s, const double *fixed, IrSample *smp, double *values) {
   const Model *m = ir->m;
   memset(smp->grid, 0, sizeof smp->grid);
   smp->seed = 1000003ull * (unsigned long long)(s + 1) + (unsigned long long)cls;
+  smp->fixed = fixed;
   for (int d = 0; d < m->dim; d++) {
     const Axis *ax = &m->axes[d];
     double n = (double)ax->points;
@@ -248,65 +251,242 @@ static void sample_point(const Ir *ir, int cls, int s, IrSample *smp, double *va
   ir_eval_params(ir, smp, values);
 }
 
+/* Up to PARAM_SAMPLES values of a parameter other than its default def, inside its range
+   [lo, hi]: at fixed fractions of a finite range (of its logarithm when the range is positive and
+   spans a factor of 10 or more), else multiples of the default (0.3, 3, 30; around 0 when the
+   default is 0) that lie in the range. The fractions avoid the middle and the ends, where
+   defaults and special values tend to sit. Returns how many were written to out. */
+static int param_samples(double def, double lo, double hi, double out[PARAM_SAMPLES]) {
+  static const double frac[PARAM_SAMPLES] = {0.13, 0.47, 0.86}, mult[PARAM_SAMPLES] = {0.3, 3, 30},
+                      near0[PARAM_SAMPLES] = {0.3, 3, -3};
+  int n = 0;
+  for (int k = 0; k < PARAM_SAMPLES; k++) {
+    double v;
+    if (isfinite(lo) && isfinite(hi)) {
+      bool logs = lo > 0 && hi >= 10 * lo;
+      v = logs ? exp(log(lo) + frac[k] * (log(hi) - log(lo))) : lo + frac[k] * (hi - lo);
+    } else if (isfinite(def) && def != 0) {
+      v = def * mult[k];
+    } else {
+      v = near0[k] + (isfinite(lo) ? lo : isfinite(hi) ? hi - 6 : 0);
+    }
+    if (v >= lo && v <= hi && v != def && isfinite(v)) out[n++] = v;
+  }
+  return n;
+}
+
+/* A set of parameter values to check entries at: fixed[i] is NaN where parameter i takes its
+   default (evaluated from the other values of the set). */
+typedef struct ParamSet {
+  double *fixed;
+} ParamSet;
+
+/* The parameters an entry's value can depend on: read by a node under root, or by the default
+   of such a parameter (a default reads only earlier parameters: one sweep from the last). */
+static void mark_params(const Ir *ir, Ref root, char *seen, bool *used) {
+  Ref *stack = xmalloc(((size_t)ir->nnodes + 1) * sizeof *stack);
+  int top = 0;
+  if (root != IR_NONE && !seen[root]) seen[root] = 1, stack[top++] = root;
+  while (top > 0) {
+    const IrNode *n = &ir->nodes[stack[--top]];
+    if (n->op == IR_PARAM) used[n->a] = true;
+    if (n->op <= IR_FIELD) continue;
+    Ref ops[3] = {n->a, n->b, n->c};
+    for (int k = 0; k < 3; k++)
+      if (ops[k] != IR_NONE && !seen[ops[k]]) seen[ops[k]] = 1, stack[top++] = ops[k];
+  }
+  free(stack);
+}
+
+/* The parameter sets of the check: all defaults first; then each parameter that an entry to be
+   checked may depend on at each of its samples, the others at their defaults (a default that
+   reads it follows it, as when the program's user sets that option alone); then, with two or
+   more such parameters, all of them at their first samples together. An entry that hard-codes
+   a parameter's default value is wrong in the sets that move that parameter. */
+static int param_sets(const Ir *ir, const double *defaults, ParamSet **out) {
+  const Model *m = ir->m;
+  int np = m->nparams, n = 0, moved = 0;
+  bool *used = xcalloc((size_t)np + 1, sizeof *used);
+  char *seen = xcalloc((size_t)ir->nnodes + 1, 1);
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      const IrPoint *p = ir_point(ir, f, c);
+      for (int e = 0; e < p->nentries; e++)
+        if (p->entries[e].given != IR_NONE && p->entries[e].given != p->entries[e].derived) {
+          mark_params(ir, p->entries[e].given, seen, used);
+          mark_params(ir, p->entries[e].derived, seen, used);
+        }
+    }
+  for (int i = np - 1; i >= 0; i--)
+    if (used[i]) mark_params(ir, ir->param_default[i], seen, used);
+  ParamSet *sets = xmalloc(((size_t)np * PARAM_SAMPLES + 2) * sizeof *sets);
+  double *together = xmalloc(((size_t)np + 1) * sizeof *together);
+  for (int i = 0; i < np; i++) together[i] = NAN;
+  sets[n].fixed = xmalloc(((size_t)np + 1) * sizeof(double));
+  for (int i = 0; i < np; i++) sets[n].fixed[i] = NAN;
+  n++;
+  for (int i = 0; i < np; i++) {
+    double v[PARAM_SAMPLES];
+    int nv = used[i] ? param_samples(defaults[i], m->param_lo[i], m->param_hi[i], v) : 0;
+    for (int k = 0; k < nv; k++) {
+      sets[n].fixed = xmalloc(((size_t)np + 1) * sizeof(double));
+      for (int j = 0; j < np; j++) sets[n].fixed[j] = j == i ? v[k] : NAN;
+      n++;
+    }
+    if (nv > 0) together[i] = v[0], moved++;
+  }
+  if (moved >= 2) sets[n++].fixed = together;
+  else free(together);
+  free(used);
+  free(seen);
+  *out = sets;
+  return n;
+}
+
 static bool close_enough(double given, double derived, double scale) {
   double diff = fabs(given - derived);
   return diff <= 1e-6 * (fabs(given) + fabs(derived)) || diff <= 1e-10 * scale;
 }
 
-static void report(Ir *ir, Diag *dg, const IrPoint *p, int f, int cls, const IrEntry *e, double given, double derived) {
+/* What the check found for one entry: per parameter set, then the first set where the entry
+   differs at every sample where both values are finite. */
+typedef struct Verdict {
+  int    finite, wrong;       /* samples of the current set */
+  int    all_finite, all_wrong;
+  int    failed;              /* the first failing set, or -1 */
+  double given, derived;      /* at the failing set's first sample */
+  bool   defaults_agree;      /* the set of defaults has finite samples and no difference */
+} Verdict;
+
+/* "Re = 3.3 (default 100), nu = 0.06 (default 0.002)": the parameters whose values in params
+   differ from defaults. */
+static void param_text(const Model *m, const double *params, const double *defaults, char *buf, int size) {
+  int n = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < m->nparams && n < size; i++)
+    if (params[i] != defaults[i] && !(isnan(params[i]) && isnan(defaults[i])))
+      n += snprintf(buf + n, (size_t)(size - n), "%s%s = %g (default %g)", n ? ", " : "", m->params[i]->param.name,
+                    params[i], defaults[i]);
+}
+
+static void report(Ir *ir, Diag *dg, const IrPoint *p, int f, int cls, const IrEntry *e, const Verdict *v,
+                   const double *params, const double *defaults) {
   const Model *m = ir->m;
-  char where[64], off[32];
+  char where[64], off[32], with[512];
   sema_class_name(m, cls, where, sizeof where);
   ir_offset_text(ir, e->offset, off, sizeof off, false);
   diag_error(dg, e->node->loc, "this Jacobian entry is not d(residual %s)/d(%s%s)", m->fields[f].name,
              m->fields[e->field].name, off);
   diag_note(dg, p->residual_rule->loc, "the residual rule it is checked against (at %s points)", where);
-  diag_hint(dg, "at a sample point the entry gives %.6g but the derivative of the residual is %.6g; "
-                "fix the entry, or leave it out and stencilc derives it", given, derived);
+  if (v->failed == 0) {
+    diag_hint(dg, "at a sample point the entry gives %.6g but the derivative of the residual is %.6g; "
+                  "fix the entry, or leave it out and stencilc derives it", v->given, v->derived);
+    return;
+  }
+  param_text(m, params, defaults, with, sizeof with);
+  diag_hint(dg, "with %s, at a sample point the entry gives %.6g but the derivative of the residual is %.6g; fix "
+                "the entry, or leave it out and stencilc derives it%s", with, v->given, v->derived,
+            v->defaults_agree ? " (at the defaults the two agree: is a default's value written in place of a "
+                                "parameter?)" : "");
 }
 
 static void check(Ir *ir, Diag *dg) {
   const Model *m = ir->m;
+  size_t np = (size_t)m->nparams + 1;
+  int npoints = m->nfields * m->nclasses, nentries = 0;
+  int *base = xmalloc(((size_t)npoints + 1) * sizeof *base);  /* by point (f-major): its verdicts' start */
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      const IrPoint *p = ir_point(ir, f, c);
+      base[f * m->nclasses + c] = nentries;
+      for (int e = 0; e < p->nentries; e++) {
+        IrEntry *x = &p->entries[e];
+        if (x->given != IR_NONE && x->given == x->derived) x->checked = true;
+        nentries += x->given != IR_NONE && x->given != x->derived;
+      }
+    }
+  base[npoints] = nentries;
+  if (nentries == 0) {
+    free(base);
+    return;
+  }
   double *values = xmalloc((size_t)ir->nnodes * sizeof *values);
-  double *params = xcalloc((size_t)m->nparams + 1, sizeof *params);
-  const Node **reported = xcalloc((size_t)ir->nnodes + 1, sizeof *reported);
+  double *params = xcalloc(np, sizeof *params), *defaults = xcalloc(np, sizeof *defaults);
+  double *failed_params = xcalloc(np * (size_t)nentries, sizeof *failed_params);  /* by verdict */
+  Verdict *verdicts = xmalloc((size_t)nentries * sizeof *verdicts);
+  for (int k = 0; k < nentries; k++) verdicts[k] = (Verdict){.failed = -1};
+  IrSample smp = {.params = params};
+  sample_point(ir, 0, 0, NULL, &smp, values);  /* defaults read no point values: any class, any sample */
+  memcpy(defaults, params, np * sizeof *params);
+  ParamSet *sets;
+  int nsets = param_sets(ir, defaults, &sets);
+  for (int c = 0; c < m->nclasses; c++) {
+    bool any = false;
+    for (int f = 0; f < m->nfields; f++) any |= base[f * m->nclasses + c] < base[f * m->nclasses + c + 1];
+    if (!any) continue;
+    for (int set = 0; set < nsets; set++) {
+      for (int s = 0; s < CHECK_SAMPLES; s++) {
+        sample_point(ir, c, s, sets[set].fixed, &smp, values);
+        for (int f = 0; f < m->nfields; f++) {
+          const IrPoint *p = ir_point(ir, f, c);
+          int k = base[f * m->nclasses + c];
+          double scale = 0;
+          for (int e = 0; e < p->nentries; e++) scale = fmax(scale, fabs(values[p->entries[e].derived]));
+          for (int e = 0; e < p->nentries; e++) {
+            const IrEntry *x = &p->entries[e];
+            if (x->given == IR_NONE || x->given == x->derived) continue;
+            Verdict *v = &verdicts[k++];
+            double g = values[x->given], d = values[x->derived];
+            if (!isfinite(g) || !isfinite(d)) continue;
+            v->finite++;
+            if (close_enough(g, d, scale)) continue;
+            if (!v->wrong++ && v->failed < 0) v->given = g, v->derived = d;
+          }
+        }
+      }
+      for (int f = 0; f < m->nfields; f++) {
+        for (int k = base[f * m->nclasses + c]; k < base[f * m->nclasses + c + 1]; k++) {
+          Verdict *v = &verdicts[k];
+          if (set == 0) v->defaults_agree = v->finite > 0 && v->wrong == 0;
+          if (v->failed < 0 && v->finite > 0 && v->wrong == v->finite) {
+            v->failed = set;
+            memcpy(&failed_params[(size_t)k * np], params, np * sizeof *params);
+          }
+          v->all_finite += v->finite, v->all_wrong += v->wrong;
+          v->finite = v->wrong = 0;
+        }
+      }
+    }
+  }
+  const Node **reported = xcalloc((size_t)nentries, sizeof *reported);
   int nreported = 0;
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
       IrPoint *p = ir_point(ir, f, c);
+      int k = base[f * m->nclasses + c];
       for (int e = 0; e < p->nentries; e++) {
         IrEntry *x = &p->entries[e];
-        if (x->given == IR_NONE) continue;
-        if (x->given == x->derived) {
-          x->checked = true;
-          continue;
-        }
-        int finite = 0, wrong = 0;
-        double g0 = 0, d0 = 0;
-        for (int s = 0; s < CHECK_SAMPLES; s++) {
-          IrSample smp = {.params = params};
-          sample_point(ir, c, s, &smp, values);
-          double g = values[x->given], d = values[x->derived], scale = 0;
-          for (int k = 0; k < p->nentries; k++) scale = fmax(scale, fabs(values[p->entries[k].derived]));
-          if (!isfinite(g) || !isfinite(d)) continue;
-          finite++;
-          if (!close_enough(g, d, scale)) {
-            if (!wrong++) g0 = g, d0 = d;
-          }
-        }
-        x->checked = finite > 0 && wrong == 0;
-        if (finite > 0 && wrong == finite) {
-          bool seen = false;
-          for (int k = 0; k < nreported; k++) seen |= reported[k] == x->node;
-          if (!seen) {
-            reported[nreported++] = x->node;
-            report(ir, dg, p, f, c, x, g0, d0);
-          }
-        }
+        if (x->given == IR_NONE || x->given == x->derived) continue;
+        const Verdict *v = &verdicts[k];
+        const double *at = &failed_params[(size_t)k * np];
+        k++;
+        x->checked = v->all_finite > 0 && v->all_wrong == 0;
+        if (v->failed < 0) continue;
+        bool seen = false;
+        for (int r = 0; r < nreported; r++) seen |= reported[r] == x->node;
+        if (seen) continue;
+        reported[nreported++] = x->node;
+        report(ir, dg, p, f, c, x, v, at, defaults);
       }
     }
+  for (int set = 0; set < nsets; set++) free(sets[set].fixed);
+  free(sets);
+  free(base);
   free(values);
   free(params);
+  free(defaults);
+  free(failed_params);
+  free(verdicts);
   free(reported);
 }
 

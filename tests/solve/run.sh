@@ -5,7 +5,9 @@
 #   1 jacobians   every example under -snes_test_jacobian: the compiler's
 #                 Jacobian (SG-DIA with -pc_type jacobi, its AIJ copy with the
 #                 default ILU, and -stn_mat_type aij) agrees with PETSc's
-#                 finite differences, ||J - Jfd||_F/||J||_F <= 1e-6
+#                 finite differences, ||J - Jfd||_F/||J||_F <= 1e-6; so does a
+#                 term K u^m |grad u| at u = 0 = |grad u| (no 0 * (0/0)), whose
+#                 solve matches -snes_fd's
 #   2 user entry  a hand-written Jacobian entry that is wrong only for some u
 #                 compiles and is caught at run time by -stn_check_jacobian
 #                 (naming the entry and a grid point); a correct one passes;
@@ -264,6 +266,51 @@ if is_built bratu2d; then
       bad "default preconditioner: bratu2d $(medium bratu2d) on $n rank(s) without -pc_type: $detail"
     fi
   done
+fi
+
+# A term whose chain-rule derivative is 0 * (0/0): K u^m |grad u| where u = 0 and grad u = 0
+# (the initial guess of tests/solve/degenerate_gradient.stn, on its left half). The residual's
+# derivative exists there, so the derived Jacobian must be finite and agree with PETSc's finite
+# differences, and Newton with it must match Newton with -snes_fd: the same iterations, the
+# same solution to 1e-8.
+DEGEN=tests/solve/degenerate_gradient.stn
+if compile degenerate "$DEGEN" && [ -x "$OUT/degenerate" ]; then
+  for mode in sgdia aij; do
+    case $mode in sgdia) opts="-pc_type jacobi" ;; aij) opts="-stn_mat_type aij -pc_type jacobi" ;; esac
+    l=$LOG/jac.degenerate.$mode
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/degenerate" $opts -snes_test_jacobian -snes_max_it 2
+    vals=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l")
+    max=$(echo "$vals" | awk '
+      /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ { if ($1 + 0 > m) m = $1 + 0; n++; next }
+      NF { odd = 1 }
+      END { if (odd || n < 2 || m > 1e-6) print "bad"; else printf "%.3g\n", m }')
+    if [ "$max" != bad ]; then
+      ok "jacobian degenerate_gradient, $mode: finite where u = 0 = |grad u|, max ||J - Jfd||/||J|| = $max"
+    else
+      bad "jacobian $DEGEN, $mode: ||J - Jfd||/||J|| not all finite and <= 1e-6 at 2 iterates: $(echo "$vals" | tr '\n' ' ')"
+      show "$l"
+    fi
+  done
+  # shellcheck disable=SC2086
+  run "$LOG/degenerate.solve" "$OUT/degenerate" $TIGHT -snes_view_solution "binary:$OUT/sol/degenerate.bin"
+  rc=$?
+  # shellcheck disable=SC2086
+  run "$LOG/degenerate.fd" "$OUT/degenerate" $TIGHT -snes_fd -snes_view_solution "binary:$OUT/sol/degenerate.fd.bin"
+  rcfd=$?
+  its=$(newton "$LOG/degenerate.solve") itsfd=$(newton "$LOG/degenerate.fd")
+  d=$(same "$OUT/sol/degenerate.bin" "$OUT/sol/degenerate.fd.bin" 1e-8)
+  if solved "$LOG/degenerate.solve" $rc && solved "$LOG/degenerate.fd" $rcfd && [ "$its" = "$itsfd" ] &&
+     same_ok "$OUT/sol/degenerate.bin" "$OUT/sol/degenerate.fd.bin" 1e-8; then
+    ok "jacobian degenerate_gradient: $its Newton iterations as with -snes_fd, solutions equal ($d)"
+  else
+    bad "jacobian $DEGEN: derived Jacobian (exit $rc, ${its:-?} iterations) vs -snes_fd (exit $rcfd, ${itsfd:-?}): $d"
+    show "$LOG/degenerate.solve"
+  fi
+else
+  bad "build: $STENCILC_SRC $DEGEN failed"
+  show "$LOG/degenerate.stencilc"
+  cc_errors "$LOG/degenerate.stencilc"
 fi
 
 section_done jacobians
