@@ -13,7 +13,9 @@
 #                 pictures (its last iterate, and the history of the failure)
 #   3 no gnuplot  with a PATH lacking gnuplot the program solves, exits 0,
 #                 prints one note saying gnuplot is not installed, writes no file
-#   4 bad path    a picture that cannot be written: a note, exit status 0
+#   4 bad path    a picture that cannot be written: found before the solve (a
+#                 sentence naming the option and the path), nothing solved,
+#                 a non-zero exit status
 #   5 tidy        the temporary directories (stnplot-*) are gone afterwards
 #
 # Sections 1, 2 and 4 need gnuplot (Debian: gnuplot-nox, which make deps
@@ -210,10 +212,10 @@ if [ $have_gnuplot = 1 ]; then
   l=$LOG/badpath
   run "$l" "$OUT/cavity" -stn_plot_solution "$OUT/no/such/dir/x.png"
   rc=$?
-  if [ $rc -eq 0 ] && grep -q "note: no solution picture: gnuplot failed" "$l"; then
-    ok "bad path: exit status 0 and the note '$(grep -m 1 "note:" "$l")'"
+  if [ $rc -ne 0 ] && grep -q -- "-stn_plot_solution $OUT/no/such/dir/x.png: cannot write there" "$l" && ! grep -q "solved in" "$l"; then
+    ok "bad path: exit status $rc before the solve, and '$(grep -m 1 -o -- "-stn_plot_solution .*: cannot write there[^;]*" "$l")'"
   else
-    bad "bad path: exit status $rc, or no note"
+    bad "bad path: exit status $rc, or no sentence naming the path, or a solve"
     show "$l"
   fi
 fi
