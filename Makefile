@@ -34,7 +34,7 @@ SEMA_SRC    = codegen/sema/frontend.c codegen/sema/sema.c codegen/sema/sema_expr
 FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
 IR_SRC      = codegen/ir/ir.c codegen/ir/ir_lower.c codegen/ir/ir_derive.c codegen/ir/ir_eval.c codegen/ir/ir_scaling.c codegen/ir/ir_passes.c
 EMIT_SRC    = codegen/emit/cnames.c codegen/emit/emit_c_expr.c codegen/emit/emit_c.c codegen/emit/emit_branches.c \
-              codegen/emit/emit_cuda.c
+              codegen/emit/emit_cuda.c codegen/emit/emit_hooks.c
 BUILD_SRC   = codegen/driver/compile.c codegen/driver/skeleton.c codegen/driver/toolchain.c codegen/driver/strutil.c \
               codegen/driver/runtime_files.c build/runtime_text.c
 RUNTIME_SRC = $(sort $(wildcard runtime/*.c runtime/*.h runtime/*.cu))

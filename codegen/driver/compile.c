@@ -112,7 +112,7 @@ void compile_generated_init(Generated *g, const char *input, const char *program
   g->name[1] = path_add_ext(g->base, ".h");
   g->name[2] = path_add_ext(g->base, ".cu");
   g->name[3] = xstrdup(COMPILE_PROGRAM_HEADER);
-  g->eo = (EmitOptions){program, g->stn_name, g->name[0], g->name[1]};
+  g->eo = (EmitOptions){program, g->stn_name, g->name[0], g->name[1], false};
 }
 
 void compile_generated_emit(const Generated *g, const Ir *ir, int i, FILE *out) { emitters[i](ir, &g->eo, out); }
@@ -145,10 +145,11 @@ static int fail(const char *what, const char *path) {
   return 1;
 }
 
-bool compile_write_sources(const Ir *ir, const char *input, const char *program, const char *dir, char **files,
-                           int *nfiles) {
+bool compile_write_sources(const Ir *ir, const char *input, const char *program, const char *dir, bool hooks,
+                           char **files, int *nfiles) {
   Generated g;
   compile_generated_init(&g, input, program);
+  g.eo.hooks = hooks;
   bool ok = true;
   for (int i = 0; i < COMPILE_NGENERATED && ok; i++) {
     files[*nfiles] = path_join(dir, g.name[i]);
@@ -254,7 +255,7 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
   int nfiles = 0;
   const char *sources[COMPILE_MAX_FILES];
   int nsources = 0;
-  if (!compile_write_sources(ir, co->input, program, dir, files, &nfiles)) goto done;
+  if (!compile_write_sources(ir, co->input, program, dir, false, files, &nfiles)) goto done;
   /* The CUDA sources compile at the same time (nvcc is one process per file, and the runtime's
      kernel files take up to a minute each); every compiler started is waited for, and the first
      failure is the one reported. */

@@ -61,12 +61,12 @@ void compile_generated_emit(const Generated *g, const Ir *ir, int i, FILE *out);
 void compile_generated_free(Generated *g);
 
 /* Writes into dir the generated sources (NAME.c, NAME.h, NAME.cu, stn_program.h; program
-   names the program in their text) and the runtime sources. Appends each
-   path written (malloc'd) to files, which has room for COMPILE_MAX_FILES,
-   counting them in *nfiles; on failure the one that failed is among them,
+   names the program in their text; hooks: NAME.c with a skeleton's user hooks, EmitOptions.hooks)
+   and the runtime sources. Appends each path written (malloc'd) to files, which has room for
+   COMPILE_MAX_FILES, counting them in *nfiles; on failure the one that failed is among them,
    so the caller can remove or keep them all. Returns false after a message
    on stderr when a file cannot be written. */
-bool compile_write_sources(const Ir *ir, const char *input, const char *program, const char *dir, char **files,
-                           int *nfiles);
+bool compile_write_sources(const Ir *ir, const char *input, const char *program, const char *dir, bool hooks,
+                           char **files, int *nfiles);
 
 #endif

@@ -2,7 +2,8 @@
 ** skeleton.c: `stencilc FILE.stn --skeleton DIR`. Writes a PETSc application
 ** project into DIR, to build with nothing but PETSc and carry on by hand:
 **
-**   NAME.c, NAME.h, NAME.cu   the generated sources, exactly as -o builds them
+**   NAME.c, NAME.h, NAME.cu   the generated sources, exactly as -o builds them,
+**                             but for NAME.c's user hooks (emit_hooks.c)
 **   runtime sources           the SG-DIA matrix and the solve report
 **   makefile                  PETSc's conventions: it includes
 **                             ${PETSC_DIR}/lib/petsc/conf/variables and rules
@@ -253,6 +254,24 @@ static void write_readme(FILE *out, const Skeleton *k) {
         "or PETSc's |\n\n",
         out);
 
+  fprintf(out,
+          "## Your own code in the solver: the user hooks\n\n"
+          "`%s.c` has a section marked `user hooks`, just before `main`: the place to attach\n"
+          "your own monitor (`SNESMonitorSet`), line-search check (`SNESLineSearchSetPostCheck`),\n"
+          "convergence test (`SNESSetConvergenceTest`) or nonlinear smoother (`SNESSetNGS`), as\n"
+          "PETSc's tutorials do. `UserHooksSetUp` attaches them, called from `main` after\n"
+          "`SNESSetFromOptions`. Each comes as a working example that an option turns on:\n\n"
+          "```\n"
+          "./%s -user_monitor          # each field's residual norm at every Newton iteration\n"
+          "./%s -user_postcheck        # each field's largest change at every Newton step\n"
+          "./%s -user_field_atol 1e-6  # converged also once every field's residual norm is below it\n"
+          "```\n\n"
+          "Edit those functions, or write your own beside them and attach them in\n"
+          "`UserHooksSetUp`; the smoother's line there is ready to have its comment marks taken off\n"
+          "once you have written `UserSmoother`. Without these options the program solves exactly\n"
+          "as stencilc's own (`stencilc %s -o %s`) does.\n\n",
+          n, n, n, n, k->stn_name, n);
+
   int f = fence_length(src->text);
   fprintf(out, "## The .stn it came from\n\n`%s`, as stencilc read it:\n\n", k->stn_name);
   fence(out, f);
@@ -312,7 +331,7 @@ int skeleton_write(const Ir *ir, const char *input, const char *dir) {
   Skeleton k = {ir, name, stn_name};
   char *files[COMPILE_MAX_FILES];
   int nfiles = 0;
-  bool ok = compile_write_sources(ir, input, name, dir, files, &nfiles);
+  bool ok = compile_write_sources(ir, input, name, dir, true, files, &nfiles);
   static const struct { const char *name; Writer write; } own[] = {{"makefile", write_makefile}, {"README.md", write_readme}};
   for (int i = 0; i < COUNT_OF(own) && ok; i++) {
     files[nfiles] = path_join(dir, own[i].name);

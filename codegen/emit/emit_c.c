@@ -660,7 +660,9 @@ static void main_function(Program *P) {
         "#endif\n"
         "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, defaults per device */\n"
         "  PetscCall(SNESSetFromOptions(snes));\n"
-        "  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n\n", out);
+        "  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n", out);
+  if (P->o->hooks) fputs("  PetscCall(UserHooksSetUp(snes, &user)); /* your monitor, line-search check, convergence test: see \"user hooks\" */\n", out);
+  fputs("\n", out);
 
   fputs("  /* ---- solve from the initial guess, then the output: VTK, pictures ---- */\n"
         "  PetscCall(DMCreateGlobalVector(da, &X));\n  PetscCall(FormInitialGuess(&info, &user, X));\n"
@@ -709,6 +711,7 @@ void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out) {
   form_function(&P);
   form_jacobian(&P);
   gpu_functions(&P);
+  if (o->hooks) emit_c_hooks(&P);
   main_function(&P);
   emit_program_free(&P);
 }

@@ -68,6 +68,7 @@ typedef struct EmitOptions {
   const char *stn_name;  /* the .stn file's base name, e.g. "cavity.stn" */
   const char *c_name;    /* the generated file's name, e.g. "cavity.c" */
   const char *h_name;    /* the shared header's name, e.g. "cavity.h" */
+  bool        hooks;     /* --skeleton: the user hooks section in the C (emit_hooks.c) */
 } EmitOptions;
 
 /* Writes the program's C source to out. */

@@ -48,5 +48,7 @@ int  emit_uniform_temps(Program *P, CaseRoots roots_of);
 /* Sets up P for ir (C names of fields and parameters); emit_program_free undoes it. */
 void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out);
 void emit_program_free(Program *P);
+/* The user hooks of a --skeleton's C, before main (emit_hooks.c). */
+void emit_c_hooks(Program *P);
 
 #endif

@@ -4,7 +4,7 @@
 #
 #   1 contents  the skeletons of bratu2d and cavity: NAME.c, NAME.h, NAME.cu
 #               and the runtime sources byte-identical to what -o --emit-dir
-#               writes; a makefile that includes PETSc's variables and rules;
+#               writes, but for NAME.c's user hooks (section 6); a makefile that includes PETSc's variables and rules;
 #               a README quoting the .stn in full, with the build and run
 #               commands and the parameters; nothing that points back into
 #               this repository
@@ -28,7 +28,16 @@
 #               not build before), like the generated stn_program.h
 #               (stn_program.stn) and one PETSc's `make clean` would delete
 #               (g_my.case-1.stn) get a safe NAME and build; -o builds report.stn
-#   6 cuda      (when a CUDA PETSc is at $SKELETON_CUDA_PETSC, default
+#   6 hooks     the user hooks of cavity's skeleton (NAME.c's section between
+#               "/* ---- user hooks" and "/* ---- end of the user hooks"):
+#               -user_monitor prints each field's residual norm at every
+#               Newton iteration, and they make up -snes_monitor's norm
+#               (sqrt of the sum of squares, 1e-10), serially and on 2 ranks;
+#               -user_postcheck reports each Newton step; with both the Newton
+#               count and the solution are those without them (1e-12);
+#               -user_field_atol stops at the first iteration where every
+#               field is below it; -help lists the three options
+#   7 cuda      (when a CUDA PETSc is at $SKELETON_CUDA_PETSC, default
 #               ~/.cache/stencilc/petsc-3.24.6-cuda, and nvcc is on PATH) the
 #               makefile compiles the .cu files with PETSc's nvcc and the
 #               program, run on the CPU, matches -o's built with that PETSc
@@ -97,6 +106,13 @@ fi
 # same A B TOL: the relative difference is at most TOL.
 same() { [ -s "$1" ] && [ -s "$2" ] && "$VECDIFF" "$1" "$2" --rel "$3" >"$T/vecdiff.out" 2>&1; }
 
+# unhooked FILE: a skeleton's NAME.c without its user hooks: the section between the two
+# marker lines, the blank line after it, and the call in main.
+unhooked() {
+  awk '/^\/\* ---- user hooks/ { skip = 1 } skip == 1 { if (/^\/\* ---- end of the user hooks ---- \*\/$/) skip = 2; next }
+       skip == 2 { skip = 0; if ($0 == "") next } /PetscCall\(UserHooksSetUp\(snes, &user\)\);/ { next } { print }' "$1"
+}
+
 # ---- 1-3 bratu2d and cavity ---------------------------------------------------
 opts() {
   case $1 in
@@ -119,7 +135,14 @@ for ex in bratu2d cavity; do
   why=""
   for f in "$T/$ex.o"/*.c "$T/$ex.o"/*.h "$T/$ex.o"/*.cu; do
     b=$(basename "$f")
-    cmp -s "$f" "$sk/$b" || why="$why $b differs from -o's or is missing;"
+    if [ "$b" = "$ex.c" ]; then
+      grep -q '^/\* ---- user hooks' "$sk/$b" && grep -q 'PetscCall(UserHooksSetUp(snes, &user));' "$sk/$b" ||
+        why="$why $b lacks the user hooks;"
+      unhooked "$sk/$b" >"$T/$ex.unhooked" && cmp -s "$f" "$T/$ex.unhooked" ||
+        why="$why $b differs from -o's but for the user hooks;"
+    else
+      cmp -s "$f" "$sk/$b" || why="$why $b differs from -o's or is missing;"
+    fi
   done
   want=$( (cd "$T/$ex.o" && ls ./*.c ./*.h ./*.cu | sed 's|^\./||'; echo makefile; echo README.md) | sort | tr '\n' ' ')
   have=$(cd "$sk" && ls | sort | tr '\n' ' ')
@@ -130,7 +153,7 @@ for ex in bratu2d cavity; do
   # The README quotes the .stn whole, between its last pair of fences.
   awk '/^## The .stn it came from/ { s = 1; next } s && /^```/ { n++; next } s && n == 1' "$sk/README.md" >"$T/$ex.quoted"
   cmp -s "$T/$ex.quoted" "examples/$ex.stn" || why="$why the README does not quote $ex.stn in full;"
-  for w in "^make  *# Debian's petsc-dev" "^make PETSC_DIR=.* PETSC_ARCH=" "./$ex -snes_monitor" "-da_grid_x <" "-stn_mat_type" "-help"; do
+  for w in "^make  *# Debian's petsc-dev" "^make PETSC_DIR=.* PETSC_ARCH=" "./$ex -snes_monitor" "-da_grid_x <" "-stn_mat_type" "-help" "user hooks" "-user_monitor"; do
     grep -q -e "$w" "$sk/README.md" || why="$why the README lacks '$w';"
   done
   case $ex in
@@ -281,7 +304,61 @@ if run "$LOG/report.o" "$S" "$N/report.stn" -o "$N/report" && run "$LOG/report.r
   ok "report.stn: -o builds and solves (its C no longer clashes with the runtime's report.c)"
 else bad "report.stn: -o failed"; show "$LOG/report.o"; show "$LOG/report.run" 4; fi
 
-# ---- 6 a CUDA PETSc --------------------------------------------------------------
+# ---- 6 user hooks ----------------------------------------------------------------
+# monitor_check LOG: empty when every "user monitor" line's field norms make up its
+# ||F|| (1e-10) and that ||F|| is -snes_monitor's of the same iteration (1e-12);
+# else what is wrong. Also counts the lines: "lines N".
+monitor_check() {
+  awk '/SNES Function norm/ { snes[$1 + 0] = $5 }
+       / user monitor: / { n++; f = $5; sub(",", "", f); s = 0
+         for (i = 9; i <= NF; i += 2) s += $i * $i  # $8 is the first name, $9 its norm
+         if (sqrt((sqrt(s) - f) ^ 2) > 1e-10 * f) print "iteration " $1 ": the fields make up " sqrt(s) ", not " f
+         if (!(($1 + 0) in snes) || sqrt((snes[$1 + 0] - f) ^ 2) > 1e-12 * f) print "iteration " $1 ": ||F|| " f ", -snes_monitor " snes[$1 + 0] }
+       END { print "lines " n + 0 }' "$1"
+}
+H=$T/hooks
+HOPTS="$(opts cavity) $TIGHT"
+if ! "$S" examples/cavity.stn --skeleton "$H" >"$LOG/hooks.stencilc" 2>&1 || ! build "$H" >"$LOG/hooks.make" 2>&1; then
+  bad "hooks: the cavity skeleton did not build"; show "$LOG/hooks.make" 20
+else
+  # shellcheck disable=SC2086
+  run "$LOG/hooks.off" "$H/cavity" $HOPTS -snes_view_solution "binary:$T/hooks.off.bin"
+  # shellcheck disable=SC2086
+  run "$LOG/hooks.on" "$H/cavity" $HOPTS -snes_monitor -user_monitor -user_postcheck -snes_view_solution "binary:$T/hooks.on.bin"
+  rc=$?
+  n0=$(newton "$LOG/hooks.off") n=$(newton "$LOG/hooks.on")
+  problems=$(monitor_check "$LOG/hooks.on")
+  posts=$(grep -c '^ *user post-check: step length [^,]*, largest change: u [^ ]* v [^ ]* omega [^ ]* temp [^ ]*$' "$LOG/hooks.on")
+  if [ $rc -eq 0 ] && [ -n "$n" ] && [ "$n" = "$n0" ] && [ "$problems" = "lines $((n + 1))" ] && [ "$posts" = "$n" ] &&
+     same "$T/hooks.on.bin" "$T/hooks.off.bin" 1e-12; then
+    ok "hooks: -user_monitor's field norms make up ||F|| at each of $((n + 1)) iterations, -user_postcheck saw $posts steps; $n Newton iterations with and without them"
+  else
+    bad "hooks: -user_monitor -user_postcheck: exit $rc, Newton $n/$n0, post-checks $posts, monitor: $(echo "$problems" | tr '\n' ';')"
+    show "$LOG/hooks.on" 8
+  fi
+  # shellcheck disable=SC2086
+  timeout "$RUN_TIMEOUT" "$MPIEXEC" --oversubscribe -n 2 "$H/cavity" $HOPTS -snes_monitor -user_monitor >"$LOG/hooks.mpi" 2>&1
+  rc=$?
+  problems=$(monitor_check "$LOG/hooks.mpi")
+  if [ $rc -eq 0 ] && [ "$(newton "$LOG/hooks.mpi")" = "$n0" ] && [ "$problems" = "lines $((n0 + 1))" ]; then
+    ok "hooks: -user_monitor on 2 ranks sums the fields over both"
+  else bad "hooks: -user_monitor on 2 ranks: exit $rc, Newton $(newton "$LOG/hooks.mpi")/$n0, $(echo "$problems" | tr '\n' ';')"; show "$LOG/hooks.mpi" 8; fi
+  # -user_field_atol: converged at the first iteration where every field's norm is at most 1e-3.
+  # shellcheck disable=SC2046
+  run "$LOG/hooks.atol" "$H/cavity" $(opts cavity) -user_monitor -user_field_atol 1e-3
+  rc=$?
+  first=$(awk '/ user monitor: / { m = 0; for (i = 9; i <= NF; i += 2) if ($i + 0 > m) m = $i + 0
+                                     if (m <= 1e-3) { print $1 + 0; exit } }' "$LOG/hooks.atol")
+  if [ $rc -eq 0 ] && [ -n "$first" ] && [ "$(newton "$LOG/hooks.atol")" = "$first" ] && grep -q 'CONVERGED_FNORM_ABS' "$LOG/hooks.atol"; then
+    ok "hooks: -user_field_atol 1e-3 converges at iteration $first, the first with every field below it"
+  else bad "hooks: -user_field_atol: exit $rc, Newton $(newton "$LOG/hooks.atol"), first below: $first"; show "$LOG/hooks.atol" 6; fi
+  "$H/cavity" -help >"$LOG/hooks.help" 2>&1
+  if grep -q -e '-user_monitor' "$LOG/hooks.help" && grep -q -e '-user_postcheck' "$LOG/hooks.help" &&
+     grep -q -e '-user_field_atol' "$LOG/hooks.help"; then ok "hooks: -help lists -user_monitor, -user_postcheck, -user_field_atol"
+  else bad "hooks: -help lacks the user hooks' options"; fi
+fi
+
+# ---- 7 a CUDA PETSc --------------------------------------------------------------
 if [ -f "$CUDA_PETSC/lib/petsc/conf/variables" ] && command -v nvcc >/dev/null 2>&1; then
   C=$T/cuda
   NVCC_DIR=$(dirname "$(command -v nvcc)")
