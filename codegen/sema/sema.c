@@ -38,6 +38,8 @@ static const Node *find_here(const Scope *sc, const char *name) {
   }
 }
 
+const Node *scope_find_here(const Scope *sc, const char *name) { return find_here(sc, name); }
+
 const Node *scope_find(const Scope *sc, const char *name) {
   for (; sc; sc = sc->parent) {
     const Node *d = find_here(sc, name);
@@ -127,6 +129,11 @@ void sema_suggest(Sema *s, const char *name, bool functions) {
 
 /* ------------------------------------------------------- declarations */
 
+Scope *sema_shared_lets(const Sema *s) {
+  if (s->jacobian_field < 0 || !s->residual_lets[s->jacobian_field].slots) return NULL;
+  return &s->residual_lets[s->jacobian_field];
+}
+
 static void previous(Sema *s, const Node *decl) {
   diag_note(s->d, decl->loc, "'%s' was first declared here",
             decl->kind == N_FIELD ? decl->field.name : decl->kind == N_PARAM ? decl->param.name
@@ -143,6 +150,15 @@ static void declare(Sema *s, const char *name, const Node *decl) {
     return;
   }
   const Node *old = scope_find(s->scope, name);
+  const Scope *shared = sema_shared_lets(s);
+  if (old && shared && find_here(shared, name) == old) {
+    diag_error(s->d, decl->loc, "'%s' is already a let of the residual block of '%s', which this jacobian block sees",
+               name, s->m->fields[s->jacobian_field].name);
+    previous(s, old);
+    diag_hint(s->d, "a jacobian block shares the lets of its residual: use '%s' as it is there, or give this let "
+                    "another name", name);
+    return;
+  }
   if (old) {
     diag_error(s->d, decl->loc, "'%s' is already declared, as %s", name, sema_kind_name(old));
     previous(s, old);
@@ -522,10 +538,14 @@ static void entry_column(Sema *s, Node *col) {
 /* "a residual", "an initial": a block's keyword with its article. */
 static const char *block_article(BlockWhat what) { return what == BLOCK_INITIAL ? "an" : "a"; }
 
+/* A block's lets are local to it, except that a field's jacobian block sees the lets of the
+   field's residual block when that stands above it (4.16): the residual's scope is kept, and
+   the jacobian's scope opens inside it. */
 static void block(Sema *s, Node *b) {
   Model *m = s->m;
   const Node *decl = scope_find(&s->global, b->block.field);
   Field *f = NULL;
+  int fi = decl && decl->kind == N_FIELD ? decl->index : -1;
   if (!decl || decl->kind != N_FIELD) {
     if (decl)
       diag_error(s->d, b->block.field_loc, "'%s' is %s; %s %s block is for a field", b->block.field,
@@ -551,7 +571,9 @@ static void block(Sema *s, Node *b) {
 
   Ctx cx = b->block.what == BLOCK_INITIAL ? CX_INITIAL : CX_POINT;
   Scope local;
-  scope_init(&local, &s->global);
+  if (b->block.what == BLOCK_JACOBIAN) s->jacobian_field = fi;
+  Scope *shared = sema_shared_lets(s);
+  scope_init(&local, shared ? shared : &s->global);
   s->scope = &local;
   for (Node *it = b->block.items; it; it = it->next) {
     if (it->kind == N_LET) {
@@ -568,7 +590,11 @@ static void block(Sema *s, Node *b) {
       expr(s, it->rule.body, cx, rs);
   }
   s->scope = &s->global;
-  scope_free(&local);
+  s->jacobian_field = -1;
+  if (b->block.what == BLOCK_RESIDUAL && f)
+    s->residual_lets[fi] = local;  /* for the jacobian block of f */
+  else
+    scope_free(&local);
 }
 
 /* Numbers every rule and counts lets, params and defs, to size the tables. */
@@ -640,6 +666,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   s.d = d;
   s.a = a;
   s.names = names;
+  s.jacobian_field = -1;
   scope_init(&s.global, NULL);
   scope_init(&s.funcs, NULL);
   scope_init(&s.later, NULL);
@@ -679,6 +706,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
     if (x->kind == N_FIELDS && once(&s, &fl, x, "fields")) fields(&s, x);
     if (x->kind == N_PRECEDENCE && once(&s, &pr, x, "precedence")) precedence(&s, x);
   }
+  s.residual_lets = arena_alloc(a, sizeof *s.residual_lets * (size_t)(m->nfields + 1));
   if (!fl) {
     diag_file_error(d, "the program declares no fields");
     diag_hint(d, "add one, e.g. fields u;");
@@ -713,6 +741,8 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
     warn_unused(&s);
   }
 done:
+  for (int i = 0; s.residual_lets && i < m->nfields; i++)
+    if (s.residual_lets[i].slots) scope_free(&s.residual_lets[i]);
   scope_free(&s.global);
   scope_free(&s.funcs);
   scope_free(&s.later);

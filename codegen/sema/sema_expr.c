@@ -92,6 +92,7 @@ bool sema_fold(const Node *e, double *value) {
   case N_NAME:
     if (e->builtin == BV_PI) { *value = STN_PI; return true; }
     if (e->builtin == BV_INF) { *value = INFINITY; return true; }
+    if (e->builtin == BV_TRUE || e->builtin == BV_FALSE) { *value = e->builtin == BV_TRUE; return true; }
     return false;
   case N_UNARY:
     return sema_fold(e->op.a, &a) && fold_op(e->op.op, a, 0, value);
@@ -204,13 +205,40 @@ bool sema_check_offset(Sema *s, const Node *e) {
   return ok;
 }
 
+/* While a jacobian block is checked: a let called name in a residual block it does not see
+   (its own field's, standing below it, before another field's), and that block in *block. */
+static const Node *unseen_residual_let(const Sema *s, const char *name, const Node **block) {
+  if (s->jacobian_field < 0) return NULL;
+  const char *field = s->m->fields[s->jacobian_field].name;
+  for (int own = 1; own >= 0; own--)
+    for (const Node *b = s->m->program->list.items; b; b = b->next) {
+      if (b->kind != N_BLOCK || b->block.what != BLOCK_RESIDUAL || (strcmp(b->block.field, field) == 0) != own) continue;
+      for (const Node *it = b->block.items; it; it = it->next)
+        if (it->kind == N_LET && strcmp(it->let.name, name) == 0) {
+          *block = b;
+          return it;
+        }
+    }
+  return NULL;
+}
+
 static void undefined(Sema *s, const Node *e, const char *name, bool function) {
   const Node *later = scope_find(&s->later, name);
+  const Node *block = NULL, *unseen = function ? NULL : unseen_residual_let(s, name, &block);
+  const char *field = s->jacobian_field >= 0 ? s->m->fields[s->jacobian_field].name : NULL;
   if (function)
     diag_error(s->d, e->loc, "unknown function '%s'", name);
   else
     diag_error(s->d, e->loc, "'%s' is not defined", name);
-  if (later && later->loc.off > e->loc.off) {
+  if (unseen && strcmp(block->block.field, field) == 0) {
+    diag_hint(s->d, "'%s' is a let of the residual block of '%s' at line %d, below this jacobian block; a jacobian "
+                    "block sees its residual's lets only below that block: move this one after it", name, field,
+              ast_line(s->d->src, unseen));
+  } else if (unseen) {
+    diag_hint(s->d, "'%s' is a let of the residual block of '%s' at line %d; the jacobian block of '%s' sees only "
+                    "the lets of the residual of '%s': declare '%s' at the top level to share it", name,
+              block->block.field, ast_line(s->d->src, unseen), field, field, name);
+  } else if (later && later->loc.off > e->loc.off) {
     diag_hint(s->d, "'%s' is declared below, at line %d; declare it before its first use", name,
               ast_line(s->d->src, later));
   } else if (later && !function && later->kind != N_DEF && later->loc.off < e->loc.off) {
@@ -267,6 +295,16 @@ static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
       return r;
     }
     undefined(s, e, name, false);
+    return r;
+  }
+  const Scope *shared = sema_shared_lets(s);
+  const Node *global = shared && scope_find_here(shared, name) == decl ? scope_find_here(&s->global, name) : NULL;
+  if (global) {  /* declared at the top level after the residual block that has the let */
+    diag_error(s->d, e->loc, "'%s' is ambiguous here: the let of the residual block of '%s', and %s declared below "
+               "that block", name, s->m->fields[s->jacobian_field].name, sema_kind_name(global));
+    diag_note(s->d, decl->loc, "the residual's let '%s' is here", name);
+    diag_note(s->d, global->loc, "%s '%s' is here", global->kind == N_PARAM ? "the parameter" : "the let", name);
+    diag_hint(s->d, "a jacobian block sees the lets of its residual and the names declared above it; rename one of the two");
     return r;
   }
   e->decl = decl;

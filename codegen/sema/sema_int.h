@@ -50,6 +50,8 @@ typedef struct Sema {
   Scope   *scope;     /* innermost scope */
   Scope    funcs;     /* def functions (a name space of their own) */
   Scope    later;     /* every top-level name, to say "defined below" */
+  Scope   *residual_lets; /* by field: its residual block's lets, kept for its jacobian block */
+  int      jacobian_field; /* the field whose jacobian block is being checked, -1 outside one */
   ReadSet *rule_reads;  /* by N_RULE index: the reads of its value(s) */
   int      nrules;
   LetInfo *lets;      /* by N_LET index */
@@ -91,8 +93,11 @@ const char *sema_kind_name(const Node *decl);
 void        scope_init(Scope *sc, Scope *parent);
 void        scope_free(Scope *sc);
 const Node *scope_find(const Scope *sc, const char *name);  /* through parents */
+const Node *scope_find_here(const Scope *sc, const char *name);  /* in sc only */
 void        scope_put(Scope *sc, const char *name, const Node *decl);
 void        sema_suggest(Sema *s, const char *name, bool functions);
+/* The residual lets a jacobian block being checked sees, NULL when none (4.16). */
+Scope      *sema_shared_lets(const Sema *s);
 int         sema_distance(const char *a, const char *b);
 
 /* sema_regions.c */

@@ -40,6 +40,11 @@
 #                 -nb) against tests/solve/checkerboard.py, the same discrete
 #                 problem with exact block arithmetic, to 1e-8 on two grids and
 #                 block counts; its Jacobian under -snes_test_jacobian
+#  11 shared lets  tests/solve/shared_lets.stn, a jacobian block using its
+#                 residual's lets: a wrong entry refused at compile time,
+#                 -stn_check_jacobian, -snes_test_jacobian, and the same Newton
+#                 iterations and solution as shared_lets_hoisted.stn (the lets
+#                 at the top level)
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1079,6 +1084,57 @@ else
   bad "checkerboard: $STENCILC_SRC tests/solve/checkerboard.stn -o failed"; show "$LOG/checkerboard.stencilc"
 fi
 section_done checkerboard
+
+# ---- 11 a jacobian block that uses its residual's lets -----------------------
+SL=tests/solve/shared_lets.stn
+SLH=tests/solve/shared_lets_hoisted.stn
+# The compile-time check samples the entries written with the residual's lets:
+# a wrong one (2*abs(u)^2 for 3*u^2) is refused.
+sed 's/diag + 3\*abs(u)^2/diag + 2*abs(u)^2/' "$SL" >"$OUT/shared_lets_wrong.stn"
+timeout "$RUN_TIMEOUT" "$STENCILC" --check "$OUT/shared_lets_wrong.stn" >"$LOG/shared_lets_wrong.stencilc" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "error: this Jacobian entry is not d(residual u)/d(u\[0,0\])" "$LOG/shared_lets_wrong.stencilc"; then
+  ok "shared lets: a wrong entry written with the residual's let 'src' is refused at compile time"
+else
+  bad "shared lets: $OUT/shared_lets_wrong.stn: exit status $rc, expected 1 naming d(residual u)/d(u[0,0])"
+  show "$LOG/shared_lets_wrong.stencilc"
+fi
+if compile shared_lets "$SL" && compile shared_lets_hoisted "$SLH"; then
+  grep -q 'CheckEntry(v' "$OUT"/shared_lets.src/*.c ||
+    note "no CheckEntry(...) call in the C of $SL: the run-time check of its entry may not run"
+  for n in 1 2; do
+    l=$LOG/shared_lets.check.$n
+    if [ "$n" = 1 ]; then run "$l" "$OUT/shared_lets" -stn_check_jacobian; else mpirun 2 "$l" "$OUT/shared_lets" -stn_check_jacobian; fi
+    rc=$?
+    if solved "$l" "$rc"; then ok "shared lets: $SL passes -stn_check_jacobian on $n rank(s)"
+    else bad "shared lets: $SL fails -stn_check_jacobian on $n rank(s) (exit status $rc)"; show "$l"; fi
+  done
+  l=$LOG/shared_lets.jac
+  run "$l" "$OUT/shared_lets" -lambda 4 -pc_type jacobi -snes_test_jacobian -snes_max_it 2
+  worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | awk 'BEGIN {m = -1} {if ($1 + 0 > m) m = $1 + 0} END {print m}')
+  if awk -v m="$worst" 'BEGIN {exit !(m >= 0 && m <= 1e-6)}'; then ok "shared lets: -snes_test_jacobian, max ||J - Jfd||/||J|| = $worst"
+  else bad "shared lets: -snes_test_jacobian ratio $worst"; show "$l"; fi
+  # The same program with the lets hoisted to the top level: same Newton
+  # iterations, same solution.
+  for lam in 1 4; do
+    # (run sets l: the logs of this pair are named by la and lh)
+    la=$LOG/shared_lets.lambda$lam lh=$LOG/shared_lets_hoisted.lambda$lam
+    run "$la" "$OUT/shared_lets" -lambda $lam $TIGHT -snes_view_solution "binary:$la.bin"
+    rc=$?
+    run "$lh" "$OUT/shared_lets_hoisted" -lambda $lam $TIGHT -snes_view_solution "binary:$lh.bin"
+    rch=$?
+    its=$(newton "$la") itsh=$(newton "$lh")
+    if solved "$la" $rc && solved "$lh" $rch && [ "$its" = "$itsh" ] && same_ok "$la.bin" "$lh.bin" 1e-12; then
+      ok "shared lets: -lambda $lam solves in $its Newton iterations as with the lets hoisted, solutions equal ($(same "$la.bin" "$lh.bin" 1e-12))"
+    else
+      bad "shared lets: -lambda $lam: $its Newton iterations (exit $rc), hoisted $itsh (exit $rch), solutions $(same "$la.bin" "$lh.bin" 1e-12)"
+      show "$la"; show "$lh"
+    fi
+  done
+else
+  bad "shared lets: $STENCILC_SRC $SL or $SLH -o failed"; show "$LOG/shared_lets.stencilc"; show "$LOG/shared_lets_hoisted.stencilc"
+fi
+section_done shared-lets
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
