@@ -151,9 +151,10 @@ Node *ast_stencil(Arena *a, Loc at, Shape shape, Node *width) {
   return n;
 }
 
-Node *ast_param(Arena *a, Loc at, const char *name, Node *value, Node *lo, Node *hi, const char *desc) {
+Node *ast_param(Arena *a, Loc at, const char *name, Node *type, Node *value, Node *lo, Node *hi, const char *desc) {
   Node *n = node(a, N_PARAM, at);
   n->param.name = name;
+  n->param.type = type;
   n->param.value = value;
   n->param.lo = lo;
   n->param.hi = hi;
@@ -349,6 +350,7 @@ static void dump(Dumper *d, const Node *n, int indent) {
       head(d, n, indent, "param %s \"%s\"", n->param.name, n->param.desc);
     else
       head(d, n, indent, "param %s", n->param.name);
+    child(d, "type", n->param.type, indent + 1);
     child(d, "default", n->param.value, indent + 1);
     child(d, "min", n->param.lo, indent + 1);
     child(d, "max", n->param.hi, indent + 1);

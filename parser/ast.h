@@ -31,7 +31,7 @@ typedef enum NodeKind {
   N_FIELDS,     /* list: items (list of N_FIELD) */
   N_FIELD,      /* field: name, desc */
   N_STENCIL,    /* stencil: shape, width */
-  N_PARAM,      /* param: name, value, lo, hi, desc */
+  N_PARAM,      /* param: name, type, value, lo, hi, desc */
   N_LET,        /* let: name, value */
   N_DEF,        /* def: name, params (list of N_NAME), body */
   N_PRECEDENCE, /* list: items (list of N_GROUP, highest first) */
@@ -91,7 +91,7 @@ struct Node {
     struct { const char *name; long long points; Loc points_loc; Node *lo, *hi; bool periodic; } axis;
     struct { const char *name; const char *desc; } field;
     struct { Shape shape; long long width; Loc width_loc; } stencil;
-    struct { const char *name; Node *value, *lo, *hi; const char *desc; } param;
+    struct { const char *name; Node *type, *value, *lo, *hi; const char *desc; } param;  /* type: N_NAME or NULL */
     struct { const char *name; Node *value; } let;
     struct { const char *name; Node *params; int nparams; Node *body; } def;
     struct { Node *items; } list;
@@ -114,7 +114,7 @@ Node *ast_axis(Arena *a, Loc at, const char *name, Node *points, Node *lo, Node 
 Node *ast_list(Arena *a, Loc at, NodeKind kind, Node *items);
 Node *ast_field(Arena *a, Loc at, const char *name, const char *desc);
 Node *ast_stencil(Arena *a, Loc at, Shape shape, Node *width);
-Node *ast_param(Arena *a, Loc at, const char *name, Node *value, Node *lo, Node *hi, const char *desc);
+Node *ast_param(Arena *a, Loc at, const char *name, Node *type, Node *value, Node *lo, Node *hi, const char *desc);
 Node *ast_let(Arena *a, Loc at, const char *name, Node *value);
 Node *ast_def(Arena *a, Loc at, const char *name, Node *params, Node *body);
 Node *ast_block(Arena *a, Loc at, BlockWhat what, const char *field, Loc field_loc, Node *items);

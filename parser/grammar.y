@@ -92,7 +92,7 @@ static void stn_error(Loc *at, Parser *ps, const char *msg);
 %token LE                 "'<='"
 %token GE                 "'>='"
 
-%type <node> decls decl grid axes axis fields field_list field stencil param let def
+%type <node> decls decl grid axes axis fields field_list field stencil param type_opt let def
 %type <node> names precedence groups group block items item jitems jitem regions region
 %type <node> entries entry column comps comp int_lit
 %type <node> expr or_expr and_expr not_expr cmp_expr add_expr mul_expr unary pow_expr primary
@@ -163,12 +163,18 @@ stencil
   | KW_STENCIL KW_BOX KW_WIDTH int_lit ';'   { $$ = ast_span(ast_stencil(A, @1, SHAPE_BOX, $4), @$); }
   ;
 
-/* param lambda = 6 in [0, 6.81] "Bratu parameter"; */
+/* param lambda = 6 in [0, 6.81] "Bratu parameter"; param blocks: int = 2; */
 param
-  : KW_PARAM IDENT '=' expr desc_opt ';'
-                                   { $$ = ast_span(ast_param(A, @2, $2, $4, NULL, NULL, $5), @$); }
-  | KW_PARAM IDENT '=' expr KW_IN '[' expr ',' expr ']' desc_opt ';'
-                                   { $$ = ast_span(ast_param(A, @2, $2, $4, $7, $9, $11), @$); }
+  : KW_PARAM IDENT type_opt '=' expr desc_opt ';'
+                                   { $$ = ast_span(ast_param(A, @2, $2, $3, $5, NULL, NULL, $6), @$); }
+  | KW_PARAM IDENT type_opt '=' expr KW_IN '[' expr ',' expr ']' desc_opt ';'
+                                   { $$ = ast_span(ast_param(A, @2, $2, $3, $5, $8, $10, $12), @$); }
+  ;
+
+/* : int (a parameter's type: real, int or bool; sema checks the name) */
+type_opt
+  : %empty                         { $$ = NULL; }
+  | ':' IDENT                      { $$ = ast_name(A, @2, $2); }
   ;
 
 /* let hydhx = hy / hx; */

@@ -387,8 +387,10 @@ static void help_string(Program *P) {
     const char *dflt = ast_text(P->ir->src, v, &len);
     int n = snprintf(line, sizeof line, "  -%s <%.*s>", p->param.name, len, dflt);
     if (p->param.desc) n += snprintf(line + n, sizeof line - (size_t)(n < (int)sizeof line ? n : 0), ": %s", p->param.desc);
+    const char *type = m->param_type[i] == PT_INT ? ", an integer" : m->param_type[i] == PT_BOOL ? ", true or false" : "";
+    if (n < (int)sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, "%s", type);
     if (p->param.lo && n < (int)sizeof line)
-      snprintf(line + n, sizeof line - (size_t)n, ", in [%g, %g]", m->param_lo[i], m->param_hi[i]);
+      snprintf(line + n, sizeof line - (size_t)n, "%s in [%g, %g]", *type ? "" : ",", m->param_lo[i], m->param_hi[i]);
     strncat(line, "\n", sizeof line - strlen(line) - 1);
     fputs("\n  ", out);
     c_string(out, line);
@@ -461,10 +463,15 @@ static void set_parameters(Program *P) {
   CEmit *E = &P->E;
   fputs("/* Parameters: each default from the .stn (some depend on the grid), then its option. */\n", out);
   fputs("static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)\n{\n", out);
+  bool any_int = false, any_bool = false;
+  for (int i = 0; i < m->nparams; i++) any_int |= m->param_type[i] == PT_INT, any_bool |= m->param_type[i] == PT_BOOL;
   if (m->nparams) {
     fputs("  static const char *const names[] = {", out);
     for (int i = 0; i < m->nparams; i++) fprintf(out, "%s\"%s\"", i ? ", " : "", m->params[i]->param.name);
-    fprintf(out, "};\n  PetscBool given[%d]; /* whether the command line gave each a value */\n\n", m->nparams);
+    fprintf(out, "};\n  PetscBool given[%d]; /* whether the command line gave each a value */\n", m->nparams);
+    if (any_int) fputs("  PetscInt  int_value;  /* an int parameter as PETSc reads it; AppCtx holds it as a double */\n", out);
+    if (any_bool) fputs("  PetscBool bool_value; /* a bool parameter as PETSc reads it; AppCtx holds 1 or 0 */\n", out);
+    fputs("\n", out);
   }
   fputs("  PetscFunctionBeginUser;\n", out);
   emit_c_function_begin(E);
@@ -472,12 +479,30 @@ static void set_parameters(Program *P) {
   fprintf(out, "  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, \"Parameters of %s\", \"\");\n", P->o->stn_name);
   for (int i = 0; i < m->nparams; i++) {
     const Node *p = m->params[i];
-    fprintf(out, "  user->%s = ", E->param[i]);
+    const char *nm = E->param[i];
+    int line = ast_line(P->ir->src, p);
+    fprintf(out, "  user->%s = ", nm);
     emit_c_expr(E, P->ir->param_default[i]);
-    fprintf(out, "; /* %s:%d */\n", P->o->stn_name, ast_line(P->ir->src, p));
-    fprintf(out, "  PetscCall(PetscOptionsReal(\"-%s\", ", p->param.name);  /* the option is the .stn's name */
+    fprintf(out, "; /* %s:%d */\n", P->o->stn_name, line);
+    /* A computed int default (from the grid, say) is checked to be whole unless the option replaces it. */
+    bool computed = m->param_type[i] == PT_INT && P->ir->nodes[P->ir->param_default[i]].op != IR_CONST;
+    if (computed) fprintf(out, "  int_value = PetscAbsReal(user->%s) <= PETSC_MAX_INT ? (PetscInt)user->%s : 0;\n", nm, nm);
+    else if (m->param_type[i] == PT_INT) fprintf(out, "  int_value = (PetscInt)user->%s;\n", nm);
+    if (m->param_type[i] == PT_BOOL) fprintf(out, "  bool_value = user->%s != 0 ? PETSC_TRUE : PETSC_FALSE;\n", nm);
+    const char *reader = m->param_type[i] == PT_INT ? "Int" : m->param_type[i] == PT_BOOL ? "Bool" : "Real";
+    fprintf(out, "  PetscCall(PetscOptions%s(\"-%s\", ", reader, p->param.name);  /* the option is the .stn's name */
     c_string(out, p->param.desc ? p->param.desc : p->param.name);
-    fprintf(out, ", \"%s\", user->%s, &user->%s, &given[%d]));\n", P->o->stn_name, E->param[i], E->param[i], i);
+    if (m->param_type[i] == PT_INT) fprintf(out, ", \"%s\", int_value, &int_value, &given[%d]));\n", P->o->stn_name, i);
+    if (computed)
+      fprintf(out, "  PetscCheck(given[%d] || (PetscReal)int_value == user->%s, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n"
+                   "             \"-%s's default, %%g, is not a whole number: %s:%d declares it int; give -%s\", (double)user->%s);\n",
+              i, nm, p->param.name, P->o->stn_name, line, p->param.name, nm);
+    if (m->param_type[i] == PT_INT)
+      fprintf(out, "  user->%s = (PetscReal)int_value;\n", nm);
+    else if (m->param_type[i] == PT_BOOL)
+      fprintf(out, ", \"%s\", bool_value, &bool_value, &given[%d]));\n  user->%s = bool_value ? 1 : 0;\n", P->o->stn_name, i, nm);
+    else
+      fprintf(out, ", \"%s\", user->%s, &user->%s, &given[%d]));\n", P->o->stn_name, nm, nm, i);
   }
   fputs("  PetscOptionsEnd();\n", out);
   if (m->nparams) fprintf(out, "  PetscCall(StnParamsGiven(%d, names, given));\n", m->nparams);

@@ -188,6 +188,8 @@ static Ref builtin_value(Lower *L, int bv) {
   switch ((BuiltinValue)bv) {
   case BV_PI:  return ir_const(ir, STN_PI);
   case BV_INF: return ir_const(ir, INFINITY);
+  case BV_TRUE: return ir_const(ir, 1);
+  case BV_FALSE: return ir_const(ir, 0);
   case BV_X: case BV_Y: case BV_Z: {
     int axis = bv - BV_X;
     Ref index = ir_node(ir, IR_GRID, 0, BV_I + axis, IR_NONE, IR_NONE, 0);

@@ -256,7 +256,7 @@ static void sample_point(const Ir *ir, int cls, int s, const double *fixed, IrSa
    spans a factor of 10 or more), else multiples of the default (0.3, 3, 30; around 0 when the
    default is 0) that lie in the range. The fractions avoid the middle and the ends, where
    defaults and special values tend to sit. Returns how many were written to out. */
-static int param_samples(double def, double lo, double hi, double out[PARAM_SAMPLES]) {
+static int param_samples(double def, double lo, double hi, bool whole, double out[PARAM_SAMPLES]) {
   static const double frac[PARAM_SAMPLES] = {0.13, 0.47, 0.86}, mult[PARAM_SAMPLES] = {0.3, 3, 30},
                       near0[PARAM_SAMPLES] = {0.3, 3, -3};
   int n = 0;
@@ -270,7 +270,8 @@ static int param_samples(double def, double lo, double hi, double out[PARAM_SAMP
     } else {
       v = near0[k] + (isfinite(lo) ? lo : isfinite(hi) ? hi - 6 : 0);
     }
-    if (v >= lo && v <= hi && v != def && isfinite(v)) out[n++] = v;
+    if (whole) v = round(v);  /* an int or bool parameter takes whole values only */
+    if (v >= lo && v <= hi && v != def && isfinite(v) && (n == 0 || v != out[n - 1])) out[n++] = v;
   }
   return n;
 }
@@ -327,7 +328,7 @@ static int param_sets(const Ir *ir, const double *defaults, ParamSet **out) {
   n++;
   for (int i = 0; i < np; i++) {
     double v[PARAM_SAMPLES];
-    int nv = used[i] ? param_samples(defaults[i], m->param_lo[i], m->param_hi[i], v) : 0;
+    int nv = used[i] ? param_samples(defaults[i], m->param_lo[i], m->param_hi[i], m->param_type[i] != PT_REAL, v) : 0;
     for (int k = 0; k < nv; k++) {
       sets[n].fixed = xmalloc(((size_t)np + 1) * sizeof(double));
       for (int j = 0; j < np; j++) sets[n].fixed[j] = j == i ? v[k] : NAN;

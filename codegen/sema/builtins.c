@@ -22,6 +22,8 @@ const BuiltinValueInfo builtin_values[BV_COUNT] = {
   [BV_NZ]  = {"nz", 2, false, true, "number of points in z"},
   [BV_PI]  = {"pi", -1, false, false, "3.14159..."},
   [BV_INF] = {"inf", -1, false, false, "infinity, for open parameter ranges"},
+  [BV_TRUE]  = {"true", -1, false, false, "1, the value of a bool parameter that is on"},
+  [BV_FALSE] = {"false", -1, false, false, "0, the value of a bool parameter that is off"},
 };
 
 /* Must stay in step with enum BuiltinFunc. */

@@ -18,6 +18,7 @@ typedef enum BuiltinValue {
   BV_HX, BV_HY, BV_HZ,  /* grid spacing */
   BV_NX, BV_NY, BV_NZ,  /* number of points (after -da_grid_x etc.) */
   BV_PI, BV_INF,
+  BV_TRUE, BV_FALSE,    /* 1 and 0: the values of a bool parameter */
   BV_COUNT
 } BuiltinValue;
 

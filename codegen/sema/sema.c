@@ -434,11 +434,31 @@ static const char *petsc_option_clash(const char *name) {
   return NULL;
 }
 
+/* The type after a parameter's name: real (also when none is written), int or bool. */
+static ParamType param_type(Sema *s, const Node *p) {
+  const Node *t = p->param.type;
+  if (!t || strcmp(t->name.name, "real") == 0) return PT_REAL;
+  if (strcmp(t->name.name, "int") == 0) return PT_INT;
+  if (strcmp(t->name.name, "bool") == 0) return PT_BOOL;
+  diag_error(s->d, t->loc, "unknown parameter type '%s'", t->name.name);
+  diag_hint(s->d, "a parameter is real (when no type is written), int or bool");
+  return PT_REAL;
+}
+
+/* An int parameter's default and bounds are whole numbers a PetscInt holds (bounds may be inf). */
+static bool whole(double v) { return v == floor(v) && fabs(v) <= 2147483647.0; }
+
 static void param(Sema *s, Node *p) {
   Model *m = s->m;
+  ParamType type = param_type(s, p);
   expr(s, p->param.value, CX_PARAM, NULL);
   double lo = -INFINITY, hi = INFINITY, v;
   bool have_range = p->param.lo != NULL, range_ok = have_range;
+  if (have_range && type == PT_BOOL) {
+    diag_error(s->d, p->param.lo->loc, "the bool parameter '%s' cannot have a range", p->param.name);
+    diag_hint(s->d, "a bool is true or false; remove 'in [...]'");
+    have_range = range_ok = false;
+  }
   if (have_range) {
     range_ok = fold_bound(s, p->param.lo, &lo);
     range_ok = fold_bound(s, p->param.hi, &hi) && range_ok;
@@ -447,9 +467,24 @@ static void param(Sema *s, Node *p) {
       diag_hint(s->d, "write the smaller bound first");
       range_ok = false;
     }
+    for (int b = 0; range_ok && type == PT_INT && b < 2; b++) {
+      double bound = b ? hi : lo;
+      if (isinf(bound) || whole(bound)) continue;
+      diag_error(s->d, (b ? p->param.hi : p->param.lo)->loc, "the bound %g of the int parameter '%s' is not a whole number",
+                 bound, p->param.name);
+      diag_hint(s->d, "an int parameter's range is whole numbers between -2147483647 and 2147483647, or inf");
+      range_ok = false;
+    }
   }
   bool constant = sema_fold_checked(s, p->param.value, &v, NULL);
-  if (range_ok && constant && !(v >= lo && v <= hi)) {
+  if (type == PT_BOOL && !(constant && (v == 0 || v == 1))) {
+    diag_error(s->d, p->param.value->loc, "the default of the bool parameter '%s' must be true or false", p->param.name);
+    diag_hint(s->d, "the program's user turns it on with -%s and off with -%s false", p->param.name, p->param.name);
+  } else if (type == PT_INT && constant && !whole(v)) {
+    diag_error(s->d, p->param.value->loc, "the default %g of the int parameter '%s' is not a whole number", v,
+               p->param.name);
+    diag_hint(s->d, "write a whole number between -2147483647 and 2147483647, or round with floor(...)");
+  } else if (range_ok && constant && !(v >= lo && v <= hi)) {
     diag_error(s->d, p->param.value->loc, "the default %g of '%s' is outside its range [%g, %g]", v, p->param.name,
                lo, hi);
   }
@@ -470,8 +505,9 @@ static void param(Sema *s, Node *p) {
     }
   }
   p->index = m->nparams;
-  m->param_lo[m->nparams] = range_ok ? lo : -INFINITY;
-  m->param_hi[m->nparams] = range_ok ? hi : INFINITY;
+  m->param_lo[m->nparams] = type == PT_BOOL ? 0 : range_ok ? lo : -INFINITY;
+  m->param_hi[m->nparams] = type == PT_BOOL ? 1 : range_ok ? hi : INFINITY;
+  m->param_type[m->nparams] = type;
   m->params[m->nparams++] = p;
   declare(s, p->param.name, p);
 }
@@ -677,6 +713,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   m->params = arena_alloc(a, sizeof *m->params * (size_t)(nparams + 1));
   m->param_lo = arena_alloc(a, sizeof *m->param_lo * (size_t)(nparams + 1));
   m->param_hi = arena_alloc(a, sizeof *m->param_hi * (size_t)(nparams + 1));
+  m->param_type = arena_alloc(a, sizeof *m->param_type * (size_t)(nparams + 1));
   m->lets = arena_alloc(a, sizeof *m->lets * (size_t)(nlets + 1));
   m->defs = arena_alloc(a, sizeof *m->defs * (size_t)(ndefs + 1));
   s.param_used = arena_alloc(a, sizeof *s.param_used * (size_t)(nparams + 1));

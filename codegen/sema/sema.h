@@ -46,6 +46,10 @@ typedef struct Field {
   const Node *initial_rule[MAX_CLASSES];
 } Field;
 
+/* What a parameter holds. All are doubles in expressions and in the generated
+   AppCtx; int and bool change how the option is read (PetscOptionsInt, PetscOptionsBool). */
+typedef enum ParamType { PT_REAL, PT_INT, PT_BOOL } ParamType;
+
 typedef struct Model {
   const Node  *program;
   int          dim;
@@ -58,7 +62,8 @@ typedef struct Model {
   int          nfields;
   const Node **params;      /* N_PARAM in source order */
   int          nparams;
-  double      *param_lo, *param_hi;  /* each parameter's range; -inf, inf when open */
+  double      *param_lo, *param_hi;  /* each parameter's range; -inf, inf when open; [0, 1] for bool */
+  ParamType   *param_type;
   const Node **lets;        /* every N_LET, global and in blocks, in source order */
   int          nlets;
   const Node **defs;        /* N_DEF in source order */

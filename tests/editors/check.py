@@ -222,7 +222,7 @@ def expected_classes(text, lists):
                 if w in lists['keyword']:
                     cls = 'keyword'
                 elif w in lists['value']:
-                    cls = 'constant' if w in ('pi', 'inf') else 'builtin-value'
+                    cls = 'constant' if w in ('pi', 'inf', 'true', 'false') else 'builtin-value'
                 elif re.match(r'[ \t]*\(', rest):
                     cls = 'builtin-function' if w in lists['function'] else 'function'
                 elif w in lists['region'] and re.match(r'[ \t]*[:&,>;]', rest):

@@ -45,6 +45,11 @@
 #                 -stn_check_jacobian, -snes_test_jacobian, and the same Newton
 #                 iterations and solution as shared_lets_hoisted.stn (the lets
 #                 at the top level)
+#  12 int, bool   tests/solve/typed_params.stn (-blocks: int, -reaction: bool)
+#                 under several options: the same Newton iterations and solution
+#                 (1e-12) as the program with those values written as lets;
+#                 -blocks 2.5, -blocks 0, -reaction maybe and a computed int
+#                 default that is not whole are refused in a sentence
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1135,6 +1140,67 @@ else
   bad "shared lets: $STENCILC_SRC $SL or $SLH -o failed"; show "$LOG/shared_lets.stencilc"; show "$LOG/shared_lets_hoisted.stencilc"
 fi
 section_done shared-lets
+
+# ---- 12 int and bool parameters ----------------------------------------------
+TP=tests/solve/typed_params.stn
+# fixed B R: the program with -blocks B and -reaction R written as lets.
+fixed() {
+  sed "s/^param blocks: int = .*/let blocks = $1;/; s/^param reaction: bool = .*/let reaction = $2;/" "$TP" >"$OUT/typed_params_$1_$2.stn"
+  compile "typed_params_$1_$2" "$OUT/typed_params_$1_$2.stn"
+}
+if compile typed_params "$TP"; then
+  for c in "2 0:" "3 0:-blocks 3" "3 1:-blocks 3 -reaction" "5 1:-blocks 5 -reaction true -r 20" "2 0:-reaction false -r 20" "1 1:-blocks 1 -reaction 1"; do
+    br=${c%%:*} opts=${c#*:}
+    # shellcheck disable=SC2086
+    set -- $br
+    la=$LOG/typed_params.$1.$2.$(echo "$opts" | tr -c 'a-z0-9\n' '_') lf=$LOG/typed_params_fixed.$1.$2.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    rf=$(echo "$opts" | grep -o -- '-r [0-9]*')
+    if ! fixed "$1" "$2"; then bad "int, bool: the program with blocks = $1, reaction = $2 as lets does not build"; show "$LOG/typed_params_$1_$2.stencilc"; continue; fi
+    # shellcheck disable=SC2086
+    run "$la" "$OUT/typed_params" $opts $TIGHT -snes_view_solution "binary:$la.bin"
+    rc=$?
+    # shellcheck disable=SC2086
+    run "$lf" "$OUT/typed_params_$1_$2" $rf $TIGHT -snes_view_solution "binary:$lf.bin"
+    rcf=$?
+    its=$(newton "$la") itsf=$(newton "$lf")
+    if solved "$la" $rc && solved "$lf" $rcf && [ "$its" = "$itsf" ] && same_ok "$la.bin" "$lf.bin" 1e-12; then
+      ok "int, bool: '$opts' solves in $its Newton iterations as blocks = $1, reaction = $2 written as lets, solutions equal ($(same "$la.bin" "$lf.bin" 1e-12))"
+    else
+      bad "int, bool: '$opts': $its Newton iterations (exit $rc), with lets $itsf (exit $rcf), solutions $(same "$la.bin" "$lf.bin" 1e-12)"
+      show "$la"; show "$lf"
+    fi
+  done
+  for c in "-blocks 2.5:Input string 2.5 has no integer value" "-blocks 0:-blocks 0. is out of range: typed_params.stn:15 allows \[1, 64\]" \
+           "-blocks:-blocks was given without a value" "-reaction maybe:Unknown logical value: maybe"; do
+    opts=${c%%:*} want=${c#*:}
+    l=$LOG/typed_params.bad.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/typed_params" $opts
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "int, bool: $opts is refused: $(grep -o -m 1 -- "${want%%\\*}.*" "$l")"
+    else bad "int, bool: $opts: exit $rc, no '$want'"; show "$l"; fi
+  done
+else
+  bad "int, bool: $STENCILC_SRC $TP -o failed"; show "$LOG/typed_params.stencilc"
+fi
+# A computed int default is checked when the program runs, unless the option replaces it.
+sed 's/^param blocks: int = 2 in/param blocks: int = (nx - 1) \/ 4 in/' "$TP" >"$OUT/typed_params_computed.stn"
+if compile typed_params_computed "$OUT/typed_params_computed.stn"; then
+  l=$LOG/typed_params_computed.18
+  run "$l" "$OUT/typed_params_computed" -da_grid_x 18
+  rc=$?
+  want="-blocks's default, 4.25, is not a whole number: typed_params_computed.stn:15 declares it int; give -blocks"
+  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "int, bool: a computed default 17/4 is refused: $want"
+  else bad "int, bool: -da_grid_x 18: exit $rc, no '$want'"; show "$l"; fi
+  l=$LOG/typed_params_computed.given
+  run "$l" "$OUT/typed_params_computed" -da_grid_x 18 -blocks 3
+  rc=$?
+  if solved "$l" $rc; then ok "int, bool: the computed default is not checked when -blocks 3 replaces it"
+  else bad "int, bool: -da_grid_x 18 -blocks 3: exit $rc"; show "$l"; fi
+else
+  bad "int, bool: $OUT/typed_params_computed.stn does not build"; show "$LOG/typed_params_computed.stencilc"
+fi
+section_done int-bool
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]

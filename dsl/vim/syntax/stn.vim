@@ -34,7 +34,7 @@ syn keyword stnLogical     and or not
 
 " Built-in values: codegen/sema/builtins.c, builtin_values.
 syn keyword stnBuiltinValue i j k x y z hx hy hz nx ny nz
-syn keyword stnConstant     pi inf
+syn keyword stnConstant     pi inf true false
 
 " Built-in functions (builtin_funcs), where called; a call of a `def`.
 syn keyword stnBuiltinFunc contained abs min max exp log pow sqrt sin cos tan asin acos atan atan2 sinh cosh tanh floor ceil mod
