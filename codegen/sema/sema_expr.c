@@ -92,6 +92,7 @@ bool sema_fold(const Node *e, double *value) {
   case N_NAME:
     if (e->builtin == BV_PI) { *value = STN_PI; return true; }
     if (e->builtin == BV_INF) { *value = INFINITY; return true; }
+    if (e->builtin == BV_TRUE || e->builtin == BV_FALSE) { *value = e->builtin == BV_TRUE; return true; }
     return false;
   case N_UNARY:
     return sema_fold(e->op.a, &a) && fold_op(e->op.op, a, 0, value);
