@@ -398,6 +398,10 @@ static void dump(Dumper *d, const Node *n, int indent) {
     dump(d, n->entry.column, indent + 1);
     dump(d, n->entry.value, indent + 1);
     break;
+  case N_CHOICES:
+    head(d, n, indent, "choices");
+    dump_list(d, n->list.items, indent + 1);
+    break;
   case N_PROGRAM:
     head(d, n, indent, "program");
     dump_list(d, n->list.items, indent + 1);

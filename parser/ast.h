@@ -31,7 +31,8 @@ typedef enum NodeKind {
   N_FIELDS,     /* list: items (list of N_FIELD) */
   N_FIELD,      /* field: name, desc */
   N_STENCIL,    /* stencil: shape, width */
-  N_PARAM,      /* param: name, type, value, lo, hi, desc */
+  N_PARAM,      /* param: name, type (N_NAME, N_CHOICES or NULL), value, lo, hi, desc */
+  N_CHOICES,    /* list: items (list of N_NAME, a parameter's choices in order) */
   N_LET,        /* let: name, value */
   N_DEF,        /* def: name, params (list of N_NAME), body */
   N_PRECEDENCE, /* list: items (list of N_GROUP, highest first) */
@@ -91,7 +92,7 @@ struct Node {
     struct { const char *name; long long points; Loc points_loc; Node *lo, *hi; bool periodic; } axis;
     struct { const char *name; const char *desc; } field;
     struct { Shape shape; long long width; Loc width_loc; } stencil;
-    struct { const char *name; Node *type, *value, *lo, *hi; const char *desc; } param;  /* type: N_NAME or NULL */
+    struct { const char *name; Node *type, *value, *lo, *hi; const char *desc; } param;
     struct { const char *name; Node *value; } let;
     struct { const char *name; Node *params; int nparams; Node *body; } def;
     struct { Node *items; } list;

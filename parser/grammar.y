@@ -163,7 +163,7 @@ stencil
   | KW_STENCIL KW_BOX KW_WIDTH int_lit ';'   { $$ = ast_span(ast_stencil(A, @1, SHAPE_BOX, $4), @$); }
   ;
 
-/* param lambda = 6 in [0, 6.81] "Bratu parameter"; param blocks: int = 2; */
+/* param lambda = 6 in [0, 6.81] "Bratu parameter"; param blocks: int = 2; param m: {a, b} = a; */
 param
   : KW_PARAM IDENT type_opt '=' expr desc_opt ';'
                                    { $$ = ast_span(ast_param(A, @2, $2, $3, $5, NULL, NULL, $6), @$); }
@@ -171,10 +171,11 @@ param
                                    { $$ = ast_span(ast_param(A, @2, $2, $3, $5, $8, $10, $12), @$); }
   ;
 
-/* : int (a parameter's type: real, int or bool; sema checks the name) */
+/* : int (a parameter's type: real, int or bool; sema checks the name), or : {picard, newton} */
 type_opt
   : %empty                         { $$ = NULL; }
   | ':' IDENT                      { $$ = ast_name(A, @2, $2); }
+  | ':' '{' names '}'              { $$ = ast_span(ast_list(A, @2, N_CHOICES, $3), @$); }
   ;
 
 /* let hydhx = hy / hx; */

@@ -389,6 +389,8 @@ static void help_string(Program *P) {
     if (p->param.desc) n += snprintf(line + n, sizeof line - (size_t)(n < (int)sizeof line ? n : 0), ": %s", p->param.desc);
     const char *type = m->param_type[i] == PT_INT ? ", an integer" : m->param_type[i] == PT_BOOL ? ", true or false" : "";
     if (n < (int)sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, "%s", type);
+    for (const Node *c = m->param_type[i] == PT_CHOICE ? p->param.type->list.items : NULL; c && n < (int)sizeof line; c = c->next)
+      n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", c == p->param.type->list.items ? ", one of " : "|", c->name.name);
     if (p->param.lo && n < (int)sizeof line)
       snprintf(line + n, sizeof line - (size_t)n, "%s in [%g, %g]", *type ? "" : ",", m->param_lo[i], m->param_hi[i]);
     strncat(line, "\n", sizeof line - strlen(line) - 1);
@@ -464,12 +466,13 @@ static void set_parameters(Program *P) {
   fputs("/* Parameters: each default from the .stn (some depend on the grid), then its option. */\n", out);
   fputs("static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)\n{\n", out);
   bool any_int = false, any_bool = false;
-  for (int i = 0; i < m->nparams; i++) any_int |= m->param_type[i] == PT_INT, any_bool |= m->param_type[i] == PT_BOOL;
+  for (int i = 0; i < m->nparams; i++)
+    any_int |= m->param_type[i] == PT_INT || m->param_type[i] == PT_CHOICE, any_bool |= m->param_type[i] == PT_BOOL;
   if (m->nparams) {
     fputs("  static const char *const names[] = {", out);
     for (int i = 0; i < m->nparams; i++) fprintf(out, "%s\"%s\"", i ? ", " : "", m->params[i]->param.name);
     fprintf(out, "};\n  PetscBool given[%d]; /* whether the command line gave each a value */\n", m->nparams);
-    if (any_int) fputs("  PetscInt  int_value;  /* an int parameter as PETSc reads it; AppCtx holds it as a double */\n", out);
+    if (any_int) fputs("  PetscInt  int_value;  /* an int parameter (a choice's index) as PETSc reads it; AppCtx holds a double */\n", out);
     if (any_bool) fputs("  PetscBool bool_value; /* a bool parameter as PETSc reads it; AppCtx holds 1 or 0 */\n", out);
     fputs("\n", out);
   }
@@ -489,6 +492,22 @@ static void set_parameters(Program *P) {
     if (computed) fprintf(out, "  int_value = PetscAbsReal(user->%s) <= PETSC_MAX_INT ? (PetscInt)user->%s : 0;\n", nm, nm);
     else if (m->param_type[i] == PT_INT) fprintf(out, "  int_value = (PetscInt)user->%s;\n", nm);
     if (m->param_type[i] == PT_BOOL) fprintf(out, "  bool_value = user->%s != 0 ? PETSC_TRUE : PETSC_FALSE;\n", nm);
+    if (m->param_type[i] == PT_CHOICE) {  /* the option is one of the names; the value its index */
+      fputs("  {\n    static const char *const choices[] = {", out);
+      for (const Node *c = p->param.type->list.items; c; c = c->next)
+        fprintf(out, "%s\"%s\"", c == p->param.type->list.items ? "" : ", ", c->name.name);
+      fputs("};\n    const char *text;\n    PetscBool   named;\n\n", out);
+      fprintf(out, "    PetscCall(PetscOptionsFindPair(NULL, NULL, \"-%s\", &text, &named)); /* PETSc takes a bare -%s for the first name */\n",
+              p->param.name, p->param.name);
+      fprintf(out, "    PetscCheck(!named || (text && text[0]), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, \"-%s was given without a value: write -%s ", p->param.name, p->param.name);
+      for (const Node *c = p->param.type->list.items; c; c = c->next)
+        fprintf(out, "%s%s", c == p->param.type->list.items ? "" : c->next ? ", " : " or ", c->name.name);
+      fprintf(out, "\");\n    int_value = (PetscInt)user->%s;\n    PetscCall(PetscOptionsEList(\"-%s\", ", nm, p->param.name);
+      c_string(out, p->param.desc ? p->param.desc : p->param.name);
+      fprintf(out, ", \"%s\", choices, %d, choices[int_value], &int_value, &given[%d]));\n  }\n  user->%s = (PetscReal)int_value;\n",
+              P->o->stn_name, ast_count(p->param.type->list.items), i, nm);
+      continue;
+    }
     const char *reader = m->param_type[i] == PT_INT ? "Int" : m->param_type[i] == PT_BOOL ? "Bool" : "Real";
     fprintf(out, "  PetscCall(PetscOptions%s(\"-%s\", ", reader, p->param.name);  /* the option is the .stn's name */
     c_string(out, p->param.desc ? p->param.desc : p->param.name);

@@ -405,10 +405,16 @@ static void explain_params(const Ir *ir, Printer *P, FILE *out) {
     char *text = formula(P, ir->param_default[i], false);
     if (m->param_type[i] == PT_BOOL)  /* the default is a constant 1 or 0; -NAME turns it on, -NAME false off */
       fprintf(out, "  %s: bool = %s", p->param.name, strcmp(text, "0") == 0 ? "false" : "true");
+    else if (m->param_type[i] == PT_CHOICE) {  /* the default is one of the names */
+      fprintf(out, "  %s: {", p->param.name);
+      for (const Node *c = p->param.type->list.items; c; c = c->next)
+        fprintf(out, "%s%s", c == p->param.type->list.items ? "" : ", ", c->name.name);
+      fprintf(out, "} = %s", p->param.value->name.name);
+    }
     else
       fprintf(out, "  %s%s = %s", p->param.name, m->param_type[i] == PT_INT ? ": int" : "", text);
     free(text);
-    if (m->param_type[i] != PT_BOOL && (!isinf(m->param_lo[i]) || !isinf(m->param_hi[i]))) {
+    if (m->param_type[i] <= PT_INT && (!isinf(m->param_lo[i]) || !isinf(m->param_hi[i]))) {
       char lo[40], hi[40];
       const_text(lo, sizeof lo, m->param_lo[i]);
       const_text(hi, sizeof hi, m->param_hi[i]);

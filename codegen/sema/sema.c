@@ -437,26 +437,57 @@ static const char *petsc_option_clash(const char *name) {
 /* The type after a parameter's name: real (also when none is written), int or bool. */
 static ParamType param_type(Sema *s, const Node *p) {
   const Node *t = p->param.type;
+  if (t && t->kind == N_CHOICES) return PT_CHOICE;
   if (!t || strcmp(t->name.name, "real") == 0) return PT_REAL;
   if (strcmp(t->name.name, "int") == 0) return PT_INT;
   if (strcmp(t->name.name, "bool") == 0) return PT_BOOL;
   diag_error(s->d, t->loc, "unknown parameter type '%s'", t->name.name);
-  diag_hint(s->d, "a parameter is real (when no type is written), int or bool");
+  diag_hint(s->d, "a parameter is real (when no type is written), int, bool, or one of a list of names: {a, b}");
   return PT_REAL;
 }
 
 /* An int parameter's default and bounds are whole numbers a PetscInt holds (bounds may be inf). */
 static bool whole(double v) { return v == floor(v) && fabs(v) <= 2147483647.0; }
 
+static void let(Sema *s, Node *l, Ctx cx);
+
+/* The names of a choice parameter: each a global let of its index (0, 1, ...), used or not.
+   Returns how many there are. */
+static int choices(Sema *s, const Node *p) {
+  int n = 0;
+  for (const Node *c = p->param.type->list.items; c; c = c->next, n++) {
+    const Node *same = p->param.type->list.items;
+    while (same != c && strcmp(same->name.name, c->name.name) != 0) same = same->next;
+    if (same != c) {
+      diag_error(s->d, c->loc, "'%s' appears twice among the choices of '%s'", c->name.name, p->param.name);
+      continue;
+    }
+    Node *l = ast_let(s->a, c->loc, c->name.name, ast_num(s->a, c->loc, n, true));
+    let(s, l, CX_PARAM);
+    s->lets[l->index].used = true;
+  }
+  return n;
+}
+
+/* Whether e is one of the choice names of p (written as the name itself). */
+static bool is_choice(const Node *p, const Node *e) {
+  if (e->kind != N_NAME) return false;
+  for (const Node *c = p->param.type->list.items; c; c = c->next)
+    if (strcmp(c->name.name, e->name.name) == 0) return true;
+  return false;
+}
+
 static void param(Sema *s, Node *p) {
   Model *m = s->m;
   ParamType type = param_type(s, p);
+  int nchoices = type == PT_CHOICE ? choices(s, p) : 0;
   expr(s, p->param.value, CX_PARAM, NULL);
   double lo = -INFINITY, hi = INFINITY, v;
   bool have_range = p->param.lo != NULL, range_ok = have_range;
-  if (have_range && type == PT_BOOL) {
-    diag_error(s->d, p->param.lo->loc, "the bool parameter '%s' cannot have a range", p->param.name);
-    diag_hint(s->d, "a bool is true or false; remove 'in [...]'");
+  if (have_range && (type == PT_BOOL || type == PT_CHOICE)) {
+    diag_error(s->d, p->param.lo->loc, "the %s parameter '%s' cannot have a range", type == PT_BOOL ? "bool" : "choice",
+               p->param.name);
+    diag_hint(s->d, "%s; remove 'in [...]'", type == PT_BOOL ? "a bool is true or false" : "its value is one of its names");
     have_range = range_ok = false;
   }
   if (have_range) {
@@ -477,7 +508,12 @@ static void param(Sema *s, Node *p) {
     }
   }
   bool constant = sema_fold_checked(s, p->param.value, &v, NULL);
-  if (type == PT_BOOL && !(constant && (v == 0 || v == 1))) {
+  if (type == PT_CHOICE && !is_choice(p, p->param.value)) {
+    int len;
+    const char *first = ast_text(s->d->src, p->param.type->list.items, &len);
+    diag_error(s->d, p->param.value->loc, "the default of '%s' must be one of its choices", p->param.name);
+    diag_hint(s->d, "write one of the names between the braces, such as '%.*s'", len, first);
+  } else if (type == PT_BOOL && !(constant && (v == 0 || v == 1))) {
     diag_error(s->d, p->param.value->loc, "the default of the bool parameter '%s' must be true or false", p->param.name);
     diag_hint(s->d, "the program's user turns it on with -%s and off with -%s false", p->param.name, p->param.name);
   } else if (type == PT_INT && constant && !whole(v)) {
@@ -505,8 +541,8 @@ static void param(Sema *s, Node *p) {
     }
   }
   p->index = m->nparams;
-  m->param_lo[m->nparams] = type == PT_BOOL ? 0 : range_ok ? lo : -INFINITY;
-  m->param_hi[m->nparams] = type == PT_BOOL ? 1 : range_ok ? hi : INFINITY;
+  m->param_lo[m->nparams] = type == PT_BOOL || type == PT_CHOICE ? 0 : range_ok ? lo : -INFINITY;
+  m->param_hi[m->nparams] = type == PT_BOOL ? 1 : type == PT_CHOICE ? nchoices - 1 : range_ok ? hi : INFINITY;
   m->param_type[m->nparams] = type;
   m->params[m->nparams++] = p;
   declare(s, p->param.name, p);
@@ -638,6 +674,8 @@ static void count(Sema *s, const Node *program, int *nparams, int *nlets, int *n
   *nparams = *nlets = *ndefs = 0;
   for (Node *d = program->list.items; d; d = d->next) {
     if (d->kind == N_PARAM) ++*nparams;
+    if (d->kind == N_PARAM && d->param.type && d->param.type->kind == N_CHOICES)  /* each choice is a let */
+      *nlets += ast_count(d->param.type->list.items);
     if (d->kind == N_LET) ++*nlets;
     if (d->kind == N_DEF) ++*ndefs;
     if (d->kind != N_BLOCK) continue;

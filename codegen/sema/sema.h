@@ -47,8 +47,10 @@ typedef struct Field {
 } Field;
 
 /* What a parameter holds. All are doubles in expressions and in the generated
-   AppCtx; int and bool change how the option is read (PetscOptionsInt, PetscOptionsBool). */
-typedef enum ParamType { PT_REAL, PT_INT, PT_BOOL } ParamType;
+   AppCtx; int, bool and choice change how the option is read (PetscOptionsInt,
+   PetscOptionsBool, PetscOptionsEList). A choice holds the index of the chosen name,
+   and each name is a global let of that value (its type's N_CHOICES lists them). */
+typedef enum ParamType { PT_REAL, PT_INT, PT_BOOL, PT_CHOICE } ParamType;
 
 typedef struct Model {
   const Node  *program;

@@ -45,11 +45,12 @@
 #                 -stn_check_jacobian, -snes_test_jacobian, and the same Newton
 #                 iterations and solution as shared_lets_hoisted.stn (the lets
 #                 at the top level)
-#  12 int, bool   tests/solve/typed_params.stn (-blocks: int, -reaction: bool)
-#                 under several options: the same Newton iterations and solution
-#                 (1e-12) as the program with those values written as lets;
-#                 -blocks 2.5, -blocks 0, -reaction maybe and a computed int
-#                 default that is not whole are refused in a sentence
+#  12 typed params  tests/solve/typed_params.stn (-blocks: int, -reaction:
+#                 bool, -shape: {checkerboard, stripes}) under several options:
+#                 the same Newton iterations and solution (1e-12) as the program
+#                 with those values written as lets; -blocks 2.5, -blocks 0,
+#                 -reaction maybe, -shape rings, a bare -shape and a computed
+#                 int default that is not whole are refused in a sentence
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1141,47 +1142,52 @@ else
 fi
 section_done shared-lets
 
-# ---- 12 int and bool parameters ----------------------------------------------
+# ---- 12 int, bool and choice parameters -----------------------------------
 TP=tests/solve/typed_params.stn
-# fixed B R: the program with -blocks B and -reaction R written as lets.
+# fixed B R S: the program with -blocks B, -reaction R and -shape S (0: checkerboard,
+# 1: stripes) written as lets.
 fixed() {
-  sed "s/^param blocks: int = .*/let blocks = $1;/; s/^param reaction: bool = .*/let reaction = $2;/" "$TP" >"$OUT/typed_params_$1_$2.stn"
-  compile "typed_params_$1_$2" "$OUT/typed_params_$1_$2.stn"
+  sed "s/^param blocks: int = .*/let blocks = $1;/; s/^param reaction: bool = .*/let reaction = $2;/
+       s/^param shape: .*/let checkerboard = 0; let stripes = 1; let shape = $3;/" "$TP" >"$OUT/typed_params_$1_$2_$3.stn"
+  compile "typed_params_$1_$2_$3" "$OUT/typed_params_$1_$2_$3.stn"
 }
 if compile typed_params "$TP"; then
-  for c in "2 0:" "3 0:-blocks 3" "3 1:-blocks 3 -reaction" "5 1:-blocks 5 -reaction true -r 20" "2 0:-reaction false -r 20" "1 1:-blocks 1 -reaction 1"; do
+  for c in "2 0 0:" "3 0 0:-blocks 3" "3 1 0:-blocks 3 -reaction" "5 1 0:-blocks 5 -reaction true -r 20" "2 0 0:-reaction false -r 20" \
+           "1 1 0:-blocks 1 -reaction 1" "3 0 1:-blocks 3 -shape stripes" "4 1 1:-shape STRIPES -blocks 4 -reaction" "2 0 0:-shape checkerboard"; do
     br=${c%%:*} opts=${c#*:}
     # shellcheck disable=SC2086
     set -- $br
-    la=$LOG/typed_params.$1.$2.$(echo "$opts" | tr -c 'a-z0-9\n' '_') lf=$LOG/typed_params_fixed.$1.$2.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    la=$LOG/typed_params.$1.$2.$3.$(echo "$opts" | tr -c 'a-z0-9\n' '_') lf=$LOG/typed_params_fixed.$1.$2.$3.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
     rf=$(echo "$opts" | grep -o -- '-r [0-9]*')
-    if ! fixed "$1" "$2"; then bad "int, bool: the program with blocks = $1, reaction = $2 as lets does not build"; show "$LOG/typed_params_$1_$2.stencilc"; continue; fi
+    if ! fixed "$1" "$2" "$3"; then bad "typed params: the program with blocks = $1, reaction = $2, shape = $3 as lets does not build"; show "$LOG/typed_params_$1_$2_$3.stencilc"; continue; fi
     # shellcheck disable=SC2086
     run "$la" "$OUT/typed_params" $opts $TIGHT -snes_view_solution "binary:$la.bin"
     rc=$?
     # shellcheck disable=SC2086
-    run "$lf" "$OUT/typed_params_$1_$2" $rf $TIGHT -snes_view_solution "binary:$lf.bin"
+    run "$lf" "$OUT/typed_params_$1_$2_$3" $rf $TIGHT -snes_view_solution "binary:$lf.bin"
     rcf=$?
     its=$(newton "$la") itsf=$(newton "$lf")
     if solved "$la" $rc && solved "$lf" $rcf && [ "$its" = "$itsf" ] && same_ok "$la.bin" "$lf.bin" 1e-12; then
-      ok "int, bool: '$opts' solves in $its Newton iterations as blocks = $1, reaction = $2 written as lets, solutions equal ($(same "$la.bin" "$lf.bin" 1e-12))"
+      ok "typed params: '$opts' solves in $its Newton iterations as blocks = $1, reaction = $2, shape = $3 written as lets, solutions equal ($(same "$la.bin" "$lf.bin" 1e-12))"
     else
-      bad "int, bool: '$opts': $its Newton iterations (exit $rc), with lets $itsf (exit $rcf), solutions $(same "$la.bin" "$lf.bin" 1e-12)"
+      bad "typed params: '$opts': $its Newton iterations (exit $rc), with lets $itsf (exit $rcf), solutions $(same "$la.bin" "$lf.bin" 1e-12)"
       show "$la"; show "$lf"
     fi
   done
-  for c in "-blocks 2.5:Input string 2.5 has no integer value" "-blocks 0:-blocks 0. is out of range: typed_params.stn:15 allows \[1, 64\]" \
-           "-blocks:-blocks was given without a value" "-reaction maybe:Unknown logical value: maybe"; do
+  for c in "-blocks 2.5:Input string 2.5 has no integer value" "-blocks 0:-blocks 0. is out of range: typed_params.stn:16 allows \[1, 64\]" \
+           "-blocks:-blocks was given without a value" "-reaction maybe:Unknown logical value: maybe" \
+           "-shape rings:Unknown option rings for -shape. Available options: checkerboard stripes" \
+           "-shape:-shape was given without a value: write -shape checkerboard or stripes"; do
     opts=${c%%:*} want=${c#*:}
     l=$LOG/typed_params.bad.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
     # shellcheck disable=SC2086
     run "$l" "$OUT/typed_params" $opts
     rc=$?
-    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "int, bool: $opts is refused: $(grep -o -m 1 -- "${want%%\\*}.*" "$l")"
-    else bad "int, bool: $opts: exit $rc, no '$want'"; show "$l"; fi
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "typed params: $opts is refused: $(grep -o -m 1 -- "${want%%\\*}.*" "$l")"
+    else bad "typed params: $opts: exit $rc, no '$want'"; show "$l"; fi
   done
 else
-  bad "int, bool: $STENCILC_SRC $TP -o failed"; show "$LOG/typed_params.stencilc"
+  bad "typed params: $STENCILC_SRC $TP -o failed"; show "$LOG/typed_params.stencilc"
 fi
 # A computed int default is checked when the program runs, unless the option replaces it.
 sed 's/^param blocks: int = 2 in/param blocks: int = (nx - 1) \/ 4 in/' "$TP" >"$OUT/typed_params_computed.stn"
@@ -1189,18 +1195,18 @@ if compile typed_params_computed "$OUT/typed_params_computed.stn"; then
   l=$LOG/typed_params_computed.18
   run "$l" "$OUT/typed_params_computed" -da_grid_x 18
   rc=$?
-  want="-blocks's default, 4.25, is not a whole number: typed_params_computed.stn:15 declares it int; give -blocks"
-  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "int, bool: a computed default 17/4 is refused: $want"
-  else bad "int, bool: -da_grid_x 18: exit $rc, no '$want'"; show "$l"; fi
+  want="-blocks's default, 4.25, is not a whole number: typed_params_computed.stn:16 declares it int; give -blocks"
+  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "typed params: a computed default 17/4 is refused: $want"
+  else bad "typed params: -da_grid_x 18: exit $rc, no '$want'"; show "$l"; fi
   l=$LOG/typed_params_computed.given
   run "$l" "$OUT/typed_params_computed" -da_grid_x 18 -blocks 3
   rc=$?
-  if solved "$l" $rc; then ok "int, bool: the computed default is not checked when -blocks 3 replaces it"
-  else bad "int, bool: -da_grid_x 18 -blocks 3: exit $rc"; show "$l"; fi
+  if solved "$l" $rc; then ok "typed params: the computed default is not checked when -blocks 3 replaces it"
+  else bad "typed params: -da_grid_x 18 -blocks 3: exit $rc"; show "$l"; fi
 else
-  bad "int, bool: $OUT/typed_params_computed.stn does not build"; show "$LOG/typed_params_computed.stencilc"
+  bad "typed params: $OUT/typed_params_computed.stn does not build"; show "$LOG/typed_params_computed.stencilc"
 fi
-section_done int-bool
+section_done typed-params
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
