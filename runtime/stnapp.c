@@ -420,8 +420,7 @@ static PetscErrorCode level_shapes(StnKernels *k, const DMDALocalInfo *info, Stn
 static PetscErrorCode launch(const DMDALocalInfo *info, StnKernelFn *fn, const char *kernel, const char *what, StnKernelShape *shape, const void *user, const double *x, double *out, long nout)
 {
   char         name[256];
-  StnLocalInfo li = {(int)info->mx, (int)info->my, (int)info->mz, (int)info->xs, (int)info->ys, (int)info->zs, (int)info->xm, (int)info->ym, (int)info->zm,
-                     (int)info->gxs, (int)info->gys, (int)info->gzs, (int)info->gxm, (int)info->gym, (int)info->gzm};
+  StnLocalInfo li = StnLocalInfoOf(info);
 
   PetscFunctionBeginUser;
   if (!shape->bx) { /* the first time on this grid: the tuned shape, or tune it now */
@@ -514,8 +513,7 @@ PetscErrorCode StnKernelsProductShape(StnKernels *k, const DMDALocalInfo *info, 
     const PetscScalar *wa;
     PetscScalar       *ya;
     const long         n  = (long)info->xm * info->ym * info->zm * info->dof;
-    StnLocalInfo       li = {(int)info->mx, (int)info->my, (int)info->mz, (int)info->xs, (int)info->ys, (int)info->zs, (int)info->xm, (int)info->ym, (int)info->zm,
-                             (int)info->gxs, (int)info->gys, (int)info->gzs, (int)info->gxm, (int)info->gym, (int)info->gzm};
+    StnLocalInfo       li = StnLocalInfoOf(info);
 
     PetscCall(DMGetGlobalVector(info->da, &w));
     PetscCall(DMGetGlobalVector(info->da, &y));

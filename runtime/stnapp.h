@@ -147,6 +147,14 @@ typedef struct {
   int                 nlevels;
 } StnKernels;
 
+/* The grid as the generated kernels see it (stnkernel.h): DMDALocalInfo's sizes and boxes. */
+static inline StnLocalInfo StnLocalInfoOf(const DMDALocalInfo *info)
+{
+  const StnLocalInfo li = {(int)info->mx, (int)info->my, (int)info->mz, (int)info->xs, (int)info->ys, (int)info->zs, (int)info->xm, (int)info->ym, (int)info->zm,
+                           (int)info->gxs, (int)info->gys, (int)info->gzs, (int)info->gxm, (int)info->gym, (int)info->gzm};
+  return li;
+}
+
 /* The residual on the GPU: X is the ghosted local state, F the global residual (CUDA vectors);
    user is the program's AppCtx, passed to the kernel by value. */
 PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k, const void *user);

@@ -134,8 +134,7 @@ PetscErrorCode StnMatFreeSetState(Mat J, const DMDALocalInfo *info, Vec X, StnKe
   PetscCall(VecCopy(X, mf->state));
   mf->k    = k;
   mf->user = user;
-  mf->info = (StnLocalInfo){(int)info->mx, (int)info->my, (int)info->mz, (int)info->xs, (int)info->ys, (int)info->zs, (int)info->xm, (int)info->ym, (int)info->zm,
-                            (int)info->gxs, (int)info->gys, (int)info->gzs, (int)info->gxm, (int)info->gym, (int)info->gzm};
+  mf->info = StnLocalInfoOf(info);
   {
     const PetscScalar *x;
 

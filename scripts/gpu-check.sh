@@ -50,6 +50,13 @@ vector_copies() {
         printf "%s(%d to GPU %.3g MB, %d to CPU %.3g MB) ", $1, c2g, s2g, g2c, s2c }' "$1"
 }
 bad() { fail=$((fail + 1)); echo "FAIL: gpu: $*"; }
+# The Krylov iterations of each linear solve in a log, and whether two such lists have as many
+# solves with counts within one of each other (1) or not (0).
+krylov_counts() { awk '/Linear solve converged/ {printf "%s ", $NF}' "$1"; }
+counts_close() {
+  echo "$1|$2" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
+                             for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) {print 0; exit}; print 1}'
+}
 
 # vecdiff (tests/petsc/vecdiff.c) against this PETSc.
 LIBDIR=$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}lib
@@ -197,16 +204,14 @@ want multigrid && printf '%s\n%s\n' "$cases" "$mgcases" | while IFS=: read -r na
   # the fused V-cycle (the GPU's default) against PETSc's PCMG apply on the same device levels
   # shellcheck disable=SC2086
   "$B/$name" $grid $params $mgsolver -stn_device gpu -stn_mg_fused false >"$OUTDIR/$name.mg.pcmg.log" 2>&1
-  p=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.pcmg.log")
-  f=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.gpu.log")
-  same=$(echo "$f|$p" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
-                                     for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) {print 0; exit}; print 1}')
+  p=$(krylov_counts "$OUTDIR/$name.mg.pcmg.log")
+  f=$(krylov_counts "$OUTDIR/$name.mg.gpu.log")
+  same=$(counts_close "$f" "$p")
   if [ "$same" = 1 ]; then echo "gpu: multigrid: $name: fused V-cycle Krylov [ $f], PCMG's apply [ $p]: ok"
   else echo "FAIL: gpu: multigrid: $name: fused V-cycle Krylov [ $f] against PCMG's apply [ $p]"; echo "x" >>"$B/failed"; fi
-  g=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.gpu.log")
-  c=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.cpu.log")
-  close=$(echo "$g|$c" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
-                                      for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) {print 0; exit}; print 1}')
+  g=$(krylov_counts "$OUTDIR/$name.mg.gpu.log")
+  c=$(krylov_counts "$OUTDIR/$name.mg.cpu.log")
+  close=$(counts_close "$g" "$c")
   diff=$("$B/vecdiff" "$B/$name.mg.gpu.bin" "$B/$name.mg.cpu.bin" --rel 1e-8 2>&1)
   if [ "$(cat "$B/$name.mg.gpu.rc")" = 0 ] && [ "$(cat "$B/$name.mg.cpu.rc")" = 0 ] && [ "$close" = 1 ] &&
      "$B/vecdiff" "$B/$name.mg.gpu.bin" "$B/$name.mg.cpu.bin" --rel 1e-8 >/dev/null 2>&1; then
@@ -222,10 +227,9 @@ want multigrid && printf '%s\n%s\n' "$cases" "$mgcases" | while IFS=: read -r na
       -snes_view_solution "binary:$B/$name.mg.$op.bin" >"$OUTDIR/$name.mg.$op.log" 2>&1
     echo $? >"$B/$name.mg.$op.rc"
   done
-  f=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.matfree.log")
-  m=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$OUTDIR/$name.mg.matrix.log")
-  close=$(echo "$f|$m" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
-                                      for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) {print 0; exit}; print 1}')
+  f=$(krylov_counts "$OUTDIR/$name.mg.matfree.log")
+  m=$(krylov_counts "$OUTDIR/$name.mg.matrix.log")
+  close=$(counts_close "$f" "$m")
   diff=$("$B/vecdiff" "$B/$name.mg.matfree.bin" "$B/$name.mg.matrix.bin" --rel 1e-8 2>&1)
   if [ "$(cat "$B/$name.mg.matfree.rc")" = 0 ] && [ "$(cat "$B/$name.mg.matrix.rc")" = 0 ] && [ "$close" = 1 ] &&
      "$B/vecdiff" "$B/$name.mg.matfree.bin" "$B/$name.mg.matrix.bin" --rel 1e-8 >/dev/null 2>&1; then
