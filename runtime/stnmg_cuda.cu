@@ -8,20 +8,34 @@ enum { kThreads = 256 };
 
 static long points(const int n[3]) { return (long)n[0] * n[1] * n[2]; }
 
-__global__ static void interpolate_kernel(const StnTransferGrid g, int add, const double *__restrict__ coarse, double *__restrict__ fine)
+/* Interpolation and restriction: one thread per output value, blocks of kThreads along a row
+   of values (x, then the dof values of a point) and one block row per (j, k), so neighbouring
+   threads read and write neighbouring values and only divide by the dof to find their point (a
+   constant DOF the compiler turns into a multiplication; 0: g.dof). Each reads its input from
+   cache after the first touch: bandwidth-bound, 16 bytes per fine unknown at best. */
+template <int DOF>
+__global__ static void __launch_bounds__(kThreads) interpolate_kernel(const StnTransferGrid g, int add, const double *__restrict__ coarse, double *__restrict__ fine)
 {
-  long p = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int dof = DOF ? DOF : g.dof, v = (int)(blockIdx.x * blockDim.x + threadIdx.x), i = v / dof, c = v - i * dof;
 
-  if (p >= (long)g.nf[0] * g.nf[1] * g.nf[2]) return;
-  stn_transfer_interpolate_point(&g, add, (int)(p % g.nf[0]), (int)(p / g.nf[0] % g.nf[1]), (int)(p / ((long)g.nf[0] * g.nf[1])), coarse, fine);
+  if (i < g.nf[0]) stn_transfer_interpolate_point(&g, dof, c, c + 1, add, i, (int)blockIdx.y, (int)blockIdx.z, coarse, fine);
 }
 
-__global__ static void restrict_kernel(const StnTransferGrid g, int add, const double *__restrict__ fine, double *__restrict__ coarse)
+template <int DOF>
+__global__ static void __launch_bounds__(kThreads) restrict_kernel(const StnTransferGrid g, int add, const double *__restrict__ fine, double *__restrict__ coarse)
 {
-  long p = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int dof = DOF ? DOF : g.dof, v = (int)(blockIdx.x * blockDim.x + threadIdx.x), i = v / dof, c = v - i * dof;
 
-  if (p >= (long)g.nc[0] * g.nc[1] * g.nc[2]) return;
-  stn_transfer_restrict_point(&g, add, (int)(p % g.nc[0]), (int)(p / g.nc[0] % g.nc[1]), (int)(p / ((long)g.nc[0] * g.nc[1])), fine, coarse);
+  if (i < g.nc[0]) stn_transfer_restrict_point(&g, dof, c, c + 1, add, i, (int)blockIdx.y, (int)blockIdx.z, fine, coarse);
+}
+
+/* The launch over points n[0] x n[1] x n[2] of dof values; 0 when a direction has more points
+   than a grid of blocks has rows (65535), which no grid one rank holds in memory comes near. */
+static int grid_of(const int n[3], int dof, dim3 *grid)
+{
+  if (n[1] > 65535 || n[2] > 65535 || (long)n[0] * dof > 2147483647L - kThreads) return 0;
+  *grid = dim3((unsigned)(((long)n[0] * dof + kThreads - 1) / kThreads), (unsigned)n[1], (unsigned)n[2]);
+  return 1;
 }
 
 __global__ static void inject_kernel(const StnTransferGrid g, const double *__restrict__ fine, double *__restrict__ coarse)
@@ -50,17 +64,33 @@ extern "C" int StnTransferRScaleCUDA(const StnTransferGrid *g, double *coarse)
 
 extern "C" int StnTransferInterpolateCUDA(const StnTransferGrid *g, int add, const double *coarse, double *fine)
 {
-  long n = points(g->nf);
+  dim3 grid;
 
-  if (n > 0) interpolate_kernel<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads>>>(*g, add, coarse, fine);
+  if (points(g->nf) == 0) return 0;
+  if (!grid_of(g->nf, g->dof, &grid)) return (int)cudaErrorInvalidConfiguration;
+  switch (g->dof) {
+  case 1: interpolate_kernel<1><<<grid, kThreads>>>(*g, add, coarse, fine); break;
+  case 2: interpolate_kernel<2><<<grid, kThreads>>>(*g, add, coarse, fine); break;
+  case 3: interpolate_kernel<3><<<grid, kThreads>>>(*g, add, coarse, fine); break;
+  case 4: interpolate_kernel<4><<<grid, kThreads>>>(*g, add, coarse, fine); break;
+  default: interpolate_kernel<0><<<grid, kThreads>>>(*g, add, coarse, fine); break;
+  }
   return (int)cudaGetLastError();
 }
 
 extern "C" int StnTransferRestrictCUDA(const StnTransferGrid *g, int add, const double *fine, double *coarse)
 {
-  long n = points(g->nc);
+  dim3 grid;
 
-  if (n > 0) restrict_kernel<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads>>>(*g, add, fine, coarse);
+  if (points(g->nc) == 0) return 0;
+  if (!grid_of(g->nc, g->dof, &grid)) return (int)cudaErrorInvalidConfiguration;
+  switch (g->dof) {
+  case 1: restrict_kernel<1><<<grid, kThreads>>>(*g, add, fine, coarse); break;
+  case 2: restrict_kernel<2><<<grid, kThreads>>>(*g, add, fine, coarse); break;
+  case 3: restrict_kernel<3><<<grid, kThreads>>>(*g, add, fine, coarse); break;
+  case 4: restrict_kernel<4><<<grid, kThreads>>>(*g, add, fine, coarse); break;
+  default: restrict_kernel<0><<<grid, kThreads>>>(*g, add, fine, coarse); break;
+  }
   return (int)cudaGetLastError();
 }
 

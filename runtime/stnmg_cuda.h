@@ -46,63 +46,86 @@ int StnNoiseCUDA(double *x, long n, long start);
 }
 #endif
 
-/* The coarse points on either side of fine index f along a direction, with their weights (one
-   point of weight 1 when f is a coarse point). */
+/* The loops below run over fixed counts with the missing points skipped, so that a compiler
+   keeps the small arrays in registers (indexed by constants once unrolled); the points taken
+   and the order of the sums are those of the plain loops over the points that exist. */
+#if defined(__CUDACC__)
+  #define STN_UNROLL _Pragma("unroll")
+#else
+  #define STN_UNROLL
+#endif
+
+/* The coarse points on either side of fine index f along a direction, with their weights: one
+   point of weight 1 when f is a coarse point (n = 1), else two of weight 1/2. */
 STN_HD static inline int stn_transfer_sides(const StnTransferGrid *g, int d, int f, int side[2], double w[2])
 {
   side[0] = f / 2;
+  side[1] = side[0] + 1 == g->nc[d] ? 0 : side[0] + 1; /* only a periodic direction wraps */
   if (d >= g->dim || f % 2 == 0) {
-    w[0] = 1.0;
+    w[0] = 1.0, w[1] = 0.0;
     return 1;
   }
-  side[1] = side[0] + 1 == g->nc[d] ? 0 : side[0] + 1; /* only a periodic direction wraps */
   w[0] = w[1] = 0.5;
   return 2;
 }
 
-/* Fine point (i, j, k) from the coarse points around it. */
-STN_HD static inline void stn_transfer_interpolate_point(const StnTransferGrid *g, int add, int i, int j, int k, const double *coarse, double *fine)
+/* Values c0 to c1 - 1 of fine point (i, j, k) from the coarse points around it; dof values per
+   point. */
+STN_HD static inline void stn_transfer_interpolate_point(const StnTransferGrid *g, int dof, int c0, int c1, int add, int i, int j, int k, const double *coarse, double *fine)
 {
   int    at[3] = {i, j, k}, s[3][2], n[3];
   double w[3][2];
-  long   out = (((long)k * g->nf[1] + j) * g->nf[0] + i) * g->dof;
+  long   out = (((long)k * g->nf[1] + j) * g->nf[0] + i) * dof;
 
+  STN_UNROLL
   for (int d = 0; d < 3; d++) n[d] = stn_transfer_sides(g, d, at[d], s[d], w[d]);
-  for (int c = 0; c < g->dof; c++) {
+  for (int c = c0; c < c1; c++) {
     double sum = 0.0;
-    for (int b = 0; b < n[2]; b++)
-      for (int a = 0; a < n[1]; a++)
-        for (int e = 0; e < n[0]; e++) sum += w[2][b] * w[1][a] * w[0][e] * coarse[(((long)s[2][b] * g->nc[1] + s[1][a]) * g->nc[0] + s[0][e]) * g->dof + c];
+    STN_UNROLL
+    for (int b = 0; b < 2; b++) {
+      STN_UNROLL
+      for (int a = 0; a < 2; a++) {
+        STN_UNROLL
+        for (int e = 0; e < 2; e++)
+          if (b < n[2] && a < n[1] && e < n[0]) sum += w[2][b] * w[1][a] * w[0][e] * coarse[(((long)s[2][b] * g->nc[1] + s[1][a]) * g->nc[0] + s[0][e]) * dof + c];
+      }
+    }
     fine[out + c] = add ? fine[out + c] + sum : sum;
   }
 }
 
-/* Coarse point (i, j, k) from the fine points whose interpolation reads it: 2i - 1, 2i, 2i + 1
-   along each direction, those that exist (all, wrapped, in a periodic direction). */
-STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, int add, int i, int j, int k, const double *fine, double *coarse)
+/* Values c0 to c1 - 1 of coarse point (i, j, k) from the fine points whose interpolation reads
+   it: 2i - 1, 2i, 2i + 1 along each direction, those that exist (all, wrapped, in a periodic
+   direction). */
+STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, int dof, int c0, int c1, int add, int i, int j, int k, const double *fine, double *coarse)
 {
-  int    at[3] = {i, j, k}, f[3][3], n[3];
+  int    at[3] = {i, j, k}, f[3][3], has[3][3];
   double w[3][3];
-  long   out = (((long)k * g->nc[1] + j) * g->nc[0] + i) * g->dof;
+  long   out = (((long)k * g->nc[1] + j) * g->nc[0] + i) * dof;
 
+  STN_UNROLL
   for (int d = 0; d < 3; d++) {
-    n[d] = 0;
-    if (d >= g->dim) {
-      f[d][0] = 0, w[d][0] = 1.0, n[d] = 1;
-      continue;
-    }
+    STN_UNROLL
     for (int o = -1; o <= 1; o++) {
       int x = 2 * at[d] + o;
-      if (g->periodic[d]) x = (x + g->nf[d]) % g->nf[d];
-      else if (x < 0 || x >= g->nf[d]) continue;
-      f[d][n[d]] = x, w[d][n[d]++] = o ? 0.5 : 1.0;
+      if (d >= g->dim) x = o ? -1 : 0; /* no such direction: the one point 0, weight 1 */
+      else if (g->periodic[d]) x = (x + g->nf[d]) % g->nf[d];
+      has[d][o + 1] = x >= 0 && x < g->nf[d];
+      f[d][o + 1]   = has[d][o + 1] ? x : 0;
+      w[d][o + 1]   = o ? 0.5 : 1.0;
     }
   }
-  for (int c = 0; c < g->dof; c++) {
+  for (int c = c0; c < c1; c++) {
     double sum = 0.0;
-    for (int b = 0; b < n[2]; b++)
-      for (int a = 0; a < n[1]; a++)
-        for (int e = 0; e < n[0]; e++) sum += w[2][b] * w[1][a] * w[0][e] * fine[(((long)f[2][b] * g->nf[1] + f[1][a]) * g->nf[0] + f[0][e]) * g->dof + c];
+    STN_UNROLL
+    for (int b = 0; b < 3; b++) {
+      STN_UNROLL
+      for (int a = 0; a < 3; a++) {
+        STN_UNROLL
+        for (int e = 0; e < 3; e++)
+          if (has[2][b] && has[1][a] && has[0][e]) sum += w[2][b] * w[1][a] * w[0][e] * fine[(((long)f[2][b] * g->nf[1] + f[1][a]) * g->nf[0] + f[0][e]) * dof + c];
+      }
+    }
     coarse[out + c] = add ? coarse[out + c] + sum : sum;
   }
 }

@@ -93,8 +93,8 @@ static PetscErrorCode apply(Mat A, TransferKind kind, Vec in, Vec out, int add)
   for (int k = 0; k < n[2]; k++)
     for (int j = 0; j < n[1]; j++)
       for (int i = 0; i < n[0]; i++) {
-        if (kind == INTERPOLATE) stn_transfer_interpolate_point(g, add, i, j, k, x, y);
-        else if (kind == RESTRICT) stn_transfer_restrict_point(g, add, i, j, k, x, y);
+        if (kind == INTERPOLATE) stn_transfer_interpolate_point(g, g->dof, 0, g->dof, add, i, j, k, x, y);
+        else if (kind == RESTRICT) stn_transfer_restrict_point(g, g->dof, 0, g->dof, add, i, j, k, x, y);
         else stn_transfer_inject_point(g, i, j, k, x, y);
       }
   PetscCall(PetscLogFlops(flops));

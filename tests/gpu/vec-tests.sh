@@ -53,8 +53,14 @@ if ! $CC $CFLAGS -o "$B/gmres_cycle" tests/gpu/gmres_cycle.c $RUNTIME_OBJS $LIBS
   tail -30 "$OUTDIR/build.log"
   exit 1
 fi
+# shellcheck disable=SC2086
+if ! $CC $CFLAGS -o "$B/transfer" tests/gpu/transfer.c $RUNTIME_OBJS $LIBS >>"$OUTDIR/build.log" 2>&1; then
+  bad "vec: building tests/gpu/transfer.c (log: $OUTDIR/build.log)"
+  tail -30 "$OUTDIR/build.log"
+  exit 1
+fi
 if [ -s "$OUTDIR/build.log" ]; then echo "note: gpu: vec: compiler warnings in $OUTDIR/build.log"; fi
-ok "vec: vec_ops, gmres_step and gmres_cycle built"
+ok "vec: vec_ops, gmres_step, gmres_cycle and transfer built"
 [ $build_only = 1 ] && exit 0
 
 # Every check, full sizes (0, 1, 31, 1000, 1000003).
@@ -89,6 +95,14 @@ grep -E "^(gpu: gmres cycle:|FAIL: gpu: gmres cycle:)" "$OUTDIR/gmres_cycle.log"
 if [ $rc -eq 0 ]; then ok "vec: gmres_cycle, all checks"
 else bad "vec: gmres_cycle (exit $rc; log: $OUTDIR/gmres_cycle.log)"; tail -5 "$OUTDIR/gmres_cycle.log"; fi
 
+# The grid transfers against the host's loops, bit for bit (tests/gpu/transfer.c), and their
+# speed against a copy (-bench: one line, for the record).
+"$B/transfer" -bench >"$OUTDIR/transfer.log" 2>&1
+rc=$?
+grep -E "^FAIL: gpu: transfer:|^gpu: bench:" "$OUTDIR/transfer.log"
+if [ $rc -eq 0 ]; then ok "vec: transfer, $(grep -c "^gpu: transfer:.*: ok$" "$OUTDIR/transfer.log") checks"
+else bad "vec: transfer (exit $rc; log: $OUTDIR/transfer.log)"; tail -5 "$OUTDIR/transfer.log"; fi
+
 # Clean kernels: the same programs on small sizes under compute-sanitizer.
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck synccheck initcheck; do
@@ -101,7 +115,7 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
       bad "vec: compute-sanitizer $tool: vec_ops (exit $src; log: $OUTDIR/vec_ops.$tool.log)"
       grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/vec_ops.$tool.log" | head -10
     fi
-    for prog in gmres_step gmres_cycle; do
+    for prog in gmres_step gmres_cycle transfer; do
       compute-sanitizer --tool $tool --error-exitcode 99 "$B/$prog" -small >"$OUTDIR/$prog.$tool.log" 2>&1
       src=$?
       if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: $prog"
