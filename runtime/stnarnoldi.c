@@ -9,10 +9,13 @@
 ** scaled by the inverse diagonal (Jacobi's), all queued before one wait at the end. The engine keeps the Hessenberg matrix rotated (the Givens rotations GMRES applies
 ** column by column); the Ritz values need it unrotated, which undoing the rotations gives.
 **
-** The engine's step reports have one slot per step number, shared by every GMRES on the device:
-** the estimate runs, as PETSc's does, at the first preconditioner application after a new
-** operator, when the outer GMRES has no step in flight, and waits for all of its own steps
-** before it returns.
+** The estimate comes in two halves, so that the estimates of every level of a hierarchy are
+** queued before the host waits for any (a coarse level's steps are launches more than work):
+** StnMGEstimateDeviceBegin queues the steps, StnMGEstimateDeviceEnd waits and takes the Ritz
+** values. The engine's reports have a set of slots per estimator in flight (the set argument,
+** 1 to STN_GMRES_REPORT_SETS - 1; set 0 is the outer GMRES's, which has no step in flight at
+** the first preconditioner application after a new operator, where the estimates run, as
+** PETSc's do).
 */
 #include "stnmg.h"
 
@@ -23,12 +26,18 @@
   #include "stngmres_cuda.h"
   #include "stnmatfree.h"
 
-/* What one estimator keeps between estimates: the engine and the Krylov basis. */
+/* What one estimator keeps between estimates: the engine and the Krylov basis, V[0] a vector
+   of the level's, the rest in one block of device memory (one allocation per level, not one per
+   vector: a hierarchy's first estimates had spent longer allocating than computing). */
 typedef struct {
   StnGMRESState st;
-  Vec          *V;    /* steps + 1 vectors */
-  Vec           dinv; /* 1 / the diagonal */
+  Vec           V0;    /* the start, then the first basis vector */
+  double       *basis; /* steps vectors of n after it, on the device */
+  Vec           dinv;  /* 1 / the diagonal */
   PetscInt      steps, n;
+  PetscBool     queued;                       /* Begin queued steps that End has not taken */
+  PetscReal     rtol, abstol;                 /* est's, for the stop */
+  unsigned      ticket[STN_VEC_MAX_MULTI];    /* each step's, to wait for */
 } Arnoldi;
 
 static PetscErrorCode ArnoldiDestroy(void **ctx)
@@ -37,7 +46,8 @@ static PetscErrorCode ArnoldiDestroy(void **ctx)
 
   PetscFunctionBeginUser;
   STN_CUDA_CALL(StnGMRESDestroy(&a->st));
-  PetscCall(VecDestroyVecs(a->steps + 1, &a->V));
+  PetscCall(VecDestroy(&a->V0));
+  STN_CUDA_CALL(StnCUDAFree(a->basis));
   PetscCall(VecDestroy(&a->dinv));
   PetscCall(PetscFree(a));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -59,7 +69,8 @@ static PetscErrorCode get_arnoldi(KSP est, Vec b, PetscInt steps, Arnoldi **out)
     a->n     = n;
     a->steps = steps;
     STN_CUDA_CALL(StnGMRESCreate(&a->st, (int)steps));
-    PetscCall(VecDuplicateVecs(b, steps + 1, &a->V));
+    PetscCall(VecDuplicate(b, &a->V0));
+    STN_CUDA_CALL(StnCUDAMalloc((void **)&a->basis, sizeof(double) * (size_t)steps * (size_t)(n > 0 ? n : 1)));
     PetscCall(VecDuplicate(b, &a->dinv));
     PetscCall(PetscObjectContainerCompose((PetscObject)est, "StnArnoldi", a, ArnoldiDestroy)); /* frees the old one */
   }
@@ -87,7 +98,7 @@ static void unrotate(PetscInt n, PetscInt ld, const double *hh, const double *c,
   }
 }
 
-PetscErrorCode StnMGEstimateDevice(KSP est, Mat A, Mat P, PC pc, Vec b, PetscReal *emax, PetscBool *done)
+PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, PetscBool *queued)
 {
   const StnBox      *box;
   const PetscScalar *values;
@@ -95,22 +106,20 @@ PetscErrorCode StnMGEstimateDevice(KSP est, Mat A, Mat P, PC pc, Vec b, PetscRea
   PetscLogDouble     flops;
   PetscBool          ok;
   PCJacobiType       jtype;
-  PetscReal          rtol, abstol, beta;
-  PetscInt           steps, n, taken = 0;
-  PetscBool          stopped = PETSC_FALSE, matfree;
+  PetscInt           steps, n;
+  PetscBool          matfree;
   Arnoldi           *a;
-  unsigned           ticket[STN_VEC_MAX_MULTI];
   double            *Vd[STN_VEC_MAX_MULTI];
 
   PetscFunctionBeginUser;
-  *done = PETSC_FALSE;
-  *emax = 0;
+  *queued = PETSC_FALSE;
+  if (set < 1 || set >= STN_GMRES_REPORT_SETS) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &ok));
   if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCJacobiGetType(pc, &jtype));
   PetscCall(PCJacobiGetUseAbs(pc, &ok));
   if (jtype != PC_JACOBI_DIAGONAL || ok) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(KSPGetTolerances(est, &rtol, &abstol, NULL, &steps));
+  PetscCall(KSPGetTolerances(est, NULL, NULL, NULL, &steps));
   if (steps < 1 || steps >= STN_VEC_MAX_MULTI) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatSGDIAGetDeviceOperator(P, &box, &values, &flops, &ok));
   if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
@@ -118,20 +127,21 @@ PetscErrorCode StnMGEstimateDevice(KSP est, Mat A, Mat P, PC pc, Vec b, PetscRea
   if (matfree) flops = 0; /* StnMatFreeApply logs its own */
 
   PetscCall(get_arnoldi(est, b, steps, &a));
+  PetscCall(KSPGetTolerances(est, &a->rtol, &a->abstol, NULL, NULL));
   PetscCall(VecGetLocalSize(b, &n));
+  a->st.reports = set * STN_VEC_MAX_MULTI;
   PetscCall(MatGetDiagonal(P, a->dinv)); /* Jacobi's: 1 / the diagonal */
   PetscCall(VecReciprocal(a->dinv));
-  PetscCall(VecPointwiseMult(a->V[0], a->dinv, b)); /* the preconditioned residual of the zero guess */
-  PetscCall(VecNormalize(a->V[0], &beta));
-  *done = PETSC_TRUE;
-  if (beta == 0) PetscFunctionReturn(PETSC_SUCCESS);
-  STN_CUDA_CALL(StnGMRESStart(&a->st, beta));
-  for (PetscInt i = 0; i <= steps; i++) { /* the basis on the device from now on */
+  PetscCall(VecPointwiseMult(a->V0, a->dinv, b)); /* the preconditioned residual of the zero guess */
+  {
     PetscScalar *v;
-    PetscCall(VecCUDAGetArray(a->V[i], &v));
-    Vd[i] = v;
-    PetscCall(VecCUDARestoreArray(a->V[i], &v));
+
+    PetscCall(VecCUDAGetArray(a->V0, &v));
+    Vd[0] = v;
+    PetscCall(VecCUDARestoreArray(a->V0, &v));
   }
+  for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
+  STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
   for (PetscInt it = 0; it < steps; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
     if (matfree) {
@@ -139,19 +149,42 @@ PetscErrorCode StnMGEstimateDevice(KSP est, Mat A, Mat P, PC pc, Vec b, PetscRea
 
       PetscCall(StnMatFreeApply(A, &m));
     } else STN_CUDA_CALL(StnSGDIAMultCUDA(box, values, Vd[it], 0, d, Vd[it + 1], 2, NULL));
-    STN_CUDA_CALL(StnGMRESStepLaunch(&a->st, (int)it, 1e-30, Vd[it + 1], (const double *const *)Vd, (long)n, &ticket[it]));
+    STN_CUDA_CALL(StnGMRESStepLaunch(&a->st, (int)it, 1e-30, Vd[it + 1], (const double *const *)Vd, (long)n, &a->ticket[it]));
   }
   PetscCall(VecCUDARestoreArrayRead(a->dinv, &d));
-  PetscCall(PetscLogGpuFlops(steps * (flops + 4.0 * n * (steps + 2))));
-  /* As KSPGMRES would stop: at a breakdown, or once the residual estimate meets the tolerances. */
-  for (PetscInt it = 0; it < steps; it++) {
+  PetscCall(PetscLogGpuFlops(steps * (flops + 4.0 * n * (steps + 2)) + 3.0 * n));
+  a->queued = *queued = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done)
+{
+  PetscContainer container;
+  Arnoldi       *a = NULL;
+  PetscInt       taken = 0;
+  PetscBool      stopped = PETSC_FALSE;
+  double         beta;
+
+  PetscFunctionBeginUser;
+  *emax = 0;
+  *done = PETSC_FALSE;
+  PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
+  if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
+  if (!a || !a->queued) PetscFunctionReturn(PETSC_SUCCESS);
+  a->queued = PETSC_FALSE;
+  *done     = PETSC_TRUE;
+  STN_CUDA_CALL(StnCUDAMemcpyDtoH(&beta, a->st.beta, sizeof beta)); /* after everything queued */
+  /* As KSPGMRES would stop: at a breakdown, or once the residual estimate meets the tolerances.
+     A zero start (beta 0) has no estimate, as after VecNormalize of a zero vector. */
+  for (PetscInt it = 0; it < a->steps; it++) {
     StnGMRESReport rep;
 
-    STN_CUDA_CALL(StnGMRESStepWait((int)it, ticket[it], &rep));
+    STN_CUDA_CALL(StnGMRESStepWait(a->st.reports + (int)it, a->ticket[it], &rep));
     if (stopped) continue;
     taken   = it + 1;
-    stopped = (PetscBool)(rep.null || rep.hapend || rep.res <= PetscMax(rtol * beta, abstol));
+    stopped = (PetscBool)(rep.null || rep.hapend || rep.res <= PetscMax(a->rtol * beta, a->abstol));
   }
+  if (beta == 0) PetscFunctionReturn(PETSC_SUCCESS);
   {
     double      hh[(STN_VEC_MAX_MULTI + 2) * STN_VEC_MAX_MULTI], grs[STN_VEC_MAX_MULTI + 2], c[STN_VEC_MAX_MULTI + 1], s[STN_VEC_MAX_MULTI + 1];
     double      H[STN_VEC_MAX_MULTI * STN_VEC_MAX_MULTI], re[STN_VEC_MAX_MULTI], im[STN_VEC_MAX_MULTI], work[5 * STN_VEC_MAX_MULTI], dummy = 0;

@@ -52,6 +52,19 @@ struct GMRESUpdateOp {
   }
 };
 
+/* x = x / *t as ScaleByNormOp, and *keep = *t (one thread): the start of a cycle, whose norm
+   the first step's rotation overwrites in GRS(0). */
+struct StartScaleOp {
+  static constexpr int max_threads = 1024, max_ept = 4;
+  double *x; const double *t; double *keep;
+  __device__ void operator()(long i) const
+  {
+    const double tv = *t;
+    if (i == 0) *keep = tv;
+    if (tv != 0.0) x[i] = x[i] * (1.0 / tv);
+  }
+};
+
 struct ScaleByNormOp { /* x = x / *t (by its reciprocal, as VecNormalize does), unless *t is 0 */
   static constexpr int max_threads = 1024, max_ept = 4;
   double *x; const double *t;
@@ -77,7 +90,7 @@ int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double
   up.it     = it;
   up.haptol = haptol;
   up.st     = *st;
-  up.report = scratch.dev_report + it;
+  up.report = scratch.dev_report + st->reports + it;
   for (int k = 0; k < NV; k++) up.x[k] = k < nv ? V[k] : V[0]; /* coefficient 0: MDot wrote zeros there */
   if ((rc = start_reduce(StnVecGetLaunch(STN_K_MAXPY, n), n, up, scratch.dev_out, seq))) return rc;
   return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ScaleByNormOp{w, st->tt});
@@ -236,7 +249,7 @@ int gmres_step_fused(StnGMRESState *st, int it, double haptol, double *w, const 
   for (int k = 0; k < STN_VEC_MAX_MULTI; k++) a.V[k] = k <= it ? V[k] : V[0]; /* unused slots: V[0], from cache (finite: 0 times it is 0) */
   a.haptol   = haptol;
   a.st       = *st;
-  a.report   = scratch.dev_report + it;
+  a.report   = scratch.dev_report + st->reports + it;
   a.partials = scratch.partials;
   a.done     = scratch.dev_done;
   a.seq = *seq = ++scratch.seq;
@@ -256,12 +269,13 @@ int StnGMRESCreate(StnGMRESState *st, int max_k)
   st->ld    = max_k + 2 > STN_VEC_MAX_MULTI ? max_k + 2 : STN_VEC_MAX_MULTI; /* MDot writes 32 entries of a column */
   st->max_k = max_k;
   st->fused = 1;
-  const size_t doubles = (size_t)st->ld * (max_k + 1) + 2 * (max_k + 1) + (max_k + 2) + 1;
+  const size_t doubles = (size_t)st->ld * (max_k + 1) + 2 * (max_k + 1) + (max_k + 2) + 2;
   if ((rc = check(cudaMalloc((void **)&st->hh, doubles * sizeof(double)), "StnGMRESCreate: cudaMalloc"))) return rc;
   st->cc  = st->hh + (size_t)st->ld * (max_k + 1);
   st->ss  = st->cc + max_k + 1;
   st->grs = st->ss + max_k + 1;
-  st->tt  = st->grs + max_k + 2;
+  st->tt   = st->grs + max_k + 2;
+  st->beta = st->tt + 1;
   return check(cudaMemset(st->hh, 0, doubles * sizeof(double)), "StnGMRESCreate: cudaMemset");
 }
 
@@ -277,11 +291,22 @@ int StnGMRESStart(StnGMRESState *st, double beta)
   return check(cudaMemcpy(st->grs, &beta, sizeof beta, cudaMemcpyHostToDevice), "StnGMRESStart: cudaMemcpy");
 }
 
+int StnGMRESStartNormalize(StnGMRESState *st, double *v, long n)
+{
+  unsigned seq;
+  int      rc = scratch_ready();
+  if (rc) return rc;
+  if (n < 1) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStartNormalize: no entries");
+  if ((rc = start_reduce(StnVecGetLaunch(STN_K_NORM, n), n, NormOp<1>{v}, st->grs, &seq))) return rc;
+  return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, StartScaleOp{v, st->grs, st->beta});
+}
+
 int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, unsigned *ticket)
 {
   int rc = scratch_ready();
   if (rc) return rc;
   if (it < 0 || it > st->max_k - 1 || n < 1) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStep: step or length out of range");
+  if (st->reports < 0 || st->reports % STN_VEC_MAX_MULTI || st->reports >= STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStep: no such report set");
   /* The fused kernel wins where its second pass over V finds it in L2 and its saved launches
      count: 1.5x at n = 2^18, 0.89x at 2^21 on an H200 (tests/gpu/gmres_step.c -bench). */
   if (st->fused && scratch.cooperative && n <= kFusedMaxN) {
@@ -303,10 +328,10 @@ int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, cons
   return gmres_step<32>(st, it, haptol, w, V, n, ticket);
 }
 
-int StnGMRESStepWait(int it, unsigned ticket, StnGMRESReport *r)
+int StnGMRESStepWait(int slot, unsigned ticket, StnGMRESReport *r)
 {
-  const int rc = it < 0 || it >= STN_VEC_MAX_MULTI ? StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepWait: no such step") : wait_result(ticket);
-  *r           = rc ? StnGMRESReport{} : scratch.host_report[it];
+  const int rc = slot < 0 || slot >= STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS ? StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepWait: no such step") : wait_result(ticket);
+  *r           = rc ? StnGMRESReport{} : scratch.host_report[slot];
   return rc;
 }
 

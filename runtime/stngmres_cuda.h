@@ -28,7 +28,15 @@ typedef struct StnGMRESState {
                         device allows it and n <= 2^20 (beyond, the three kernels are faster);
                         0: three kernels (MDot, MAXPY-norm-rotations, scaling) */
   int     threads, bps;  /* the fused kernel's block size and blocks per SM (0: defaults) */
+  int     reports;       /* the first of the report slots its steps write: 0 (StnGMRESCreate's
+                            default), the set every GMRES shares; an engine whose steps are queued
+                            beside another's takes a set of its own, s * STN_VEC_MAX_MULTI for
+                            s < STN_GMRES_REPORT_SETS */
+  double *beta;          /* the norm StnGMRESStartNormalize started the cycle from */
 } StnGMRESState;
+
+/* Sets of STN_VEC_MAX_MULTI report slots, one per engine that may have steps in flight at once. */
+#define STN_GMRES_REPORT_SETS 32
 /* What the host needs after one step: the residual norm estimate |GRS(it + 1)|, the norm tt of
    the new vector, whether that was a happy breakdown, and whether the rotation was undefined
    (KSP_DIVERGED_NULL in PETSc's terms). The cycle kernel's restarts (stncycle_cuda.h) report in
@@ -44,6 +52,10 @@ int StnGMRESCreate(StnGMRESState *st, int max_k);
 int StnGMRESDestroy(StnGMRESState *st);
 /* Starts a cycle: GRS(0) = beta. */
 int StnGMRESStart(StnGMRESState *st, double beta);
+/* Starts a cycle from v without waiting: queues beta = ||v|| into GRS(0) and st->beta, then
+   v = v / beta unless beta is 0; the reduction and the arithmetic of VecNormalize on a
+   VECSTNCUDA vector, so the same bits. */
+int StnGMRESStartNormalize(StnGMRESState *st, double *v, long n);
 /* Step it of a cycle, on w = B A V[it] (already computed): the classical Gram-Schmidt
    coefficients HH(0..it, it) = V[0..it]^T w (one kernel, into device memory), then
    w = w - sum HH(j, it) V[j] with tt = ||w|| and the Hessenberg update by Givens rotations
@@ -54,7 +66,7 @@ int StnGMRESStep(StnGMRESState *st, int it, double haptol, double *w, const doub
    report. Later steps (and anything else) may be launched before the wait: each step of a cycle
    has its own report. */
 int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, const double *const V[], long n, unsigned *ticket);
-int StnGMRESStepWait(int it, unsigned ticket, StnGMRESReport *r);
+int StnGMRESStepWait(int slot, unsigned ticket, StnGMRESReport *r); /* slot: st->reports + it */
 /* Copies HH's columns 0..it (ld doubles each) and GRS(0..it) to the host. */
 int StnGMRESGetHessenberg(const StnGMRESState *st, int it, double *hh, double *grs);
 

@@ -300,40 +300,39 @@ static PetscErrorCode start_vector(KSP est, Vec x, Vec *noise)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* *emax: the largest real part of the Ritz values of the smoother ksp's preconditioned
-   operator, from the estimate recorded on its matrix or a new one when the matrix has changed;
-   0 when ksp has no estimator of ours or the estimate failed. x: a vector of the level's. */
-static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
+/* The estimate for the smoother ksp's preconditioned operator, in two halves (the levels' run at
+   once on the device): estimate_begin starts it unless the one recorded on the operator's
+   matrix is still valid (the matrix unchanged since), estimate_end gives *emax, the largest real
+   part of the Ritz values, 0 when ksp has no estimator of ours or the estimate failed. On the
+   host the whole estimate runs in estimate_begin. x: a vector of the level's; set: the device's
+   report slots for it (stnmg.h). */
+static PetscErrorCode estimate_begin(KSP ksp, Vec x, int set)
 {
   Mat       A, P;
   KSP       est;
   PC        pc;
   Vec       y, noise;
-  PetscReal *re, *im;
+  PetscReal *re, *im, emax = 0;
   PetscInt  n, neig;
   PetscBool valid;
 
   PetscFunctionBeginUser;
-  *emax = 0;
   PetscCall(PetscObjectQuery((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject *)&est));
   if (!est) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(KSPGetOperators(ksp, &A, &P));
-  PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, *emax, valid));
+  PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, emax, valid));
   if (valid) PetscFunctionReturn(PETSC_SUCCESS);
-  *emax = 0;
   PetscCall(start_vector(est, x, &noise));
   PetscCall(KSPGetPC(ksp, &pc));
 #if defined(PETSC_HAVE_CUDA)
-  PetscBool done = PETSC_FALSE;
+  PetscBool queued = PETSC_FALSE;
   Mat       mf;
 
   PetscCall(StnMatFreeOfLevel(A, P, &mf)); /* P's operator without the matrix, if there is one */
-  if (A == P || mf == A) PetscCall(StnMGEstimateDevice(est, mf ? mf : P, P, pc, noise, emax, &done));
-  if (done) {
-    PetscCall(PetscInfo(ksp, "eigenvalue estimate on the device: largest real part %g\n", (double)*emax));
-    if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  if (A == P || mf == A) PetscCall(StnMGEstimateDeviceBegin(est, mf ? mf : P, P, pc, noise, set, &queued));
+  if (queued) PetscFunctionReturn(PETSC_SUCCESS);
+#else
+  (void)set;
 #endif
   PetscCall(KSPSetPC(est, pc));
   PetscCall(KSPSetOperators(est, A, P));
@@ -347,12 +346,48 @@ static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
   PetscCall(KSPGetIterationNumber(est, &n));
   PetscCall(PetscMalloc2(n, &re, n, &im));
   PetscCall(KSPComputeEigenvalues(est, n, re, im, &neig));
-  for (PetscInt e = 0; e < neig; e++) *emax = PetscMax(*emax, re[e]); /* the largest real part, as PETSc */
+  for (PetscInt e = 0; e < neig; e++) emax = PetscMax(emax, re[e]); /* the largest real part, as PETSc */
   PetscCall(PetscFree2(re, im));
-  PetscCall(PetscInfo(ksp, "eigenvalue estimate: largest real part %g\n", (double)*emax));
-  if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));
+  PetscCall(PetscInfo(ksp, "eigenvalue estimate: largest real part %g\n", (double)emax));
+  if (emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, emax));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+static PetscErrorCode estimate_end(KSP ksp, PetscReal *emax)
+{
+  Mat       P;
+  KSP       est;
+  PetscBool valid;
+
+  PetscFunctionBeginUser;
+  *emax = 0;
+  PetscCall(PetscObjectQuery((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject *)&est));
+  if (!est) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetOperators(ksp, NULL, &P));
+  PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, *emax, valid));
+  if (valid) PetscFunctionReturn(PETSC_SUCCESS);
+  *emax = 0;
+#if defined(PETSC_HAVE_CUDA)
+  PetscBool done;
+
+  PetscCall(StnMGEstimateDeviceEnd(est, emax, &done));
+  if (done) {
+    PetscCall(PetscInfo(ksp, "eigenvalue estimate on the device: largest real part %g\n", (double)*emax));
+    if (*emax > 0) PetscCall(PetscObjectComposedDataSetReal((PetscObject)P, emax_id, *emax));
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
+{
+  PetscFunctionBeginUser;
+  PetscCall(estimate_begin(ksp, x, 1));
+  PetscCall(estimate_end(ksp, emax));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+
 
 /* PETSc's bounds from the estimate: 0.1 and 1.1 times emax. */
 static const PetscReal bound_low = 0.1, bound_high = 1.1;
@@ -371,15 +406,30 @@ static PetscErrorCode EstimateEigenvalues(KSP ksp, Vec b, Vec x, void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *emin, PetscBool *ok)
+PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set)
+{
+  PetscFunctionBeginUser;
+  PetscCall(estimate_begin(ksp, x, set));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGSmootherBoundsEnd(KSP ksp, PetscReal *emax, PetscReal *emin, PetscBool *ok)
 {
   PetscReal e;
 
   PetscFunctionBeginUser;
-  PetscCall(estimate(ksp, x, &e));
+  PetscCall(estimate_end(ksp, &e));
   *ok   = (PetscBool)(e > 0);
   *emax = bound_high * e;
   *emin = bound_low * e;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *emin, PetscBool *ok)
+{
+  PetscFunctionBeginUser;
+  PetscCall(StnMGSmootherBoundsBegin(ksp, x, 1));
+  PetscCall(StnMGSmootherBoundsEnd(ksp, emax, emin, ok));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -45,13 +45,22 @@ PetscErrorCode StnPCMGSetDefaults(PC pc, DM da);
    bounds for its operator now, estimated if the operator has changed since the last estimate;
    *ok is PETSC_FALSE when ksp has no such estimate or it failed. x: a vector of its level. */
 PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *emin, PetscBool *ok);
+/* The same in two halves, so that the estimates of several levels run at once: Begin starts the
+   estimate (on the device it queues it, on the host it makes it), End takes its bounds. set: the
+   estimate's own report slots on the device, 1 to STN_GMRES_REPORT_SETS - 1, different for
+   every estimate begun and not yet ended (0: begin and end at once). */
+PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set);
+PetscErrorCode StnMGSmootherBoundsEnd(KSP ksp, PetscReal *emax, PetscReal *emin, PetscBool *ok);
 #if defined(PETSC_HAVE_CUDA)
 /* That estimate on the device (stnarnoldi.c) for the estimator est of a Jacobi-preconditioned
    SG-DIA operator P on the device (one rank, no periodic direction), from the start vector b:
-   est's steps (its -ksp_max_it) queued with no wait between them, each product with A when A is
-   P's operator without the matrix (stnmatfree.h), else with P. *done is PETSC_FALSE (and nothing
-   done) for any other P or pc. */
-PetscErrorCode StnMGEstimateDevice(KSP est, Mat A, Mat P, PC pc, Vec b, PetscReal *emax, PetscBool *done);
+   Begin queues est's steps (its -ksp_max_it) with no wait between them, each product with A
+   when A is P's operator without the matrix (stnmatfree.h), else with P, its reports into set
+   (1 to STN_GMRES_REPORT_SETS - 1); *queued is PETSC_FALSE (and nothing done) for any other P,
+   pc or set. End waits and gives the largest real part of the Ritz values (0: no estimate);
+   *done is PETSC_FALSE when est has nothing queued. */
+PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, PetscBool *queued);
+PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done);
 /* Replaces the PCApply of pc, a PCMG, by stnmgcycle.c's V-cycle of fused kernels, which runs
    whenever the levels are set up as it requires (SG-DIA operators on the device, Chebyshev with
    Jacobi and stnmg.c's bounds, stencilc's transfers) and calls PCMG's own otherwise. */

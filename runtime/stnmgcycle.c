@@ -31,6 +31,7 @@
 
   #include "sgdia.h"
   #include "stnmatfree.h"
+  #include "stngmres_cuda.h" /* STN_GMRES_REPORT_SETS */
   #include "stnmgcycle_cuda.h"
 
 /* One level above the coarsest, as the cycle needs it. */
@@ -120,12 +121,16 @@ static PetscErrorCode smoother_fits(PC_MG_Levels *mgl, Level *lv, PetscBool *fit
 }
 
 /* Works out every level from the operators PCMG holds now; fc->ready says whether the fused
-   cycle applies. */
+   cycle applies. The levels' eigenvalue estimates are queued together, each with its own report
+   slots (set l), and then taken: a coarse level's estimate is mostly launches, which the finer
+   levels' work then hides. */
 static PetscErrorCode prepare(PC pc, Fused *fc)
 {
   PC_MG         *mg  = (PC_MG *)pc->data;
   PC_MG_Levels **mgl = mg->levels;
   PetscInt       n   = mg->nlevels;
+
+  PetscBool      all = PETSC_TRUE;
 
   PetscFunctionBeginUser;
   fc->ready = PETSC_FALSE;
@@ -138,17 +143,27 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
   }
   for (PetscInt l = 1; l < n; l++) {
     Level    *lv = &fc->level[l];
-    Mat       P;
     PetscBool fits;
 
     PetscCall(smoother_fits(mgl[l], lv, &fits));
     if (fits) PetscCall(StnTransferGetGrid(mgl[l]->interpolate, &lv->grid, &fits));
     if (fits && mgl[l]->restrct != mgl[l]->interpolate) fits = PETSC_FALSE; /* a restriction of its own */
     if (!fits || !mgl[l]->r) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(KSPGetOperators(mgl[l]->smoothd, NULL, &P));
     PetscCall(KSPGetTolerances(mgl[l]->smoothd, NULL, NULL, NULL, &lv->steps));
-    PetscCall(StnMGSmootherBounds(mgl[l]->smoothd, mgl[l]->r, &lv->emax, &lv->emin, &fits));
-    if (!fits || lv->steps < 1) PetscFunctionReturn(PETSC_SUCCESS);
+    if (lv->steps < 1) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (n <= STN_GMRES_REPORT_SETS) /* else (2^31 points in a row) one at a time, with set 1 */
+    for (PetscInt l = 1; l < n; l++) PetscCall(StnMGSmootherBoundsBegin(mgl[l]->smoothd, mgl[l]->r, (int)l));
+  for (PetscInt l = 1; l < n; l++) {
+    Level    *lv = &fc->level[l];
+    Mat       P;
+    PetscBool fits;
+
+    if (n > STN_GMRES_REPORT_SETS) PetscCall(StnMGSmootherBoundsBegin(mgl[l]->smoothd, mgl[l]->r, 1));
+    PetscCall(StnMGSmootherBoundsEnd(mgl[l]->smoothd, &lv->emax, &lv->emin, &fits));
+    all = (PetscBool)(all && fits);
+    if (!all) continue; /* every begun estimate ends */
+    PetscCall(KSPGetOperators(mgl[l]->smoothd, NULL, &P));
     if (lv->dinv) { /* a refined grid's level (-snes_grid_sequence) is larger */
       PetscInt m, m_dinv;
 
@@ -163,7 +178,7 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
     PetscCall(PetscObjectGetId((PetscObject)mgl[l]->interpolate, &lv->id[1]));
     PetscCall(PetscObjectStateGet((PetscObject)P, &lv->state));
   }
-  fc->ready = PETSC_TRUE;
+  fc->ready = all;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -69,25 +69,6 @@ struct MDotOp {
   __device__ void   epilogue(const double *) const {}
 };
 
-/* type: 0 one-norm, 1 two-norm, 2 both, 3 max-norm (stnvec_cuda.h). */
-template <int TYPE>
-struct NormOp {
-  using Fold = typename std::conditional<TYPE == 3, Max, Sum>::type;
-  static constexpr int nvals = TYPE == 2 ? 2 : 1, max_threads = 1024, max_ept = 4;
-  const double *x;
-  __device__ int    count() const { return nvals; }
-  __device__ void   add(long i, double *acc) const
-  {
-    const double v = x[i];
-    if (TYPE == 0) acc[0] += fabs(v);
-    if (TYPE == 1) acc[0] = fma(v, v, acc[0]);
-    if (TYPE == 2) acc[0] += fabs(v), acc[1] = fma(v, v, acc[1]);
-    if (TYPE == 3) acc[0] = Max::combine(acc[0], fabs(v));
-  }
-  __device__ double finish(int k, double v) const { return (TYPE == 1 || (TYPE == 2 && k == 1)) ? sqrt(v) : v; }
-  __device__ void   epilogue(const double *) const {}
-};
-
 struct DotNorm2Op {
   using Fold = Sum;
   static constexpr int nvals = 2, max_threads = 1024, max_ept = 4;
@@ -329,7 +310,7 @@ int scratch_ready()
   if ((rc = check(cudaHostAlloc((void **)&scratch.host_out, STN_VEC_MAX_MULTI * sizeof(double), cudaHostAllocMapped), "cudaHostAlloc (reduction results)"))) return rc;
   if ((rc = check(cudaHostAlloc((void **)&scratch.host_done, sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc (reduction flag)"))) return rc;
   *scratch.host_done = scratch.seq = 0;
-  if ((rc = check(cudaHostAlloc((void **)&scratch.host_report, STN_VEC_MAX_MULTI * sizeof(StnGMRESReport), cudaHostAllocMapped), "cudaHostAlloc (GMRES report)"))) return rc;
+  if ((rc = check(cudaHostAlloc((void **)&scratch.host_report, (size_t)STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS * sizeof(StnGMRESReport), cudaHostAllocMapped), "cudaHostAlloc (GMRES report)"))) return rc;
   if ((rc = check(cudaHostGetDevicePointer((void **)&scratch.dev_report, scratch.host_report, 0), "cudaHostGetDevicePointer"))) return rc;
   if ((rc = check(cudaHostGetDevicePointer((void **)&scratch.dev_done, scratch.host_done, 0), "cudaHostGetDevicePointer"))) return rc;
   return check(cudaHostGetDevicePointer((void **)&scratch.dev_out, scratch.host_out, 0), "cudaHostGetDevicePointer");

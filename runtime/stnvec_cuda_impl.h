@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 /* Host state and helpers: one definition each, in stnvec_cuda.cu. */
 namespace stn_vec {
 
@@ -164,6 +166,26 @@ int start_reduce(StnLaunch s, long n, const Op &op, double *dev_out, unsigned *s
   *seq_out = seq;
   return stn_vec::check(cudaGetLastError(), "a vector reduction kernel");
 }
+
+/* The norms of StnVecNorm, type: 0 one-norm, 1 two-norm, 2 both, 3 max-norm (stnvec_cuda.h);
+   here because the GMRES start (stngmres_cuda.cu) takes the two-norm VecNorm takes. */
+template <int TYPE>
+struct NormOp {
+  using Fold = typename std::conditional<TYPE == 3, stn_reduce::Max, stn_reduce::Sum>::type;
+  static constexpr int nvals = TYPE == 2 ? 2 : 1, max_threads = 1024, max_ept = 4;
+  const double *x;
+  __device__ int    count() const { return nvals; }
+  __device__ void   add(long i, double *acc) const
+  {
+    const double v = x[i];
+    if (TYPE == 0) acc[0] += fabs(v);
+    if (TYPE == 1) acc[0] = fma(v, v, acc[0]);
+    if (TYPE == 2) acc[0] += fabs(v), acc[1] = fma(v, v, acc[1]);
+    if (TYPE == 3) acc[0] = stn_reduce::Max::combine(acc[0], fabs(v));
+  }
+  __device__ double finish(int k, double v) const { return (TYPE == 1 || (TYPE == 2 && k == 1)) ? sqrt(v) : v; }
+  __device__ void   epilogue(const double *) const {}
+};
 
 } // namespace
 
