@@ -18,7 +18,7 @@
 ** test needs. The host reads the Hessenberg matrix once per cycle, to
 ** build the solution.
 **
-** Look-ahead (-ksp_stngmres_lookahead N; 2 by default, 1 with a preconditioner
+** Look-ahead (-ksp_stngmres_lookahead N; 2 by default, 0 with a preconditioner
 ** that costs more than its launches, multigrid: each queued step past the
 ** last one is a whole V-cycle wasted): step it + 1 (its
 ** operator application, MatMult and PCApply on V[it + 1], then its
@@ -242,11 +242,12 @@ static PetscErrorCode operator_setup(KSP ksp)
   g->op        = OP_PETSC;
   g->use_cycle = PETSC_FALSE;
   if (g->lookahead >= 0) g->ahead = g->lookahead;
-  else { /* one step ahead keeps the device busy while the host launches a V-cycle; two waste one */
+  else { /* a V-cycle keeps the device busy while the host launches the next one's first kernels;
+            a step queued past the last is a V-cycle wasted */
     PetscBool mg;
 
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCMG, &mg));
-    g->ahead = mg ? 1 : 2;
+    g->ahead = mg ? 0 : 2;
   }
   if (!g->fuse_jacobi || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCGetOperators(ksp->pc, &A, NULL));
@@ -560,7 +561,7 @@ static PetscErrorCode KSPSetFromOptions_StnGMRES(KSP ksp, PetscOptionItems Petsc
   PetscCall(PetscOptionsBool("-ksp_stngmres_cycle_kernel", "A whole restart cycle in one kernel where it can be: the operator of -ksp_stngmres_fuse_jacobi on an SG-DIA matrix on the GPU, one rank, no periodic direction", NULL, g->cycle_kernel, &g->cycle_kernel, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_device_restart", "The cycle kernel restarts on the device too (with the default convergence test and at most residual monitors), running the whole solve in one launch", NULL, g->device_restart, &g->device_restart, NULL));
   PetscCall(PetscOptionsBool("-ksp_stngmres_fuse_jacobi", "The operator in one kernel where it can be: MatMult and a left Jacobi PCApply on an SG-DIA matrix, MatMult alone with PCNONE", NULL, g->fuse_jacobi, &g->fuse_jacobi, NULL));
-  PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for (default: 1 with multigrid, else 2)", NULL, g->lookahead, &g->lookahead, NULL));
+  PetscCall(PetscOptionsInt("-ksp_stngmres_lookahead", "Steps (operator and Gram-Schmidt) queued on the GPU beyond the one whose residual the host waits for (default: 0 with multigrid, else 2)", NULL, g->lookahead, &g->lookahead, NULL));
   PetscCheck(g->lookahead >= -1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_stngmres_lookahead %" PetscInt_FMT ": must be 0 or more (-1: by the preconditioner)", g->lookahead);
   PetscCall(PetscOptionsReal("-ksp_gmres_breakdown_tolerance", "Divergence breakdown tolerance during GMRES restart", NULL, g->breakdowntol, &g->breakdowntol, NULL));
   PetscOptionsHeadEnd();
