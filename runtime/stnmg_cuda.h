@@ -49,7 +49,7 @@ int StnNoiseCUDA(double *x, long n, long start);
 /* The loops below run over fixed counts with the missing points skipped, so that a compiler
    keeps the small arrays in registers (indexed by constants once unrolled); the points taken
    and the order of the sums are those of the plain loops over the points that exist. */
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__) /* the device pass; a host compiler unrolls loops this short itself */
   #define STN_UNROLL _Pragma("unroll")
 #else
   #define STN_UNROLL
