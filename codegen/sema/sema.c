@@ -610,6 +610,19 @@ static void entry_column(Sema *s, Node *col) {
 /* "a residual", "an initial": a block's keyword with its article. */
 static const char *block_article(BlockWhat what) { return what == BLOCK_INITIAL ? "an" : "a"; }
 
+/* jacobian u approximate { ... }: the one word a block may carry after its field (4.16). */
+static void mark(Sema *s, const Node *b, Field *f) {
+  const Node *w = b->block.mark;
+  if (strcmp(w->name.name, "approximate") == 0) {
+    if (f) f->approximate = true;
+    return;
+  }
+  diag_error(s->d, w->loc, "'%s' cannot follow the field of a jacobian block", w->name.name);
+  diag_hint(s->d, "write 'jacobian %s approximate {' for entries that only approximate the derivative (a "
+                  "preconditioning matrix), or 'jacobian %s {' for the derivative itself",
+            b->block.field, b->block.field);
+}
+
 /* A block's lets are local to it, except that a field's jacobian block sees the lets of the
    field's residual block when that stands above it (4.16): the residual's scope is kept, and
    the jacobian's scope opens inside it. */
@@ -640,6 +653,7 @@ static void block(Sema *s, Node *b) {
     } else
       *slot = b;
   }
+  if (b->block.mark) mark(s, b, f);
 
   Ctx cx = b->block.what == BLOCK_INITIAL ? CX_INITIAL : CX_POINT;
   Scope local;
