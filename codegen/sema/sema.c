@@ -613,7 +613,7 @@ static const char *block_article(BlockWhat what) { return what == BLOCK_INITIAL 
 /* jacobian u approximate { ... }: the one word a block may carry after its field (4.16). */
 static void mark(Sema *s, const Node *b, Field *f) {
   const Node *w = b->block.mark;
-  if (strcmp(w->name.name, "approximate") == 0) {
+  if (strcmp(w->name.name, block_marks[BM_APPROXIMATE]) == 0) {
     if (f) f->approximate = true;
     return;
   }
