@@ -10,8 +10,9 @@
  * # diffusion operator with k frozen at the current iterate, without the terms
  * # dk/du (u_E - u) that the derivative has. It preconditions; the operator of
  * # Newton's linear systems stays the exact Jacobian, so Newton converges as with
- * # the derived one. tests/solve/run.sh (section 13) compares it with this file
- * # without its jacobian block.
+ * # the derived one. tests/solve/run.sh (section 13) compares it with the same
+ * # problem written by hand with PETSc (tests/solve/nldiffusion2d_ref.c) and with
+ * # this file without its jacobian block.
  *
  * The equations, as nldiffusion2d.stn writes them:
  *
@@ -64,14 +65,14 @@ static PetscErrorCode SetParameters(const DMDALocalInfo *info, AppCtx *user)
 
   PetscFunctionBeginUser;
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "Parameters of nldiffusion2d.stn", "");
-  user->kappa = 1.0; /* nldiffusion2d.stn:19 */
+  user->kappa = 1.0; /* nldiffusion2d.stn:20 */
   PetscCall(PetscOptionsReal("-kappa", "strength of the nonlinearity of k", "nldiffusion2d.stn", user->kappa, &user->kappa, &given[0]));
-  user->q = 2e+01; /* nldiffusion2d.stn:20 */
+  user->q = 2e+01; /* nldiffusion2d.stn:21 */
   PetscCall(PetscOptionsReal("-q", "source", "nldiffusion2d.stn", user->q, &user->q, &given[1]));
   PetscOptionsEnd();
   PetscCall(StnParamsGiven(2, names, given));
   PetscCheck(user->kappa >= 0.0 && user->kappa <= 1e+01, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-             "-kappa %g is out of range: nldiffusion2d.stn:19 allows [0, 10]", (double)user->kappa);
+             "-kappa %g is out of range: nldiffusion2d.stn:20 allows [0, 10]", (double)user->kappa);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -86,7 +87,7 @@ static PetscErrorCode FormInitialGuess(const DMDALocalInfo *info, AppCtx *user, 
   const PetscReal hy = (1.0 - 0.0) / (info->my - 1);
   for (PetscInt j = info->ys; j < info->ys + info->ym; j++) {
     for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
-      x[j][i].u = (PetscReal)i * hx + (PetscReal)j * hy; /* nldiffusion2d.stn:41 */
+      x[j][i].u = (PetscReal)i * hx + (PetscReal)j * hy; /* nldiffusion2d.stn:42 */
     }
   }
   PetscCall(DMDAVecRestoreArray(info->da, X, &x));
@@ -102,7 +103,7 @@ static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field **x, Fi
   for (PetscInt j = info->ys; j < info->ys + info->ym; j++) {
     for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
       if (i == 0 || i == info->mx - 1 || j == 0 || j == info->my - 1) { /* the boundary */
-        f[j][i].u = x[j][i].u - ((PetscReal)i * hx + (PetscReal)j * hy); /* nldiffusion2d.stn:29 */
+        f[j][i].u = x[j][i].u - ((PetscReal)i * hx + (PetscReal)j * hy); /* nldiffusion2d.stn:30 */
       } else { /* interior */
         const PetscScalar k_u = 1.0 + user->kappa * pow(x[j][i].u, 2.0);
         const PetscScalar k_u_2 = 1.0 + user->kappa * pow(x[j][i + 1].u, 2.0);
@@ -115,7 +116,7 @@ static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field **x, Fi
         const PetscScalar ks = (k_u + k_u_5) / 2.0;
         f[j][i].u = hy / hx * (ke * (x[j][i].u - x[j][i + 1].u) + kw * (x[j][i].u - x[j][i - 1].u))
                   + hx / hy * (kn * (x[j][i].u - x[j + 1][i].u) + ks * (x[j][i].u - x[j - 1][i].u))
-                  - hx * hy * user->q; /* nldiffusion2d.stn:30 */
+                  - hx * hy * user->q; /* nldiffusion2d.stn:31 */
       }
     }
   }
@@ -140,7 +141,7 @@ static PetscErrorCode FormJacobianExactLocal(DMDALocalInfo *info, const Field **
     for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
       PetscScalar v[NSTENCIL][DOF][DOF] = {{{0}}}; /* the entries the .stn leaves out are 0 */
       if (i == 0 || i == info->mx - 1 || j == 0 || j == info->my - 1) { /* the boundary */
-        v[2][0][0] = 1.0; /* du/du[0,0], derived from nldiffusion2d.stn:29 */
+        v[2][0][0] = 1.0; /* du/du[0,0], derived from nldiffusion2d.stn:30 */
       } else { /* interior */
         const PetscScalar k_u = 1.0 + user->kappa * pow(x[j][i].u, 2.0);
         const PetscScalar k_u_2 = 1.0 + user->kappa * pow(x[j][i + 1].u, 2.0);
@@ -152,12 +153,12 @@ static PetscErrorCode FormJacobianExactLocal(DMDALocalInfo *info, const Field **
         const PetscScalar k_u_5 = 1.0 + user->kappa * pow(x[j - 1][i].u, 2.0);
         const PetscScalar ks = (k_u + k_u_5) / 2.0;
         const PetscScalar t2 = user->kappa * (2.0 * x[j][i].u) / 2.0;
-        v[0][0][0] = t1 * (user->kappa * (2.0 * x[j - 1][i].u) / 2.0 * (x[j][i].u - x[j - 1][i].u) - ks); /* du/du[0,-1], derived from nldiffusion2d.stn:30 */
-        v[1][0][0] = t0 * (user->kappa * (2.0 * x[j][i - 1].u) / 2.0 * (x[j][i].u - x[j][i - 1].u) - kw); /* du/du[-1,0], derived from nldiffusion2d.stn:30 */
+        v[0][0][0] = t1 * (user->kappa * (2.0 * x[j - 1][i].u) / 2.0 * (x[j][i].u - x[j - 1][i].u) - ks); /* du/du[0,-1], derived from nldiffusion2d.stn:31 */
+        v[1][0][0] = t0 * (user->kappa * (2.0 * x[j][i - 1].u) / 2.0 * (x[j][i].u - x[j][i - 1].u) - kw); /* du/du[-1,0], derived from nldiffusion2d.stn:31 */
         v[2][0][0] = t0 * (t2 * (x[j][i].u - x[j][i + 1].u) + ke + (t2 * (x[j][i].u - x[j][i - 1].u) + kw))
-                   + t1 * (t2 * (x[j][i].u - x[j + 1][i].u) + kn + (t2 * (x[j][i].u - x[j - 1][i].u) + ks)); /* du/du[0,0], derived from nldiffusion2d.stn:30 */
-        v[3][0][0] = t0 * (user->kappa * (2.0 * x[j][i + 1].u) / 2.0 * (x[j][i].u - x[j][i + 1].u) - ke); /* du/du[1,0], derived from nldiffusion2d.stn:30 */
-        v[4][0][0] = t1 * (user->kappa * (2.0 * x[j + 1][i].u) / 2.0 * (x[j][i].u - x[j + 1][i].u) - kn); /* du/du[0,1], derived from nldiffusion2d.stn:30 */
+                   + t1 * (t2 * (x[j][i].u - x[j + 1][i].u) + kn + (t2 * (x[j][i].u - x[j - 1][i].u) + ks)); /* du/du[0,0], derived from nldiffusion2d.stn:31 */
+        v[3][0][0] = t0 * (user->kappa * (2.0 * x[j][i + 1].u) / 2.0 * (x[j][i].u - x[j][i + 1].u) - ke); /* du/du[1,0], derived from nldiffusion2d.stn:31 */
+        v[4][0][0] = t1 * (user->kappa * (2.0 * x[j + 1][i].u) / 2.0 * (x[j][i].u - x[j + 1][i].u) - kn); /* du/du[0,1], derived from nldiffusion2d.stn:31 */
       }
       PetscCall(StnBlockRowsSet(&rows, i, j, 0, &v[0][0][0]));
     }
@@ -186,7 +187,7 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
     for (PetscInt i = info->xs; i < info->xs + info->xm; i++) {
       PetscScalar v[NSTENCIL][DOF][DOF] = {{{0}}}; /* the entries the .stn leaves out are 0 */
       if (i == 0 || i == info->mx - 1 || j == 0 || j == info->my - 1) { /* the boundary */
-        v[2][0][0] = 1.0; /* du/du[0,0], derived from nldiffusion2d.stn:29 */
+        v[2][0][0] = 1.0; /* du/du[0,0], derived from nldiffusion2d.stn:30 */
       } else { /* interior */
         const PetscScalar k_u = 1.0 + user->kappa * pow(x[j][i].u, 2.0);
         const PetscScalar k_u_2 = 1.0 + user->kappa * pow(x[j][i + 1].u, 2.0);
@@ -197,11 +198,11 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
         const PetscScalar kn = (k_u + k_u_4) / 2.0;
         const PetscScalar k_u_5 = 1.0 + user->kappa * pow(x[j - 1][i].u, 2.0);
         const PetscScalar ks = (k_u + k_u_5) / 2.0;
-        v[0][0][0] = t1 * ks; /* du/du[0,-1], approximated at nldiffusion2d.stn:37 */
-        v[1][0][0] = t0 * kw; /* du/du[-1,0], approximated at nldiffusion2d.stn:36 */
-        v[2][0][0] = hy / hx * (ke + kw) + hx / hy * (kn + ks); /* du/du[0,0], approximated at nldiffusion2d.stn:35 */
-        v[3][0][0] = t0 * ke; /* du/du[1,0], approximated at nldiffusion2d.stn:36 */
-        v[4][0][0] = t1 * kn; /* du/du[0,1], approximated at nldiffusion2d.stn:37 */
+        v[0][0][0] = t1 * ks; /* du/du[0,-1], approximated at nldiffusion2d.stn:38 */
+        v[1][0][0] = t0 * kw; /* du/du[-1,0], approximated at nldiffusion2d.stn:37 */
+        v[2][0][0] = hy / hx * (ke + kw) + hx / hy * (kn + ks); /* du/du[0,0], approximated at nldiffusion2d.stn:36 */
+        v[3][0][0] = t0 * ke; /* du/du[1,0], approximated at nldiffusion2d.stn:37 */
+        v[4][0][0] = t1 * kn; /* du/du[0,1], approximated at nldiffusion2d.stn:38 */
       }
       PetscCall(StnBlockRowsSet(&rows, i, j, 0, &v[0][0][0]));
     }
@@ -216,7 +217,7 @@ static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field **x, Ma
 /* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the
    residual's operations per point, the host Jacobian for grids not in SG-DIA, and the
    Jacobian's product without its matrix (-stn_operator matfree). */
-static StnKernels kernels = {"nldiffusion2d.stn-252a5e55", FormFunctionCUDA, FormJacobianCUDA, 37.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};
+static StnKernels kernels = {"nldiffusion2d.stn-457f2856", FormFunctionCUDA, FormJacobianCUDA, 37.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};
 
 /* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */
 static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)
@@ -248,7 +249,7 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(StnAppSetFromOptions(&app, "prog"));
 
-  /* ---- the grid: nldiffusion2d.stn:11 ---- */
+  /* ---- the grid: nldiffusion2d.stn:12 ---- */
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 33, 33, PETSC_DECIDE, PETSC_DECIDE, DOF, 1, NULL, NULL, &da));
   PetscCall(DMSetFromOptions(da));
   PetscCall(StnAppCheckGrid(da, 3, "nldiffusion2d.stn")); /* 2 * stencil width + 1 points, and no more ranks than fit */

@@ -28,7 +28,7 @@ __global__ static void FormFunctionKernel(const StnLocalInfo info, const AppCtx 
   for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {
     const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */
     if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
-      f[p].u = x[IX(i, j)].u - ((double)i * hx + (double)j * hy); /* nldiffusion2d.stn:29 */
+      f[p].u = x[IX(i, j)].u - ((double)i * hx + (double)j * hy); /* nldiffusion2d.stn:30 */
     } else { /* interior */
       const double k_u = 1.0 + user.kappa * pow(x[IX(i, j)].u, 2.0);
       const double k_u_2 = 1.0 + user.kappa * pow(x[IX(i + 1, j)].u, 2.0);
@@ -41,7 +41,7 @@ __global__ static void FormFunctionKernel(const StnLocalInfo info, const AppCtx 
       const double ks = (k_u + k_u_5) / 2.0;
       f[p].u = hy / hx * (ke * (x[IX(i, j)].u - x[IX(i + 1, j)].u) + kw * (x[IX(i, j)].u - x[IX(i - 1, j)].u))
              + hx / hy * (kn * (x[IX(i, j)].u - x[IX(i, j + 1)].u) + ks * (x[IX(i, j)].u - x[IX(i, j - 1)].u))
-             - hx * hy * user.q; /* nldiffusion2d.stn:30 */
+             - hx * hy * user.q; /* nldiffusion2d.stn:31 */
     }
   }
 }
@@ -83,7 +83,7 @@ __global__ static void FormJacobianKernel(const StnLocalInfo info, const AppCtx 
     double v[NSTENCIL][DOF][DOF] = {};
 
     if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
-      v[2][0][0] = 1.0; /* du/du[0,0], derived from nldiffusion2d.stn:29 */
+      v[2][0][0] = 1.0; /* du/du[0,0], derived from nldiffusion2d.stn:30 */
     } else { /* interior */
       const double k_u = 1.0 + user.kappa * pow(x[IX(i, j)].u, 2.0);
       const double k_u_2 = 1.0 + user.kappa * pow(x[IX(i + 1, j)].u, 2.0);
@@ -94,11 +94,11 @@ __global__ static void FormJacobianKernel(const StnLocalInfo info, const AppCtx 
       const double kn = (k_u + k_u_4) / 2.0;
       const double k_u_5 = 1.0 + user.kappa * pow(x[IX(i, j - 1)].u, 2.0);
       const double ks = (k_u + k_u_5) / 2.0;
-      v[0][0][0] = t1 * ks; /* du/du[0,-1], approximated at nldiffusion2d.stn:37 */
-      v[1][0][0] = t0 * kw; /* du/du[-1,0], approximated at nldiffusion2d.stn:36 */
-      v[2][0][0] = hy / hx * (ke + kw) + hx / hy * (kn + ks); /* du/du[0,0], approximated at nldiffusion2d.stn:35 */
-      v[3][0][0] = t0 * ke; /* du/du[1,0], approximated at nldiffusion2d.stn:36 */
-      v[4][0][0] = t1 * kn; /* du/du[0,1], approximated at nldiffusion2d.stn:37 */
+      v[0][0][0] = t1 * ks; /* du/du[0,-1], approximated at nldiffusion2d.stn:38 */
+      v[1][0][0] = t0 * kw; /* du/du[-1,0], approximated at nldiffusion2d.stn:37 */
+      v[2][0][0] = hy / hx * (ke + kw) + hx / hy * (kn + ks); /* du/du[0,0], approximated at nldiffusion2d.stn:36 */
+      v[3][0][0] = t0 * ke; /* du/du[1,0], approximated at nldiffusion2d.stn:37 */
+      v[4][0][0] = t1 * kn; /* du/du[0,1], approximated at nldiffusion2d.stn:38 */
     }
 #pragma unroll
     for (int s = 0; s < NSTENCIL; s++)
@@ -160,7 +160,7 @@ __global__ static void FormJacobianMultKernel(const StnLocalInfo info, const App
     double Jw[DOF] = {};
 
     if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
-      Jw[0] += W(2, 0) * (1.0); /* du/du[0,0], derived from nldiffusion2d.stn:29 */
+      Jw[0] += W(2, 0) * (1.0); /* du/du[0,0], derived from nldiffusion2d.stn:30 */
     } else { /* interior */
       const double k_u = 1.0 + user.kappa * pow(x[IX(i, j)].u, 2.0);
       const double k_u_2 = 1.0 + user.kappa * pow(x[IX(i + 1, j)].u, 2.0);
@@ -172,12 +172,12 @@ __global__ static void FormJacobianMultKernel(const StnLocalInfo info, const App
       const double k_u_5 = 1.0 + user.kappa * pow(x[IX(i, j - 1)].u, 2.0);
       const double ks = (k_u + k_u_5) / 2.0;
       const double t2 = user.kappa * (2.0 * x[IX(i, j)].u) / 2.0;
-      Jw[0] += W(0, 0) * (t1 * (user.kappa * (2.0 * x[IX(i, j - 1)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i, j - 1)].u) - ks)); /* du/du[0,-1], derived from nldiffusion2d.stn:30 */
-      Jw[0] += W(1, 0) * (t0 * (user.kappa * (2.0 * x[IX(i - 1, j)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i - 1, j)].u) - kw)); /* du/du[-1,0], derived from nldiffusion2d.stn:30 */
+      Jw[0] += W(0, 0) * (t1 * (user.kappa * (2.0 * x[IX(i, j - 1)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i, j - 1)].u) - ks)); /* du/du[0,-1], derived from nldiffusion2d.stn:31 */
+      Jw[0] += W(1, 0) * (t0 * (user.kappa * (2.0 * x[IX(i - 1, j)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i - 1, j)].u) - kw)); /* du/du[-1,0], derived from nldiffusion2d.stn:31 */
       Jw[0] += W(2, 0) * (t0 * (t2 * (x[IX(i, j)].u - x[IX(i + 1, j)].u) + ke + (t2 * (x[IX(i, j)].u - x[IX(i - 1, j)].u) + kw))
-                        + t1 * (t2 * (x[IX(i, j)].u - x[IX(i, j + 1)].u) + kn + (t2 * (x[IX(i, j)].u - x[IX(i, j - 1)].u) + ks))); /* du/du[0,0], derived from nldiffusion2d.stn:30 */
-      Jw[0] += W(3, 0) * (t0 * (user.kappa * (2.0 * x[IX(i + 1, j)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i + 1, j)].u) - ke)); /* du/du[1,0], derived from nldiffusion2d.stn:30 */
-      Jw[0] += W(4, 0) * (t1 * (user.kappa * (2.0 * x[IX(i, j + 1)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i, j + 1)].u) - kn)); /* du/du[0,1], derived from nldiffusion2d.stn:30 */
+                        + t1 * (t2 * (x[IX(i, j)].u - x[IX(i, j + 1)].u) + kn + (t2 * (x[IX(i, j)].u - x[IX(i, j - 1)].u) + ks))); /* du/du[0,0], derived from nldiffusion2d.stn:31 */
+      Jw[0] += W(3, 0) * (t0 * (user.kappa * (2.0 * x[IX(i + 1, j)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i + 1, j)].u) - ke)); /* du/du[1,0], derived from nldiffusion2d.stn:31 */
+      Jw[0] += W(4, 0) * (t1 * (user.kappa * (2.0 * x[IX(i, j + 1)].u) / 2.0 * (x[IX(i, j)].u - x[IX(i, j + 1)].u) - kn)); /* du/du[0,1], derived from nldiffusion2d.stn:31 */
     }
 #pragma unroll
     for (int r = 0; r < DOF; r++) {

@@ -18,8 +18,8 @@ typedef struct {
 /* The parameters of nldiffusion2d.stn; the grid's sizes come with each call (DMDALocalInfo in C,
    StnLocalInfo in the kernels, which take the parameters by value). */
 typedef struct {
-  double kappa; /* strength of the nonlinearity of k, nldiffusion2d.stn:19 */
-  double q; /* source, nldiffusion2d.stn:20 */
+  double kappa; /* strength of the nonlinearity of k, nldiffusion2d.stn:20 */
+  double q; /* source, nldiffusion2d.stn:21 */
   int    check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */
 } AppCtx;
 

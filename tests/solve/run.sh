@@ -52,8 +52,14 @@
 #                 -reaction maybe, -shape rings, a bare -shape and a computed
 #                 int default that is not whole are refused in a sentence
 #  13 approximate  examples/nldiffusion2d.stn, whose jacobian block is
-#                 approximate (Picard's matrix), against the same file without
-#                 its jacobian block (every entry derived): the same first
+#                 approximate (Picard's matrix), against
+#                 tests/solve/nldiffusion2d_ref.c, the same problem written by
+#                 hand with PETSc (exact operator, Picard's preconditioning
+#                 matrix): the same first residual norm (1e-12), Newton and
+#                 Krylov iterations and solution (1e-8), also on 2 ranks and
+#                 with Jacobi, and the same Newton iterations under a direct
+#                 solve with Picard's matrix alone; and against the same file
+#                 without its jacobian block (every entry derived): the same first
 #                 residual norm (1e-12), Newton iterations and solution (1e-8)
 #                 under ILU, Jacobi, multigrid (also Galerkin), AIJ, 2 ranks,
 #                 -snes_mf_operator and -snes_fd; -snes_test_jacobian finds the
@@ -1255,6 +1261,34 @@ if grep -q '^jacobian u approximate {' "$ND" && ! grep -q '^jacobian' "$OUT/nldi
       show "$la"; show "$lx"
     fi
   done
+  # The reference written by hand: the same operator and the same preconditioning matrix, so the
+  # same Krylov iterations too.
+  REF=$OUT/nldiffusion2d_ref
+  # shellcheck disable=SC2086
+  if mpicc $PETSC_CFLAGS -O2 tests/solve/nldiffusion2d_ref.c $PETSC_LIBS -lm -o "$REF" >"$LOG/nldiffusion2d_ref.cc" 2>&1; then
+    for c in "1:ilu:" "1:ilu5:-kappa 5 -q 40" "1:jacobi:-pc_type jacobi" "2:mpi:" "1:lu:-ksp_type preonly -pc_type lu -snes_max_it 100 -snes_stol 0"; do
+      n=${c%%:*} rest=${c#*:}
+      name=${rest%%:*} opts=${rest#*:}
+      la=$LOG/nldiffusion2d.ref.$name lr=$LOG/nldiffusion2d_ref.$name
+      tol=$TIGHT
+      [ "$name" = lu ] && tol=""  # Picard's iteration: the default tolerances
+      # shellcheck disable=SC2086
+      mpirun "$n" "$la" "$OUT/nldiffusion2d" $opts $tol -snes_monitor -ksp_converged_reason -snes_view_solution "binary:$la.bin"
+      rc=$?
+      # shellcheck disable=SC2086
+      mpirun "$n" "$lr" "$REF" $opts $tol -snes_monitor -ksp_converged_reason -snes_view_solution "binary:$lr.bin"
+      rcr=$?
+      its=$(newton "$la") itsr=$(newton "$lr") f=$(fnorm0 "$la") fr=$(fnorm0 "$lr") k=$(krylov "$la") kr=$(krylov "$lr")
+      if solved "$la" $rc && solved "$lr" $rcr && [ "$its" = "$itsr" ] && [ "$k" = "$kr" ] && close "$f" "$fr" 1e-12 && same_ok "$la.bin" "$lr.bin" 1e-8; then
+        ok "approximate: '$opts' on $n rank(s): as tests/solve/nldiffusion2d_ref.c, $its Newton and $k Krylov iterations, first residual norm $f, solutions equal ($(same "$la.bin" "$lr.bin" 1e-8))"
+      else
+        bad "approximate: '$opts' on $n rank(s): $its Newton, $k Krylov iterations (exit $rc), the reference $itsr, $kr (exit $rcr), first norms $f and $fr, solutions $(same "$la.bin" "$lr.bin" 1e-8)"
+        show "$la"; show "$lr"
+      fi
+    done
+  else
+    bad "approximate: tests/solve/nldiffusion2d_ref.c does not compile"; show "$LOG/nldiffusion2d_ref.cc"
+  fi
   # The operator is the derivative; the preconditioning matrix is not.
   l=$LOG/nldiffusion2d.jac
   run "$l" "$OUT/nldiffusion2d" -da_grid_x 9 -da_grid_y 9 -pc_type jacobi -snes_test_jacobian -snes_max_it 2
