@@ -113,6 +113,45 @@ static PetscErrorCode exact_operator(StnApp *app, SNES snes, DM da, PetscInt nst
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* SNESSetUpdate's hook, before each Newton step, for an approximate Jacobian: a grid refined by
+   -snes_grid_sequence gets its matrices anew from its DM (SNESSetUpMatrices), one matrix as both
+   operator and preconditioning matrix, which FormJacobianLocal would fill with the approximation
+   alone: the operator becomes a matrix of its own again (P's layout; on the GPU with SG-DIA, the
+   product without the matrix), filled with the derivatives. Not under PETSc's own Jacobians
+   (-snes_fd), which fill one matrix. */
+static PetscErrorCode separate_operator(SNES snes, PetscInt step)
+{
+  Mat       A, P, E;
+  PetscBool sgdia;
+  PetscErrorCode (*fn)(SNES, Vec, Mat, Mat, void *);
+
+  PetscFunctionBeginUser;
+  (void)step;
+  PetscCall(SNESGetJacobian(snes, &A, &P, &fn, NULL));
+  if (A != P || !P || fn == SNESComputeJacobianDefault || fn == SNESComputeJacobianDefaultColor) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatIsSGDIA(P, &sgdia));
+#if defined(PETSC_HAVE_CUDA)
+  {
+    VecType   vtype;
+    PetscBool cuda;
+    DM        da;
+
+    PetscCall(SNESGetDM(snes, &da));
+    PetscCall(DMGetVecType(da, &vtype));
+    PetscCall(PetscStrcmp(vtype, VECSTNCUDA, &cuda)); /* the GPU's vectors (StnDMSetGPUVectors) */
+    if (!cuda) PetscCall(PetscStrbeginswith(vtype, VECCUDA, &cuda));
+    if (sgdia && cuda) PetscCall(StnMatFreeCreate(da, STN_TWINS_NONE, &E));
+    else PetscCall(MatDuplicate(P, MAT_DO_NOT_COPY_VALUES, &E));
+  }
+#else
+  PetscCall(MatDuplicate(P, MAT_DO_NOT_COPY_VALUES, &E));
+#endif
+  PetscCall(PetscInfo(snes, "the approximate Jacobian's grid got one matrix: a separate exact operator (%s)\n", sgdia ? "SG-DIA" : "its type"));
+  PetscCall(SNESSetJacobian(snes, E, P, NULL, NULL));
+  PetscCall(MatDestroy(&E)); /* SNES holds it */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnOperatorAssembled(Mat J, Mat P, PetscBool *assembled)
 {
   PetscBool shell, sgdia;
@@ -153,7 +192,10 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
     PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
   }
 #endif
-  if (app->approximate) PetscCall(exact_operator(app, snes, da, nstencil, offsets));
+  if (app->approximate) {
+    PetscCall(exact_operator(app, snes, da, nstencil, offsets));
+    PetscCall(SNESSetUpdate(snes, separate_operator)); /* -snes_grid_sequence's refined grids */
+  }
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   /* On the GPU multigrid with SG-DIA levels where the grid gives at least 3 (stnmg.h), else

@@ -62,7 +62,7 @@
 #                 without its jacobian block (every entry derived): the same first
 #                 residual norm (1e-12), Newton iterations and solution (1e-8)
 #                 under ILU, Jacobi, multigrid (also Galerkin), AIJ, 2 ranks,
-#                 -snes_mf_operator and -snes_fd; -snes_test_jacobian finds the
+#                 -snes_mf_operator, -snes_fd and -snes_grid_sequence; -snes_test_jacobian finds the
 #                 operator exact and the preconditioning matrix not; a direct
 #                 solve with that matrix alone needs more Newton iterations
 #                 (Picard's); -stn_check_jacobian passes; Eisenstat is refused
@@ -1241,7 +1241,8 @@ if grep -q '^jacobian u approximate {' "$ND" && ! grep -q '^jacobian' "$OUT/nldi
   # (case: the options of both runs; each also runs tight tolerances with a monitor)
   for c in "ilu:-kappa 1" "ilu5:-kappa 5 -q 40" "jacobi:-pc_type jacobi" "mg:-pc_type mg -da_grid_x 65 -da_grid_y 65" \
            "galerkin:-pc_type mg -pc_mg_galerkin -da_grid_x 65 -da_grid_y 65" "aij:-stn_mat_type aij" \
-           "mf_operator:-snes_mf_operator" "fd:-snes_fd -da_grid_x 9 -da_grid_y 9"; do
+           "mf_operator:-snes_mf_operator" "fd:-snes_fd -da_grid_x 9 -da_grid_y 9" \
+           "grid_sequence:-snes_grid_sequence 2 -da_grid_x 9 -da_grid_y 9"; do
     name=${c%%:*} opts=${c#*:}
     la=$LOG/nldiffusion2d.$name lx=$LOG/nldiffusion2d_exact.$name
     # PETSc's differences of J w are good to about 1e-8: no Krylov tolerance of 1e-12 with them
