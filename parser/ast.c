@@ -187,6 +187,11 @@ Node *ast_block(Arena *a, Loc at, BlockWhat what, const char *field, Loc field_l
   return n;
 }
 
+Node *ast_mark(Node *block, Node *mark) {
+  block->block.mark = mark;
+  return block;
+}
+
 Node *ast_rule(Arena *a, Loc at, Node *regions, Node *body) {
   Node *n = node(a, N_RULE, at);
   n->rule.regions = regions;
@@ -385,7 +390,8 @@ static void dump(Dumper *d, const Node *n, int indent) {
     break;
   }
   case N_BLOCK:
-    head(d, n, indent, "%s %s", ast_block_keyword(n->block.what), n->block.field);
+    head(d, n, indent, "%s %s%s%s", ast_block_keyword(n->block.what), n->block.field, n->block.mark ? " " : "",
+         n->block.mark ? n->block.mark->name.name : "");
     dump_list(d, n->block.items, indent + 1);
     break;
   case N_RULE:

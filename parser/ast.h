@@ -37,7 +37,8 @@ typedef enum NodeKind {
   N_DEF,        /* def: name, params (list of N_NAME), body */
   N_PRECEDENCE, /* list: items (list of N_GROUP, highest first) */
   N_GROUP,      /* list: items (list of N_NAME, faces of equal rank) */
-  N_BLOCK,      /* block: what, field, items (N_LET and N_RULE, in order) */
+  N_BLOCK,      /* block: what, field, items (N_LET and N_RULE, in order), mark (N_NAME after
+                   a jacobian block's field, `jacobian u approximate {`, or NULL) */
   N_RULE,       /* rule: regions (list of N_REGION), body (expr or list of N_ENTRY) */
   N_REGION,     /* list: items (list of N_NAME, the faces intersected) */
   N_ENTRY,      /* entry: column (N_NAME or N_OFFSET), value */
@@ -96,7 +97,7 @@ struct Node {
     struct { const char *name; Node *value; } let;
     struct { const char *name; Node *params; int nparams; Node *body; } def;
     struct { Node *items; } list;
-    struct { BlockWhat what; const char *field; Loc field_loc; Node *items; } block;
+    struct { BlockWhat what; const char *field; Loc field_loc; Node *items; Node *mark; } block;
     struct { Node *regions; Node *body; } rule;
     struct { Node *column; Node *value; } entry;
   };
@@ -119,6 +120,8 @@ Node *ast_param(Arena *a, Loc at, const char *name, Node *type, Node *value, Nod
 Node *ast_let(Arena *a, Loc at, const char *name, Node *value);
 Node *ast_def(Arena *a, Loc at, const char *name, Node *params, Node *body);
 Node *ast_block(Arena *a, Loc at, BlockWhat what, const char *field, Loc field_loc, Node *items);
+/* block with its mark (a word after the field: sema checks it is `approximate`); returns block. */
+Node *ast_mark(Node *block, Node *mark);
 Node *ast_rule(Arena *a, Loc at, Node *regions, Node *body);
 Node *ast_entry(Arena *a, Loc at, Node *column, Node *value);
 

@@ -208,11 +208,18 @@ group
   : names                          { $$ = ast_list(A, @1, N_GROUP, $1); }
   ;
 
-/* residual u { interior: ...; boundary: u; }  and the same for initial, jacobian */
+/* residual u { interior: ...; boundary: u; }  and the same for initial, jacobian;
+   jacobian u approximate { ... } (sema checks the word, and that only a jacobian block has one) */
 block
   : KW_RESIDUAL IDENT '{' items '}'   { $$ = ast_span(ast_block(A, @1, BLOCK_RESIDUAL, $2, @2, $4), @$); }
+  | KW_RESIDUAL IDENT IDENT '{' items '}'
+                                   { $$ = ast_span(ast_mark(ast_block(A, @1, BLOCK_RESIDUAL, $2, @2, $5), ast_name(A, @3, $3)), @$); }
   | KW_INITIAL IDENT '{' items '}'    { $$ = ast_span(ast_block(A, @1, BLOCK_INITIAL, $2, @2, $4), @$); }
+  | KW_INITIAL IDENT IDENT '{' items '}'
+                                   { $$ = ast_span(ast_mark(ast_block(A, @1, BLOCK_INITIAL, $2, @2, $5), ast_name(A, @3, $3)), @$); }
   | KW_JACOBIAN IDENT '{' jitems '}'  { $$ = ast_span(ast_block(A, @1, BLOCK_JACOBIAN, $2, @2, $4), @$); }
+  | KW_JACOBIAN IDENT IDENT '{' jitems '}'
+                                   { $$ = ast_span(ast_mark(ast_block(A, @1, BLOCK_JACOBIAN, $2, @2, $5), ast_name(A, @3, $3)), @$); }
   ;
 
 items

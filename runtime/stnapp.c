@@ -87,6 +87,82 @@ static PetscErrorCode scaled_for_multigrid(DM da, const PetscInt h_power[], Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* An approximate Jacobian (the .stn's approximate entries, in J) preconditions; the operator is
+   the exact Jacobian: on the GPU its product without the matrix (the generated kernel computes
+   every entry as the derivative), on CPUs the matrix A that FormJacobianLocal fills with the
+   derivatives beside J. The coarser grids of multigrid keep their approximate matrices. */
+static PetscErrorCode exact_operator(StnApp *app, SNES snes, DM da, PetscInt nstencil, const PetscInt offsets[][3])
+{
+  PetscMPIInt size;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)snes), &size));
+  if (app->gpu) {
+    PetscCheck(!app->aij && size == 1 && (app->matfree || app->operator_auto), PETSC_COMM_WORLD, PETSC_ERR_SUP,
+               "%s has an approximate Jacobian (jacobian ... approximate): on the GPU its exact operator is the product without the matrix, which runs on one rank "
+               "with the SG-DIA matrix (not with -stn_mat_type aij or -stn_operator matrix); run it so, or with -stn_device cpu", app->program);
+#if defined(PETSC_HAVE_CUDA)
+    PetscCall(StnMatFreeCreate(da, STN_TWINS_NONE, &app->Jmf));
+    PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
+#endif
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (app->aij) PetscCall(DMCreateMatrix(da, &app->A));
+  else PetscCall(MatCreateSGDIA(da, nstencil, &offsets[0][0], &app->A));
+  PetscCall(SNESSetJacobian(snes, app->A, app->J, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SNESSetUpdate's hook, before each Newton step, for an approximate Jacobian: a grid refined by
+   -snes_grid_sequence gets its matrices anew from its DM (SNESSetUpMatrices), one matrix as both
+   operator and preconditioning matrix, which FormJacobianLocal would fill with the approximation
+   alone: the operator becomes a matrix of its own again (P's layout; on the GPU with SG-DIA, the
+   product without the matrix), filled with the derivatives. Not under PETSc's own Jacobians
+   (-snes_fd), which fill one matrix. */
+static PetscErrorCode separate_operator(SNES snes, PetscInt step)
+{
+  Mat       A, P, E;
+  PetscBool sgdia;
+  PetscErrorCode (*fn)(SNES, Vec, Mat, Mat, void *);
+
+  PetscFunctionBeginUser;
+  (void)step;
+  PetscCall(SNESGetJacobian(snes, &A, &P, &fn, NULL));
+  if (A != P || !P || fn == SNESComputeJacobianDefault || fn == SNESComputeJacobianDefaultColor) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatIsSGDIA(P, &sgdia));
+#if defined(PETSC_HAVE_CUDA)
+  {
+    VecType   vtype;
+    PetscBool cuda;
+    DM        da;
+
+    PetscCall(SNESGetDM(snes, &da));
+    PetscCall(DMGetVecType(da, &vtype));
+    PetscCall(PetscStrcmp(vtype, VECSTNCUDA, &cuda)); /* the GPU's vectors (StnDMSetGPUVectors) */
+    if (!cuda) PetscCall(PetscStrbeginswith(vtype, VECCUDA, &cuda));
+    if (sgdia && cuda) PetscCall(StnMatFreeCreate(da, STN_TWINS_NONE, &E));
+    else PetscCall(MatDuplicate(P, MAT_DO_NOT_COPY_VALUES, &E));
+  }
+#else
+  PetscCall(MatDuplicate(P, MAT_DO_NOT_COPY_VALUES, &E));
+#endif
+  PetscCall(PetscInfo(snes, "the approximate Jacobian's grid got one matrix: a separate exact operator (%s)\n", sgdia ? "SG-DIA" : "its type"));
+  PetscCall(SNESSetJacobian(snes, E, P, NULL, NULL));
+  PetscCall(MatDestroy(&E)); /* SNES holds it */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnOperatorAssembled(Mat J, Mat P, PetscBool *assembled)
+{
+  PetscBool shell, sgdia;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)J, &shell, MATSHELL, MATMFFD, ""));
+  PetscCall(MatIsSGDIA(J, &sgdia)); /* a MATSHELL too */
+  *assembled = J != P && (sgdia || !shell) ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, const PetscInt offsets[][3], const PetscInt h_power[])
 {
   DM          da;
@@ -111,11 +187,15 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
   }
   PetscCall(SNESSetJacobian(snes, app->J, app->J, NULL, NULL)); /* the function: the DM's */
 #if defined(PETSC_HAVE_CUDA)
-  if (app->matfree) { /* the operator without its matrix; the SG-DIA one preconditions */
-    PetscCall(StnMatFreeCreate(da, PETSC_TRUE, &app->Jmf));
+  if (app->matfree && !app->approximate) { /* the operator without its matrix; the SG-DIA one preconditions */
+    PetscCall(StnMatFreeCreate(da, STN_TWINS_ALL, &app->Jmf));
     PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
   }
 #endif
+  if (app->approximate) {
+    PetscCall(exact_operator(app, snes, da, nstencil, offsets));
+    PetscCall(SNESSetUpdate(snes, separate_operator)); /* -snes_grid_sequence's refined grids */
+  }
   PetscCall(SNESGetKSP(snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   /* On the GPU multigrid with SG-DIA levels where the grid gives at least 3 (stnmg.h), else
@@ -158,6 +238,11 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(SNESGetDM(snes, &da));
   PetscCall(SNESGetJacobian(snes, &A, &B, &fn, NULL));
+  ours = fn != SNESComputeJacobianDefault && fn != SNESComputeJacobianDefaultColor ? PETSC_TRUE : PETSC_FALSE;
+  if (app->approximate && !ours) { /* PETSc's differences fill one matrix: operator and preconditioner */
+    PetscCall(SNESSetJacobian(snes, app->J, app->J, NULL, NULL));
+    A = B = app->J;
+  }
   PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bt[0], &bt[1], &bt[2], NULL));
   periodic = bt[0] == DM_BOUNDARY_PERIODIC || bt[1] == DM_BOUNDARY_PERIODIC || bt[2] == DM_BOUNDARY_PERIODIC ? PETSC_TRUE : PETSC_FALSE;
   /* PETSc 3.18 colours a periodic DMDA wrongly and its finite differences then write past their
@@ -172,6 +257,9 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
   PetscCheck(!eisenstat || size == 1, PETSC_COMM_WORLD, PETSC_ERR_SUP,
              "-pc_type eisenstat runs on one rank only: on several PETSc would need products with the diagonal blocks of its AIJ matrices, which it lacks; "
              "use -pc_type bjacobi -sub_pc_type eisenstat (Eisenstat within each rank's block) or -pc_type sor");
+  PetscCheck(!eisenstat || !app->approximate || !ours, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+             "-pc_type eisenstat applies the SOR sweeps of the operator itself, but %s's Jacobian is approximate (jacobian ... approximate): its operator is exact "
+             "and its preconditioning matrix is not; use -pc_type sor, which sweeps the preconditioning matrix", app->program);
   /* PCTelescope with the DM repartitions the grid and hands the Jacobian callbacks a matrix of no
      type; without the DM it gathers the assembled AIJ matrix */
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCTELESCOPE, &telescope));
@@ -200,7 +288,6 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCNONE, PCJACOBI, PCPBJACOBI, PCSHELL, ""));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMG, &mg));
   if (mg) PetscCall(PCMGGetGalerkin(pc, &galerkin));
-  ours = fn != SNESComputeJacobianDefault && fn != SNESComputeJacobianDefaultColor ? PETSC_TRUE : PETSC_FALSE;
   if (ours && mg && galerkin == PC_MG_GALERKIN_NONE && StnDMUsesSGDIA(da)) { /* SG-DIA on every level */
     PetscCall(StnPCMGSetDefaults(pc, da));
 #if defined(PETSC_HAVE_CUDA)
@@ -217,7 +304,7 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
       PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)snes), &size));
       PetscCall(MatSGDIAGetLayout(app->J, &nsten, NULL, &dof, NULL));
       if (app->operator_auto && !app->Jmf && size == 1 && nsten * dof >= STN_MATFREE_MIN_ROW) {
-        PetscCall(StnMatFreeCreate(da, PETSC_FALSE, &app->Jmf));
+        PetscCall(StnMatFreeCreate(da, STN_TWINS_LARGE, &app->Jmf));
         PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
       }
     }
@@ -231,7 +318,12 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
   /* Galerkin coarse operators are products of the fine one: both operators AIJ, so that PCMG
      forms R A P of the matrix it applies (an SG-DIA operator has no product with AIJ); Eisenstat's
      trick applies the SOR sweeps of the operator itself, so it too must be the AIJ matrix. */
-  if ((mg && galerkin != PC_MG_GALERKIN_NONE) || eisenstat) PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, app->P, NULL, NULL));
+  if (ours && app->approximate && mg && (galerkin == PC_MG_GALERKIN_BOTH || galerkin == PC_MG_GALERKIN_MAT)) {
+    /* the coarse operators R A P of the exact operator: that assembled in AIJ too */
+    PetscCall(MatDestroy(&app->A));
+    PetscCall(StnDMCreateAIJ(da, MATAIJ, &app->A));
+    PetscCall(SNESSetJacobian(snes, app->A, app->P, NULL, NULL));
+  } else if ((mg && galerkin != PC_MG_GALERKIN_NONE) || eisenstat) PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, app->P, NULL, NULL));
   else if (ours) PetscCall(SNESSetJacobian(snes, A, app->P, NULL, NULL));
   else PetscCall(SNESSetJacobian(snes, A == app->J ? app->P : A, B == app->J ? app->P : B, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -271,6 +363,7 @@ PetscErrorCode StnAppDestroy(StnApp *app)
   PetscCall(MatDestroy(&app->P));
   PetscCall(MatDestroy(&app->J));
   PetscCall(MatDestroy(&app->Jmf));
+  PetscCall(MatDestroy(&app->A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

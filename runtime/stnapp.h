@@ -46,12 +46,15 @@ typedef struct {
   PetscBool   matfree;        /* -stn_operator matfree: J w by the generated kernel, no stored J */
   PetscBool   operator_auto;  /* -stn_operator auto: matfree where the fused V-cycle runs */
   PetscBool   check_jacobian; /* -stn_check_jacobian */
+  PetscBool   approximate;    /* set by main: the .stn has an approximate jacobian block, so the
+                                 operator (exact) and the preconditioning matrix (J) differ */
   char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
   char        solution_png[PETSC_MAX_PATH_LEN];    /* -stn_plot_solution, or "" */
   char        convergence_png[PETSC_MAX_PATH_LEN]; /* -stn_plot_convergence, or "" */
   Mat         J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
   Mat         P;              /* an AIJ copy for preconditioners that factor, or NULL */
   Mat         Jmf;            /* -stn_operator matfree: the operator (stnmatfree.h); J preconditions */
+  Mat         A;              /* approximate: the exact Jacobian, the operator where it is assembled */
   StnHistory  history;        /* the residual norms, for -stn_plot_convergence */
 } StnApp;
 
@@ -77,6 +80,10 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
    levels or with Galerkin operators, hypre, ...), and PETSc's own Jacobians (-snes_fd,
    -snes_fd_color), get an AIJ matrix. */
 PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes);
+/* For a program with an approximate jacobian block, whose FormJacobianLocal fills P with the
+   approximate entries: whether J is a matrix of its own to fill with the exact ones (not P, not
+   a product without a matrix: the GPU's J w, -snes_mf_operator's differences). */
+PetscErrorCode StnOperatorAssembled(Mat J, Mat P, PetscBool *assembled);
 /* Solves from X in a log stage of its own ("Solve") and prints how it ended (StnReportSolve);
    *reason is SNES's, except SNES_CONVERGED_ITERATING (0, not a solution) where SNES stopped on
    a small step with the residual above its tolerances. */
@@ -142,7 +149,7 @@ typedef struct {
   StnMultFn          *jacobian_mult;    /* J w without the matrix (-stn_operator matfree) */
   PetscInt            product_levels;   /* the finest grid's operator is that product: the
                                            coarser grids' Jacobians get twins without the matrix,
-                                           1 the large ones, 2 all (stnmatfree.h) */
+                                           0 none, 1 the large ones, 2 all (StnTwins) */
   StnLevelShapes      levels[16];       /* the shapes per grid, filled at first use */
   int                 nlevels;
 } StnKernels;

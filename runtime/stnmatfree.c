@@ -17,7 +17,7 @@ typedef struct {
   StnKernelShape shape;
   Vec            state; /* ghosted, local, on the device; NULL until the first Jacobian */
   PetscLogDouble flops; /* per product: 2 per entry of the block rows */
-  PetscBool      all_levels;
+  StnTwins       levels; /* which coarser grids get twins (StnMatFreeCreate) */
 } MatFree;
 
 PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
@@ -78,7 +78,7 @@ static PetscErrorCode MatView_MatFree(Mat J, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnMatFreeCreate(DM da, PetscBool all_levels, Mat *J)
+PetscErrorCode StnMatFreeCreate(DM da, StnTwins levels, Mat *J)
 {
   MatFree    *mf;
   PetscInt    n, N;
@@ -94,7 +94,7 @@ PetscErrorCode StnMatFreeCreate(DM da, PetscBool all_levels, Mat *J)
   PetscCall(VecGetSize(v, &N));
   PetscCall(DMRestoreGlobalVector(da, &v));
   PetscCall(PetscNew(&mf));
-  mf->all_levels = all_levels;
+  mf->levels = levels;
   PetscCall(MatCreateShell(PetscObjectComm((PetscObject)da), n, n, N, N, mf, J));
   PetscCall(DMGetVecType(da, &vtype));
   PetscCall(MatShellSetVecType(*J, vtype));
@@ -169,10 +169,10 @@ PetscErrorCode StnMatFreeUpdate(Mat J, Mat P, const DMDALocalInfo *info, Vec X, 
   PetscCall(ours(J, &mf));
   if (mf) {
     twin              = J;
-    k->product_levels = mf->all_levels ? 2 : 1;
+    k->product_levels = (PetscInt)mf->levels;
   } else PetscCall(PetscObjectQuery((PetscObject)P, twin_name, (PetscObject *)&twin));
   if (!twin && (k->product_levels == 2 || (k->product_levels == 1 && (PetscInt)info->xm * info->ym * info->zm * info->dof >= STN_MATFREE_MIN_ROWS))) {
-    PetscCall(StnMatFreeCreate(info->da, PETSC_FALSE, &twin));
+    PetscCall(StnMatFreeCreate(info->da, STN_TWINS_NONE, &twin));
     PetscCall(PetscObjectCompose((PetscObject)P, twin_name, (PetscObject)twin));
     PetscCall(MatDestroy(&twin)); /* P holds it */
     PetscCall(PetscObjectQuery((PetscObject)P, twin_name, (PetscObject *)&twin));

@@ -20,9 +20,12 @@
 
 #if defined(PETSC_HAVE_CUDA)
 /* A shell of da's size whose product is J w at the state StnMatFreeSetState last gave it. As the
-   finest grid's operator it gives the coarser grids twins too: every one with all_levels
-   (-stn_operator matfree), else those of STN_MATFREE_MIN_ROWS unknowns or more (auto). */
-PetscErrorCode StnMatFreeCreate(DM da, PetscBool all_levels, Mat *J);
+   finest grid's operator it gives the coarser grids twins too, as levels says: STN_TWINS_ALL
+   every one (-stn_operator matfree), STN_TWINS_LARGE those of STN_MATFREE_MIN_ROWS unknowns or
+   more (auto), STN_TWINS_NONE none (an approximate Jacobian: a coarser grid's operator is its
+   preconditioning matrix, which the twin, exact, would not be). */
+typedef enum { STN_TWINS_NONE, STN_TWINS_LARGE, STN_TWINS_ALL } StnTwins;
+PetscErrorCode StnMatFreeCreate(DM da, StnTwins levels, Mat *J);
 /* The state the Jacobian was evaluated at (X: ghosted, local, on the device), the program's
    kernels and parameters, and its stencil's block diagonals; does nothing when J is not
    StnMatFreeCreate's. */
@@ -31,7 +34,7 @@ PetscErrorCode StnMatFreeSetState(Mat J, const DMDALocalInfo *info, Vec X, StnKe
 PetscErrorCode StnMatFreeReady(Mat J, PetscBool *ready);
 /* The Jacobian P (SG-DIA, of one grid of a hierarchy) was just evaluated at X: sets the state of
    its twin without the matrix: J when J is StnMatFreeCreate's (the finest grid's operator, which
-   sets k->product_levels from its all_levels), else the one composed on P, created first when
+   sets k->product_levels from its levels), else the one composed on P, created first when
    k->product_levels asks for one on this grid (the coarser grids, evaluated after the finest).
    Does nothing otherwise. */
 PetscErrorCode StnMatFreeUpdate(Mat J, Mat P, const DMDALocalInfo *info, Vec X, StnKernels *k, void *user, PetscInt nstencil);

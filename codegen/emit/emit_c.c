@@ -150,13 +150,22 @@ static void initial_roots(const Program *P, int cls, Ref *roots, int *n) {
     if (ir_point(P->ir, f, cls)->initial != IR_NONE) roots[(*n)++] = ir_point(P->ir, f, cls)->initial;
 }
 
+/* The value an entry has in the matrix being written: the user's, except where an approximate
+   block gave it and the operator is written (J w, or the exact matrix): the derivative there. */
+static bool uses_given(const Program *P, const IrEntry *x) {
+  return x->given != IR_NONE && !(x->approximate && (P->product || P->exact));
+}
+
+/* The values written (uses_given), and the derivatives that -stn_check_jacobian compares exact
+   given entries with. */
 void emit_jacobian_roots(const Program *P, int cls, Ref *roots, int *n) {
   for (int f = 0; f < P->m->nfields; f++) {
     const IrPoint *p = ir_point(P->ir, f, cls);
     for (int e = 0; e < p->nentries; e++) {
       const IrEntry *x = &p->entries[e];
-      roots[(*n)++] = x->given != IR_NONE ? x->given : x->derived;
-      if (x->given != IR_NONE && x->given != x->derived) roots[(*n)++] = x->derived;
+      bool given = uses_given(P, x);
+      roots[(*n)++] = given ? x->given : x->derived;
+      if (given && x->given != x->derived && !x->approximate) roots[(*n)++] = x->derived;
     }
   }
 }
@@ -213,21 +222,23 @@ void emit_jacobian_body(Program *P, int cls, const char *indent) {
       int s = stencil_position(ir, x->offset), column;
       if (P->product) column = fprintf(P->out, "%sJw[%d] += W(%d, %d) * (", indent, f, s, x->field);
       else column = fprintf(P->out, "%sv[%d][%d][%d] = ", indent, s, f, x->field);
-      emit_c_expr_at(&P->E, x->given != IR_NONE ? x->given : x->derived, column);
+      bool given = uses_given(P, x);
+      emit_c_expr_at(&P->E, given ? x->given : x->derived, column);
       fprintf(P->out, "%s; /* d%s/d%s%s, %s %s:%d */\n", P->product ? ")" : "", P->m->fields[f].name, P->m->fields[x->field].name, off,
-              x->given != IR_NONE ? "given at" : "derived from", P->o->stn_name,
-              ast_line(P->ir->src, x->given != IR_NONE ? x->node : p->residual_rule));
+              given ? (x->approximate ? "approximated at" : "given at") : "derived from", P->o->stn_name,
+              ast_line(P->ir->src, given ? x->node : p->residual_rule));
     }
   }
   /* The run-time check of the entries the user wrote (-stn_check_jacobian),
-     on CPUs only: the program runs it with -stn_device cpu. */
-  if (P->E.cuda) return;
+     on CPUs only: the program runs it with -stn_device cpu. Approximate
+     entries are not checked: they may differ from the derivative. */
+  if (P->E.cuda || P->exact) return;
   bool any = false;
   for (int f = 0; f < P->m->nfields; f++) {
     const IrPoint *p = ir_point(ir, f, cls);
     for (int e = 0; e < p->nentries; e++) {
       const IrEntry *x = &p->entries[e];
-      if (x->given == IR_NONE || x->given == x->derived) continue;
+      if (x->given == IR_NONE || x->given == x->derived || x->approximate) continue;
       if (!any) fprintf(P->out, "%sif (user->check_jacobian) {\n", indent);
       any = true;
       ir_offset_text(ir, x->offset, off, sizeof off, false);
@@ -601,17 +612,44 @@ static void form_function(Program *P) {
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
-static void form_jacobian(Program *P) {
+/* With an approximate block, two matrices: the exact Jacobian (every entry derived), the
+   operator A, and the one with the approximate entries, the preconditioning matrix P. */
+static void form_exact_jacobian(Program *P) {
   FILE *out = P->out;
-  fputs("/* The Jacobian at the locally owned points, one block row per point: v[s][r][c] is\n"
-        "   d(F_r)/d(x_c at neighbour s), derived from the residual unless the .stn gives it.\n"
-        "   The rows go into P, SG-DIA or AIJ (StnBlockRowsBegin says which). */\n", out);
-  fprintf(out, "static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field %sx, Mat J, Mat P, AppCtx *user)\n{\n",
+  fputs("/* The exact Jacobian, the operator of Newton's linear systems: every entry is the\n"
+        "   derivative of the residual (derived, or given in an exact block), the approximate\n"
+        "   blocks' entries too. The rows go into J, SG-DIA or AIJ. */\n", out);
+  fprintf(out, "static PetscErrorCode FormJacobianExactLocal(DMDALocalInfo *info, const Field %sx, Mat J, AppCtx *user)\n{\n",
           array_stars(P));
   fputs("  StnBlockRows rows;\n\n  PetscFunctionBeginUser;\n"
-        "  PetscCall(StnBlockRowsBegin(info, J, P, NSTENCIL, DOF, stencil_offsets, &rows));\n", out);
+        "  PetscCall(StnBlockRowsBegin(info, J, J, NSTENCIL, DOF, stencil_offsets, &rows));\n", out);
+  P->exact = true;
   loop_over_points(P, BLOCK_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, store_block_row);
+  P->exact = false;
   fputs("  PetscCall(StnBlockRowsEnd(&rows));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+static void form_jacobian(Program *P) {
+  FILE *out = P->out;
+  bool approx = P->ir->approximate;
+  if (approx) form_exact_jacobian(P);
+  fputs("/* The Jacobian at the locally owned points, one block row per point: v[s][r][c] is\n"
+        "   d(F_r)/d(x_c at neighbour s), derived from the residual unless the .stn gives it.\n", out);
+  if (approx)
+    fputs("   The .stn's approximate entries make it the preconditioning matrix P only (SG-DIA or\n"
+          "   AIJ); the operator J gets the exact Jacobian where it is a matrix, and is J w\n"
+          "   without a matrix (GPU) or -snes_mf_operator's differences otherwise. */\n", out);
+  else fputs("   The rows go into P, SG-DIA or AIJ (StnBlockRowsBegin says which). */\n", out);
+  fprintf(out, "static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field %sx, Mat J, Mat P, AppCtx *user)\n{\n",
+          array_stars(P));
+  fprintf(out, "  StnBlockRows rows;\n%s\n  PetscFunctionBeginUser;\n", approx ? "  PetscBool    assembled;\n" : "");
+  fprintf(out, "  PetscCall(StnBlockRowsBegin(info, %s, P, NSTENCIL, DOF, stencil_offsets, &rows));\n", approx ? "P" : "J");
+  loop_over_points(P, BLOCK_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, store_block_row);
+  fputs("  PetscCall(StnBlockRowsEnd(&rows));\n", out);
+  if (approx)
+    fputs("  PetscCall(StnOperatorAssembled(J, P, &assembled)); /* J is a matrix of its own */\n"
+          "  if (assembled) PetscCall(FormJacobianExactLocal(info, x, J, user));\n", out);
+  fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
 /* The GPU twins of FormFunctionLocal and FormJacobianLocal: the kernels are in the .cu file,
@@ -690,6 +728,8 @@ static void main_function(Program *P) {
   for (int f = 0; f < m->nfields; f++) fprintf(out, "  PetscCall(DMDASetFieldName(da, %d, \"%s\"));\n", f, m->fields[f].name);
   fputs("  PetscCall(DMDAGetLocalInfo(da, &info));\n  PetscCall(SetParameters(&info, &user));\n"
         "", out);
+  if (P->ir->approximate)
+    fputs("  app.approximate = PETSC_TRUE; /* an approximate jacobian block: the exact operator, P from the .stn */\n", out);
   if (P->any_given || m->nparams == 0) fputs("  user.check_jacobian = app.check_jacobian;\n", out);
   fputs("\n", out);
 
@@ -720,7 +760,7 @@ static void main_function(Program *P) {
 
 void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out) {
   const Model *m = ir->m;
-  *P = (Program){ir, m, o, out, {0}, NULL, false, false};
+  *P = (Program){ir, m, o, out, {0}, NULL, false, false, false};
   if (cname_check_table()) ice("cnames.c: the reserved table is out of order at '%s'", cname_check_table());
   const char **user = xmalloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *user);
   char **cn = xmalloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);

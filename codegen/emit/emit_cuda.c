@@ -181,6 +181,7 @@ static void product_kernel(Program *P) {
         "   8 * NSTENCIL * DOF bytes of it per unknown besides. One rank: w is the whole grid. */\n"
         "__global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)\n{\n", out);
   fputs("  const double *__restrict__ w = m.w;\n", out);
+  P->product = true; /* from here: the roots and entries of the product (approximate ones derived) */
   emit_c_function_begin(&P->E);
   emit_function_spacing(P, emit_jacobian_roots);
   emit_uniform_temps(P, emit_jacobian_roots);
@@ -198,7 +199,6 @@ static void product_kernel(Program *P) {
   }
   fputs("};\n", out);
   fprintf(out, "%sdouble Jw[DOF] = {};\n\n", in);
-  P->product = true;
   emit_point_branches(P, BLOCK_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, in);
   P->product = false;
   fprintf(out, "#pragma unroll\n%sfor (int r = 0; r < DOF; r++) {\n"

@@ -16,6 +16,7 @@ typedef struct Program {
   Ref               *named;  /* scratch for emit_c_temps */
   bool               any_given;  /* some Jacobian entry was written by the user */
   bool               product;    /* Jacobian entries as terms of J w (Jw[r] += W(s, c) * entry), not stored */
+  bool               exact;      /* the entries of approximate blocks as derived (the operator), not given */
 } Program;
 
 typedef void (*CaseBody)(Program *P, int cls, const char *indent);

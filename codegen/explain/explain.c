@@ -610,6 +610,14 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
                "u's residual at point %s with respect to v at %s; stencilc derives every entry\n"
                "by differentiating the residual (an entry the .stn writes by hand is checked against it).\n",
           fm[0], fm[1], fm[2]);
+  for (int f = 0; f < m->nfields; f++)
+    if (m->fields[f].approximate)
+      fprintf(out, "\nThe Jacobian block of %s is approximate (%s:%d): its entries fill the preconditioning\n"
+                   "matrix P, the SG-DIA matrix the preconditioner reads. The operator of Newton's linear\n"
+                   "systems stays the exact Jacobian, every entry derived: on CPUs a second matrix of the\n"
+                   "same layout, on the GPU its product J w without the matrix (one rank). Newton converges\n"
+                   "as with the exact Jacobian; the Krylov method may take more iterations.\n",
+              m->fields[f].name, stn, ast_line(ir->src, m->fields[f].jacobian));
   char *in = xcalloc((size_t)m->nclasses, 1), *done = xcalloc((size_t)m->nclasses, 1);
   for (int f = 0; f < m->nfields; f++) {
     memset(done, 0, (size_t)m->nclasses);
@@ -659,7 +667,13 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
         text = formula(P, x->derived, false);
         fprintf(out, "    %-*s = %s", w, lhs[e], text);
         free(text);
-        if (x->given != IR_NONE && x->given == x->derived)
+        if (x->given != IR_NONE && x->approximate) {
+          text = formula(P, x->given, false);
+          fprintf(out, "\n    %*s   approximated at line %d as %s (%s)", w, "", ast_line(ir->src, x->node), text,
+                  x->checked ? "equal at sample points; in the preconditioning matrix"
+                             : "differs from the derivative; in the preconditioning matrix only");
+          free(text);
+        } else if (x->given != IR_NONE && x->given == x->derived)
           fprintf(out, "   (given at line %d: the same)", ast_line(ir->src, x->node));
         else if (x->given != IR_NONE) {
           text = formula(P, x->given, false);

@@ -66,6 +66,8 @@ typedef struct IrEntry {
   Ref         given;    /* the value the user wrote, or IR_NONE */
   const Node *node;     /* the user's N_ENTRY, or NULL */
   bool        checked;  /* given was shown equal to derived at compile time */
+  bool        approximate;  /* given comes from an approximate block: it fills the preconditioning
+                               matrix, and derived is the operator's entry (never an error) */
 } IrEntry;
 
 /* What one field does at one class of grid points. */
@@ -96,6 +98,8 @@ typedef struct Ir {
   int          *stencil;
   int           nstencil;
   int           diagonal;  /* position of the offset (0,0,0) in stencil */
+  bool          approximate;  /* some field's jacobian block is approximate: the program's operator
+                                 (derived entries) and preconditioning matrix (given ones) differ */
 } Ir;
 
 /* ir.c: the node pool. ir_node hash-conses without simplifying; the

@@ -379,7 +379,7 @@ static Ref expr(Lower *L, const Node *e, const Binding *env) {
 }
 
 /* The entries the user wrote in the Jacobian rule that applies at p. */
-static void given_entries(Lower *L, IrPoint *p) {
+static void given_entries(Lower *L, IrPoint *p, bool approximate) {
   int n = ast_count(p->jacobian_rule->rule.body);
   p->entries = xcalloc((size_t)n + 1, sizeof *p->entries);
   for (const Node *en = p->jacobian_rule->rule.body; en; en = en->next) {
@@ -388,7 +388,7 @@ static void given_entries(Lower *L, IrPoint *p) {
                                      : field_read(L, col->decl->index, NULL, 0);
     IrEntry *x = &p->entries[p->nentries++];
     *x = (IrEntry){L->ir->nodes[read].a, L->ir->nodes[read].b, IR_NONE, expr(L, en->entry.value, NULL), en,
-                   false};
+                   false, approximate};
   }
 }
 
@@ -418,7 +418,8 @@ void ir_lower(Ir *ir, Diag *d) {
       check_size(&L, p->residual_rule);
       p->initial = p->initial_rule ? expr(&L, p->initial_rule->rule.body, NULL) : IR_NONE;
       if (p->initial_rule) check_size(&L, p->initial_rule);
-      if (p->jacobian_rule) given_entries(&L, p);
+      if (p->jacobian_rule) given_entries(&L, p, fd->approximate);
+      ir->approximate |= fd->approximate && p->jacobian_rule;
     }
   }
   free(L.lets);

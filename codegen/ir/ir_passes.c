@@ -67,7 +67,7 @@ static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
         cap = cap ? 2 * cap : 8;
         reads = xrealloc(reads, (size_t)cap * sizeof *reads);
       }
-      reads[n++] = (IrEntry){x->a, x->b, IR_NONE, IR_NONE, NULL, false};
+      reads[n++] = (IrEntry){x->a, x->b, IR_NONE, IR_NONE, NULL, false, false};
       continue;
     }
     Ref ops[3] = {x->a, x->b, x->c};
@@ -103,6 +103,7 @@ static void derive(Ir *ir, Diag *d) {
         if (given) {
           reads[e].given = given->given;
           reads[e].node = given->node;
+          reads[e].approximate = given->approximate;
         }
       }
       if (p->nentries > 0 && n < p->nentries) ice("a Jacobian entry without a residual read survived sema");
@@ -472,7 +473,7 @@ static void check(Ir *ir, Diag *dg) {
         const double *at = &failed_params[(size_t)k * np];
         k++;
         x->checked = v->all_finite > 0 && v->all_wrong == 0;
-        if (v->failed < 0) continue;
+        if (v->failed < 0 || x->approximate) continue;  /* an approximate entry may differ anywhere */
         bool seen = false;
         for (int r = 0; r < nreported; r++) seen |= reported[r] == x->node;
         if (seen) continue;
@@ -489,6 +490,26 @@ static void check(Ir *ir, Diag *dg) {
   free(failed_params);
   free(verdicts);
   free(reported);
+}
+
+/* An approximate block whose every entry was shown equal to the derivative: a warning at its
+   mark, since the program then assembles the same matrix twice for nothing. */
+static void warn_exact_approximations(const Ir *ir, Diag *dg) {
+  const Model *m = ir->m;
+  for (int f = 0; f < m->nfields; f++) {
+    if (!m->fields[f].approximate) continue;
+    bool differs = false;
+    for (int c = 0; c < m->nclasses && !differs; c++) {
+      const IrPoint *p = ir_point(ir, f, c);
+      for (int e = 0; e < p->nentries; e++)
+        differs |= p->entries[e].approximate && !p->entries[e].checked;
+    }
+    if (differs) continue;
+    diag_warning(dg, m->fields[f].jacobian->block.mark->loc,
+                 "every entry of this approximate Jacobian block equals the derivative of the residual");
+    diag_hint(dg, "drop 'approximate' and the entries are checked as exact ones; keep it for entries that "
+                  "differ from the derivative (a Picard or lower-order preconditioning matrix)");
+  }
 }
 
 /* ---- stencil ---- */
@@ -651,8 +672,8 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
         fprintf(out, "  d/d%s%s", m->fields[x->field].name, off);
         if (x->derived != IR_NONE) fprintf(out, " = %%%d", x->derived);
         if (x->given != IR_NONE)
-          fprintf(out, "  given %%%d (line %d)%s", x->given, ast_line(ir->src, x->node),
-                  x->checked ? ", checked" : "");
+          fprintf(out, "  %s %%%d (line %d)%s", x->approximate ? "approximate" : "given", x->given,
+                  ast_line(ir->src, x->node), x->checked ? ", checked" : "");
         fputc('\n', out);
       }
     }
@@ -674,7 +695,7 @@ bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
     case PASS_LOWER:    ir_lower(ir, d); break;
     case PASS_DERIVE:   derive(ir, d); break;
     case PASS_SIMPLIFY: simplify_all(ir); emitted_size(ir, d); break;
-    case PASS_CHECK:    check(ir, d); break;
+    case PASS_CHECK:    check(ir, d); warn_exact_approximations(ir, d); break;
     case PASS_STENCIL:  stencil(ir); break;
     case PASS_COUNT:    break;
     }

@@ -56,6 +56,9 @@ const char *const face_names[FACE_COUNT] = {"left", "right", "bottom", "top", "f
 /* Must stay in step with enum RegionWord. */
 const char *const region_words[RW_COUNT] = {"interior", "boundary", "all"};
 
+/* Must stay in step with enum BlockMark. */
+const char *const block_marks[BM_COUNT] = {"approximate"};
+
 const char *const axis_names[3] = {"x", "y", "z"};
 
 int builtin_value_lookup(const char *name) {

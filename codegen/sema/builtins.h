@@ -59,6 +59,11 @@ typedef enum RegionWord { RW_INTERIOR, RW_BOUNDARY, RW_ALL, RW_COUNT } RegionWor
 
 extern const char *const region_words[RW_COUNT];
 
+/* The words a block may carry after its field (`jacobian u approximate {`); not reserved. */
+typedef enum BlockMark { BM_APPROXIMATE, BM_COUNT } BlockMark;
+
+extern const char *const block_marks[BM_COUNT];
+
 extern const char *const axis_names[3];  /* x, y, z */
 
 int builtin_value_lookup(const char *name);  /* -1 when not a built-in value */

@@ -610,6 +610,31 @@ static void entry_column(Sema *s, Node *col) {
 /* "a residual", "an initial": a block's keyword with its article. */
 static const char *block_article(BlockWhat what) { return what == BLOCK_INITIAL ? "an" : "a"; }
 
+/* jacobian u approximate { ... }: the one word a block may carry after its field, and only a
+   jacobian block (4.16). */
+static void mark(Sema *s, const Node *b, Field *f) {
+  const Node *w = b->block.mark;
+  const char *kw = ast_block_keyword(b->block.what), *field = b->block.field;
+  bool approximate = strcmp(w->name.name, block_marks[BM_APPROXIMATE]) == 0;
+  if (approximate && b->block.what == BLOCK_JACOBIAN) {
+    if (f) f->approximate = true;
+    return;
+  }
+  if (approximate) {
+    diag_error(s->d, w->loc, "%s %s block cannot be approximate", block_article(b->block.what), kw);
+    diag_hint(s->d, "only a jacobian block can be approximate (its entries then precondition Newton's linear "
+                    "systems); write '%s %s {'", kw, field);
+  } else if (b->block.what == BLOCK_JACOBIAN) {
+    diag_error(s->d, w->loc, "'%s' cannot follow the field of a jacobian block", w->name.name);
+    diag_hint(s->d, "write 'jacobian %s approximate {' for entries that only approximate the derivative (a "
+                    "preconditioning matrix), or 'jacobian %s {' for the derivative itself", field, field);
+  } else {
+    diag_error(s->d, w->loc, "'%s' cannot follow the field of %s %s block", w->name.name,
+               block_article(b->block.what), kw);
+    diag_hint(s->d, "write '%s %s {'", kw, field);
+  }
+}
+
 /* A block's lets are local to it, except that a field's jacobian block sees the lets of the
    field's residual block when that stands above it (4.16): the residual's scope is kept, and
    the jacobian's scope opens inside it. */
@@ -640,6 +665,7 @@ static void block(Sema *s, Node *b) {
     } else
       *slot = b;
   }
+  if (b->block.mark) mark(s, b, f);
 
   Ctx cx = b->block.what == BLOCK_INITIAL ? CX_INITIAL : CX_POINT;
   Scope local;

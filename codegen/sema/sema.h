@@ -40,6 +40,8 @@ typedef struct Field {
   const char *desc;
   const Node *residual, *jacobian, *initial;  /* blocks, NULL when absent */
   bool        duplicate_block;  /* a second block of a kind was given (an error) */
+  bool        approximate;      /* jacobian u approximate { ... }: its entries need not be the
+                                   derivative; they fill the preconditioning matrix only */
   /* The rule (N_RULE) that applies at each class, NULL where none does. */
   const Node *residual_rule[MAX_CLASSES];
   const Node *jacobian_rule[MAX_CLASSES];

@@ -4,7 +4,7 @@ against the compiler, so that neither can fall behind the language unseen.
 
   lists    the reserved words of parser/lexer.re (cross-checked with the
            %token display names of parser/grammar.y) and the built-in
-           values, functions, regions and faces of codegen/sema/builtins.c equal
+           values, functions, regions, faces and block marks of codegen/sema/builtins.c equal
            the word lists of dsl/vim/syntax/stn.vim and of
            dsl/vscode/syntaxes/stn.tmLanguage.json
   tokens   a reference tokenizer (the rules of parser/lexer.re in Python)
@@ -91,9 +91,11 @@ def compiler_lists():
         'value': set(c_table(builtins_c, 'builtin_values', 'BV')),
         'function': set(c_table(builtins_c, 'builtin_funcs', 'BF')),
         'region': set(c_list(builtins_c, 'region_words')) | set(c_list(builtins_c, 'face_names')),
+        'mark': set(c_list(builtins_c, 'block_marks')),
     }
     expected = {'value': enum_count(builtins_h, 'BuiltinValue'), 'function': enum_count(builtins_h, 'BuiltinFunc'),
-                'region': enum_count(builtins_h, 'RegionWord') + enum_count(builtins_h, 'Face')}
+                'region': enum_count(builtins_h, 'RegionWord') + enum_count(builtins_h, 'Face'),
+                'mark': enum_count(builtins_h, 'BlockMark')}
     for kind, n in expected.items():
         if n == 0 or len(lists[kind]) != n:
             fail(f'codegen/sema/builtins.c: found {len(lists[kind])} {kind} names, builtins.h declares {n}: '
@@ -108,6 +110,7 @@ VIM_GROUPS = {  # syntax group -> (list, class)
     'stnConditional': ('keyword', 'keyword'), 'stnLogical': ('keyword', 'keyword'),
     'stnBuiltinValue': ('value', 'builtin-value'), 'stnConstant': ('value', 'constant'),
     'stnBuiltinFunc': ('function', 'builtin-function'), 'stnRegion': ('region', 'region'),
+    'stnMark': ('mark', 'mark'),
     'stnTodo': (None, 'comment'),
 }
 VIM_CLASS = {g: c for g, (_, c) in VIM_GROUPS.items()}
@@ -118,14 +121,14 @@ VIM_CLASS.update({
 })
 
 TM_LISTS = {  # repository entry -> list
-    'keyword': 'keyword', 'builtin-value': 'value', 'call': 'function', 'region': 'region',
+    'keyword': 'keyword', 'builtin-value': 'value', 'call': 'function', 'region': 'region', 'mark': 'mark',
 }
 TM_CLASS = {
     'storage.type.stn': 'keyword', 'keyword.other.stn': 'keyword', 'keyword.control.conditional.stn': 'keyword',
     'keyword.operator.logical.stn': 'keyword',
     'variable.language.stn': 'builtin-value', 'constant.language.stn': 'constant',
     'support.function.builtin.stn': 'builtin-function', 'entity.name.function.stn': 'function',
-    'entity.name.label.stn': 'region',
+    'entity.name.label.stn': 'region', 'storage.modifier.stn': 'mark',
     'constant.numeric.integer.stn': 'integer', 'constant.numeric.float.stn': 'float',
     'comment.line.number-sign.stn': 'comment', 'punctuation.definition.comment.stn': 'comment',
     'string.quoted.double.stn': 'string', 'punctuation.definition.string.begin.stn': 'string',
@@ -227,6 +230,8 @@ def expected_classes(text, lists):
                     cls = 'builtin-function' if w in lists['function'] else 'function'
                 elif w in lists['region'] and re.match(r'[ \t]*[:&,>;]', rest):
                     cls = 'region'
+                elif w in lists['mark'] and re.match(r'[ \t]*\{', rest):
+                    cls = 'mark'
                 else:
                     cls = 'none'
             want[a:b] = [cls] * (b - a)
@@ -389,6 +394,8 @@ def samples(lists, tmp):
         f.write(' + '.join(f'{w} (1)' for w in sorted(lists['function'])) + ';\n')
         for w in sorted(lists['region']):
             f.write(f'{w}: {w} & {w}, {w} > {w} ; f({w}) + {w} * {w} = {w}\n')
+        for w in sorted(lists['mark']):
+            f.write(f'jacobian u {w} {{ {w}: u = {w} + f({w}); }}\n')
         f.write('param n = 0 + 65 + 007 + 1. + 0.5 + 6.81 + 1.e3 + 2.5e-3 + .5 + .5E2 + 1e-3 + 6E+23 + 2^-1;\n')
         f.write('fields w "a \\"quoted\\" word, a \\\\ and # no comment", q "ünïcödé", e "";  # ünïcödé\n')
         f.write('let c = if a == b or a != b and not a <= b then a >= b else a < b - -a > b;\n')

@@ -51,6 +51,21 @@
 #                 with those values written as lets; -blocks 2.5, -blocks 0,
 #                 -reaction maybe, -shape rings, a bare -shape and a computed
 #                 int default that is not whole are refused in a sentence
+#  13 approximate  examples/nldiffusion2d.stn, whose jacobian block is
+#                 approximate (Picard's matrix), against
+#                 tests/solve/nldiffusion2d_ref.c, the same problem written by
+#                 hand with PETSc (exact operator, Picard's preconditioning
+#                 matrix): the same first residual norm (1e-12), Newton and
+#                 Krylov iterations and solution (1e-8), also on 2 ranks and
+#                 with Jacobi, and the same Newton iterations under a direct
+#                 solve with Picard's matrix alone; and against the same file
+#                 without its jacobian block (every entry derived): the same first
+#                 residual norm (1e-12), Newton iterations and solution (1e-8)
+#                 under ILU, Jacobi, multigrid (also Galerkin), AIJ, 2 ranks,
+#                 -snes_mf_operator, -snes_fd and -snes_grid_sequence; -snes_test_jacobian finds the
+#                 operator exact and the preconditioning matrix not; a direct
+#                 solve with that matrix alone needs more Newton iterations
+#                 (Picard's); -stn_check_jacobian passes; Eisenstat is refused
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1208,6 +1223,118 @@ else
   bad "typed params: $OUT/typed_params_computed.stn does not build"; show "$LOG/typed_params_computed.stencilc"
 fi
 section_done typed-params
+
+# ---- 13 an approximate jacobian block: Picard preconditions, Newton stays exact ----
+ND=examples/nldiffusion2d.stn
+# The reference: the same residual with every Jacobian entry derived.
+sed '/^jacobian u approximate {/,/^}/d' "$ND" >"$OUT/nldiffusion2d_exact.stn"
+# fnorm0 LOGFILE: the residual norm before the first Newton step (-snes_monitor).
+fnorm0() { sed -n 's/^ *0 SNES Function norm \([^ ]*\).*/\1/p' "$1" | head -n 1; }
+# krylov LOGFILE: the Krylov iterations of the solve (-ksp_converged_reason), in all.
+krylov() { sed -n 's/.*Linear solve converged due to .* iterations \([0-9]*\).*/\1/p' "$1" | awk '{s += $1} END {print s + 0}'; }
+# close A B TOL: |A - B| <= TOL * |B|.
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN {d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(a != "" && d <= t * m)}'; }
+if grep -q '^jacobian u approximate {' "$ND" && ! grep -q '^jacobian' "$OUT/nldiffusion2d_exact.stn" &&
+   compile nldiffusion2d "$ND" && compile nldiffusion2d_exact "$OUT/nldiffusion2d_exact.stn"; then
+  grep -q 'FormJacobianExactLocal(info, x, J, user)' "$OUT/nldiffusion2d.src/nldiffusion2d.c" ||
+    bad "approximate: the C of $ND does not fill the operator with FormJacobianExactLocal"
+  # (case: the options of both runs; each also runs tight tolerances with a monitor)
+  for c in "ilu:-kappa 1" "ilu5:-kappa 5 -q 40" "jacobi:-pc_type jacobi" "mg:-pc_type mg -da_grid_x 65 -da_grid_y 65" \
+           "galerkin:-pc_type mg -pc_mg_galerkin -da_grid_x 65 -da_grid_y 65" "aij:-stn_mat_type aij" \
+           "mf_operator:-snes_mf_operator" "fd:-snes_fd -da_grid_x 9 -da_grid_y 9" \
+           "grid_sequence:-snes_grid_sequence 2 -da_grid_x 9 -da_grid_y 9"; do
+    name=${c%%:*} opts=${c#*:}
+    la=$LOG/nldiffusion2d.$name lx=$LOG/nldiffusion2d_exact.$name
+    # PETSc's differences of J w are good to about 1e-8: no Krylov tolerance of 1e-12 with them
+    tol=$TIGHT
+    [ "$name" = mf_operator ] && tol="-snes_rtol 1e-10 -ksp_rtol 1e-8"
+    # shellcheck disable=SC2086
+    run "$la" "$OUT/nldiffusion2d" $opts $tol -snes_monitor -ksp_converged_reason -snes_view_solution "binary:$la.bin"
+    rc=$?
+    # shellcheck disable=SC2086
+    run "$lx" "$OUT/nldiffusion2d_exact" $opts $tol -snes_monitor -ksp_converged_reason -snes_view_solution "binary:$lx.bin"
+    rcx=$?
+    its=$(newton "$la") itsx=$(newton "$lx") f=$(fnorm0 "$la") fx=$(fnorm0 "$lx")
+    if solved "$la" $rc && solved "$lx" $rcx && [ "$its" = "$itsx" ] && close "$f" "$fx" 1e-12 && same_ok "$la.bin" "$lx.bin" 1e-8; then
+      ok "approximate: '$opts': $its Newton iterations as with the derived Jacobian, first residual norm $f, solutions equal ($(same "$la.bin" "$lx.bin" 1e-8)); Krylov iterations $(krylov "$la") (derived: $(krylov "$lx"))"
+    else
+      bad "approximate: '$opts': $its Newton iterations (exit $rc), derived $itsx (exit $rcx), first norms $f and $fx, solutions $(same "$la.bin" "$lx.bin" 1e-8)"
+      show "$la"; show "$lx"
+    fi
+  done
+  # The reference written by hand: the same operator and the same preconditioning matrix, so the
+  # same Krylov iterations too.
+  REF=$OUT/nldiffusion2d_ref
+  # shellcheck disable=SC2086
+  if mpicc $PETSC_CFLAGS -O2 tests/solve/nldiffusion2d_ref.c $PETSC_LIBS -lm -o "$REF" >"$LOG/nldiffusion2d_ref.cc" 2>&1; then
+    for c in "1:ilu:" "1:ilu5:-kappa 5 -q 40" "1:jacobi:-pc_type jacobi" "2:mpi:" "1:lu:-ksp_type preonly -pc_type lu -snes_max_it 100 -snes_stol 0"; do
+      n=${c%%:*} rest=${c#*:}
+      name=${rest%%:*} opts=${rest#*:}
+      la=$LOG/nldiffusion2d.ref.$name lr=$LOG/nldiffusion2d_ref.$name
+      tol=$TIGHT
+      [ "$name" = lu ] && tol=""  # Picard's iteration: the default tolerances
+      # shellcheck disable=SC2086
+      mpirun "$n" "$la" "$OUT/nldiffusion2d" $opts $tol -snes_monitor -ksp_converged_reason -snes_view_solution "binary:$la.bin"
+      rc=$?
+      # shellcheck disable=SC2086
+      mpirun "$n" "$lr" "$REF" $opts $tol -snes_monitor -ksp_converged_reason -snes_view_solution "binary:$lr.bin"
+      rcr=$?
+      its=$(newton "$la") itsr=$(newton "$lr") f=$(fnorm0 "$la") fr=$(fnorm0 "$lr") k=$(krylov "$la") kr=$(krylov "$lr")
+      if solved "$la" $rc && solved "$lr" $rcr && [ "$its" = "$itsr" ] && [ "$k" = "$kr" ] && close "$f" "$fr" 1e-12 && same_ok "$la.bin" "$lr.bin" 1e-8; then
+        ok "approximate: '$opts' on $n rank(s): as tests/solve/nldiffusion2d_ref.c, $its Newton and $k Krylov iterations, first residual norm $f, solutions equal ($(same "$la.bin" "$lr.bin" 1e-8))"
+      else
+        bad "approximate: '$opts' on $n rank(s): $its Newton, $k Krylov iterations (exit $rc), the reference $itsr, $kr (exit $rcr), first norms $f and $fr, solutions $(same "$la.bin" "$lr.bin" 1e-8)"
+        show "$la"; show "$lr"
+      fi
+    done
+  else
+    bad "approximate: tests/solve/nldiffusion2d_ref.c does not compile"; show "$LOG/nldiffusion2d_ref.cc"
+  fi
+  # The operator is the derivative; the preconditioning matrix is not.
+  l=$LOG/nldiffusion2d.jac
+  run "$l" "$OUT/nldiffusion2d" -da_grid_x 9 -da_grid_y 9 -pc_type jacobi -snes_test_jacobian -snes_max_it 2
+  ops=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l")
+  op=$(echo "$ops" | sed -n 1p) pre=$(echo "$ops" | sed -n 2p)
+  if grep -q 'Testing Jacobian for preconditioner' "$l" && awk -v a="$op" -v b="$pre" 'BEGIN {exit !(a != "" && a <= 1e-6 && b >= 1e-3)}'; then
+    ok "approximate: -snes_test_jacobian: the operator ||J - Jfd||/||J|| = $op, the preconditioning matrix $pre (Picard's)"
+  else bad "approximate: -snes_test_jacobian: operator $op (want <= 1e-6), preconditioning matrix $pre (want >= 1e-3)"; show "$l"; fi
+  # A direct solve with the preconditioning matrix alone is Picard's iteration: more Newton
+  # iterations than with the exact Jacobian; with the operator exact, as many.
+  la=$LOG/nldiffusion2d.lu lx=$LOG/nldiffusion2d_exact.lu
+  run "$la" "$OUT/nldiffusion2d" -ksp_type preonly -pc_type lu -snes_max_it 100 -snes_stol 0
+  rc=$?
+  run "$lx" "$OUT/nldiffusion2d_exact" -ksp_type preonly -pc_type lu -snes_max_it 100 -snes_stol 0
+  rcx=$?
+  its=$(newton "$la") itsx=$(newton "$lx")
+  if solved "$la" $rc && solved "$lx" $rcx && [ "$its" -gt $((itsx + 2)) ]; then
+    ok "approximate: -ksp_type preonly -pc_type lu applies Picard's matrix alone: $its Newton iterations, $itsx with the derived Jacobian"
+  else bad "approximate: preonly LU: $its Newton iterations (exit $rc), derived $itsx (exit $rcx): expected more than $itsx + 2"; show "$la"; show "$lx"; fi
+  l=$LOG/nldiffusion2d.check
+  run "$l" "$OUT/nldiffusion2d" -stn_check_jacobian
+  rc=$?
+  if solved "$l" $rc && ! grep -q 'CheckEntry' "$OUT/nldiffusion2d.src/nldiffusion2d.c"; then ok "approximate: -stn_check_jacobian checks no approximate entry and passes"
+  else bad "approximate: -stn_check_jacobian (exit $rc), or a CheckEntry call on an approximate entry"; show "$l"; fi
+  # On ranks: as on one.
+  la=$LOG/nldiffusion2d.mpi1 lm=$LOG/nldiffusion2d.mpi2
+  run "$la" "$OUT/nldiffusion2d" $TIGHT -snes_view_solution "binary:$la.bin"
+  rc=$?
+  mpirun 2 "$lm" "$OUT/nldiffusion2d" $TIGHT -snes_view_solution "binary:$lm.bin"
+  rcm=$?
+  its=$(newton "$la") itsm=$(newton "$lm")
+  if solved "$la" $rc && solved "$lm" $rcm && [ "$its" = "$itsm" ] && same_ok "$la.bin" "$lm.bin" 1e-10; then
+    ok "approximate: 2 ranks: $itsm Newton iterations as on 1, solutions equal ($(same "$la.bin" "$lm.bin" 1e-10))"
+  else bad "approximate: 2 ranks: $itsm Newton iterations (exit $rcm), 1 rank $its (exit $rc), solutions $(same "$la.bin" "$lm.bin" 1e-10)"; show "$lm"; fi
+  l=$LOG/nldiffusion2d.eisenstat
+  run "$l" "$OUT/nldiffusion2d" -pc_type eisenstat
+  rc=$?
+  want="-pc_type eisenstat applies the SOR sweeps of the operator itself, but nldiffusion2d's Jacobian is approximate"
+  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "approximate: -pc_type eisenstat is refused: $want"
+  else bad "approximate: -pc_type eisenstat: exit $rc, no '$want'"; show "$l"; fi
+else
+  bad "approximate: $STENCILC_SRC $ND or $OUT/nldiffusion2d_exact.stn -o failed (or the sed lost the block)"
+  show "$LOG/nldiffusion2d.stencilc"; show "$LOG/nldiffusion2d_exact.stencilc"
+fi
+section_done approximate
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]

@@ -3,7 +3,7 @@
 " Reference: dsl/LANGUAGE.md, section 2 (tokens) and 4.8 (built-in names)
 "
 " The word lists below are those of parser/lexer.re (reserved words) and
-" codegen/sema/builtins.c (built-in values, functions, regions and faces);
+" codegen/sema/builtins.c (built-in values, functions, regions and faces, block marks);
 " tests/editors/run.sh checks that they stay equal. Built-in names are not
 " reserved, so functions are highlighted only where called (`exp(`), and
 " region words only before the ':' of a rule, an '&', or in a list
@@ -44,6 +44,10 @@ syn match   stnFunction "\<\h\w*\ze\s*(" contains=stnBuiltinFunc
 syn keyword stnRegion contained interior boundary all left right bottom top front back
 syn match   stnRegionUse "\<\h\w*\ze\s*[:&,>;]" transparent contains=stnRegion
 
+" The mark of an approximate jacobian block (block_marks), before its '{'.
+syn keyword stnMark    contained approximate
+syn match   stnMarkUse "\<\h\w*\ze\s*{" transparent contains=stnMark
+
 " Operators; '!' alone is no operator.
 syn match stnOperator "[-+*/^<>=&]"
 syn match stnOperator "[=!<>]="
@@ -75,6 +79,7 @@ hi def link stnConstant     Constant
 hi def link stnBuiltinFunc  Function
 hi def link stnFunction     Function
 hi def link stnRegion       Label
+hi def link stnMark         StorageClass
 hi def link stnOperator     Operator
 hi def link stnInteger      Number
 hi def link stnFloat        Float
