@@ -17,6 +17,11 @@
 **             the same value at random sample points; otherwise an error
 **             at its .stn location (undecided cases are left to the
 **             generated program's -stn_check_jacobian)
+**   mirror    reads and entry columns beyond a face their field is mirrored
+**             across become the reads they mirror; entries on one column
+**             are added (ir_mirror.c). Lowering, derive and check see the
+**             rules as written, so a hand-written entry is checked against
+**             the derivative with respect to the read it names
 **   stencil   the set of block diagonals the Jacobian uses, sorted
 */
 #include <math.h>
@@ -26,7 +31,7 @@
 #include "ir.h"
 #include "util.h"
 
-const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "stencil"};
+const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "mirror", "stencil"};
 
 static const char *const op_names[IR_OP_COUNT] = {
   "const", "param", "grid", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
@@ -675,6 +680,7 @@ bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
     case PASS_DERIVE:   derive(ir, d); break;
     case PASS_SIMPLIFY: simplify_all(ir); emitted_size(ir, d); break;
     case PASS_CHECK:    check(ir, d); break;
+    case PASS_MIRROR:   ir_mirror(ir); break;
     case PASS_STENCIL:  stencil(ir); break;
     case PASS_COUNT:    break;
     }
