@@ -62,6 +62,7 @@ typedef struct Sema {
   bool     have_grid; /* a valid grid and stencil were declared: offsets can be checked */
   bool     too_many_fields; /* more than MAX_FIELDS: the rest is not analysed (every block would fail) */
   unsigned *mirror_used;    /* by field: the faces whose mirror some read inside the grid goes through */
+  bool     mirror_error;    /* a mirror declaration had an error: face reads are not checked */
 } Sema;
 
 /* Where an expression stands decides what it may use. */

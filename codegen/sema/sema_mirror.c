@@ -112,7 +112,14 @@ static bool mirror_fields(Sema *s, const Node *decl, bool *which) {
         diag_error(s->d, n->loc, "'%s' is a built-in value (the %s), not a field", name, builtin_values[bv].doc);
       else {
         diag_error(s->d, n->loc, "'%s' is not a field", name);
-        sema_suggest(s, name, false);
+        const char *near = NULL;
+        int best = 3;
+        for (int f = 0; f < m->nfields; f++) {
+          int dist = sema_distance(name, m->fields[f].name);
+          if (dist < best) best = dist, near = m->fields[f].name;
+        }
+        if (near) diag_hint(s->d, "did you mean '%s'?", near);
+        else diag_hint(s->d, "a mirror names fields declared by 'fields'; without names it is for every field");
       }
       ok = false;
       continue;
@@ -126,8 +133,11 @@ static bool mirror_fields(Sema *s, const Node *decl, bool *which) {
   return ok;
 }
 
+/* Reads one declaration into the fields' mirror masks. After an error in it, s->mirror_error
+   is set: the reads it was meant to serve are then not reported as leaving the grid. */
 static void mirror_decl(Sema *s, const Node *decl) {
   Model *m = s->m;
+  int before = s->d->nerr;
   bool *which = arena_alloc(s->a, sizeof *which * (size_t)(m->nfields + 1));
   bool fields_ok = mirror_fields(s, decl, which);
   for (const Node *reg = decl->mirror.regions; reg; reg = reg->next) {
@@ -138,10 +148,11 @@ static void mirror_decl(Sema *s, const Node *decl) {
       if (!which[f]) continue;
       for (int face = 0; face < FACE_COUNT; face++) {
         if (!(faces & (1u << face))) continue;
-        if (fd->mirror & (1u << face)) {
+        if (fd->mirror & (1u << face)) {  /* reported once per field and region */
           diag_error(s->d, reg->loc, "'%s' is mirrored across '%s' twice", fd->name, face_names[face]);
           diag_note(s->d, fd->mirror_at[face]->loc, "the first mirror across it is here");
-          faces &= ~(1u << face);
+          diag_hint(s->d, "name each face once for each field");
+          faces &= (1u << face) - 1;
           continue;
         }
         fd->mirror |= 1u << face;
@@ -149,6 +160,7 @@ static void mirror_decl(Sema *s, const Node *decl) {
       }
     }
   }
+  if (s->d->nerr != before) s->mirror_error = true;
 }
 
 void sema_mirrors(Sema *s) {

@@ -377,6 +377,7 @@ static void check_reads(Sema *s, const Node **winner) {
         continue;
       }
       if (rs->v[i].reported) continue;
+      if (s->mirror_error && sema_class_pos(c, axis) != 1) continue;  /* a broken mirror may have been meant for it */
       outside_error(s, &rs->v[i], c, axis, rule);
       rs->v[i].reported = true;  /* report each read once */
     }
