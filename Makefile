@@ -30,9 +30,10 @@ BASE_SRC    = parser/base/arena.c parser/base/util.c parser/base/diag.c parser/b
 PARSER_SRC  = $(BASE_SRC) parser/ast.c
 GEN_SRC     = build/lexer.c build/grammar.c
 SEMA_SRC    = codegen/sema/frontend.c codegen/sema/sema.c codegen/sema/sema_expr.c codegen/sema/sema_regions.c \
-              codegen/sema/builtins.c
+              codegen/sema/sema_mirror.c codegen/sema/builtins.c
 FRONT_SRC   = $(PARSER_SRC) $(GEN_SRC) $(SEMA_SRC)
-IR_SRC      = codegen/ir/ir.c codegen/ir/ir_lower.c codegen/ir/ir_derive.c codegen/ir/ir_eval.c codegen/ir/ir_scaling.c codegen/ir/ir_passes.c
+IR_SRC      = codegen/ir/ir.c codegen/ir/ir_lower.c codegen/ir/ir_derive.c codegen/ir/ir_eval.c codegen/ir/ir_scaling.c codegen/ir/ir_mirror.c \
+              codegen/ir/ir_passes.c
 EMIT_SRC    = codegen/emit/cnames.c codegen/emit/emit_c_expr.c codegen/emit/emit_c.c codegen/emit/emit_branches.c \
               codegen/emit/emit_cuda.c codegen/emit/emit_hooks.c
 BUILD_SRC   = codegen/driver/compile.c codegen/driver/skeleton.c codegen/driver/toolchain.c codegen/driver/strutil.c \

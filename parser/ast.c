@@ -206,6 +206,13 @@ Node *ast_entry(Arena *a, Loc at, Node *column, Node *value) {
   return n;
 }
 
+Node *ast_mirror(Arena *a, Loc at, Node *fields, Node *regions) {
+  Node *n = node(a, N_MIRROR, at);
+  n->mirror.fields = fields;
+  n->mirror.regions = regions;
+  return n;
+}
+
 /* ---------------------------------------------------------------- places */
 
 Node *ast_span(Node *n, Loc whole) {
@@ -387,6 +394,15 @@ static void dump(Dumper *d, const Node *n, int indent) {
       len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s", p == n->list.items ? "" : sep,
                       p->name.name);
     head(d, n, indent, "%s %s", n->kind == N_GROUP ? "group" : "region", buf);
+    break;
+  }
+  case N_MIRROR: {
+    char buf[256] = "";
+    int len = 0;
+    for (const Node *p = n->mirror.fields; p && len < (int)sizeof buf - 64; p = p->next)
+      len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s", p == n->mirror.fields ? "" : ", ", p->name.name);
+    head(d, n, indent, "mirror %s", n->mirror.fields ? buf : "(every field)");
+    dump_list(d, n->mirror.regions, indent + 1);
     break;
   }
   case N_BLOCK:

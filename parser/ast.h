@@ -37,6 +37,7 @@ typedef enum NodeKind {
   N_DEF,        /* def: name, params (list of N_NAME), body */
   N_PRECEDENCE, /* list: items (list of N_GROUP, highest first) */
   N_GROUP,      /* list: items (list of N_NAME, faces of equal rank) */
+  N_MIRROR,     /* mirror: fields (list of N_NAME, NULL for every field), regions (list of N_REGION) */
   N_BLOCK,      /* block: what, field, items (N_LET and N_RULE, in order), mark (N_NAME after
                    a jacobian block's field, `jacobian u approximate {`, or NULL) */
   N_RULE,       /* rule: regions (list of N_REGION), body (expr or list of N_ENTRY) */
@@ -100,6 +101,7 @@ struct Node {
     struct { BlockWhat what; const char *field; Loc field_loc; Node *items; Node *mark; } block;
     struct { Node *regions; Node *body; } rule;
     struct { Node *column; Node *value; } entry;
+    struct { Node *fields; Node *regions; } mirror;
   };
 };
 
@@ -124,6 +126,7 @@ Node *ast_block(Arena *a, Loc at, BlockWhat what, const char *field, Loc field_l
 Node *ast_mark(Node *block, Node *mark);
 Node *ast_rule(Arena *a, Loc at, Node *regions, Node *body);
 Node *ast_entry(Arena *a, Loc at, Node *column, Node *value);
+Node *ast_mirror(Arena *a, Loc at, Node *fields, Node *regions);
 
 /* Sets n's span to whole (the grammar's @$); returns n. */
 Node *ast_span(Node *n, Loc whole);

@@ -78,6 +78,7 @@ static void stn_error(Loc *at, Parser *ps, const char *msg);
 %token KW_LET             "'let'"
 %token KW_DEF             "'def'"
 %token KW_PRECEDENCE      "'precedence'"
+%token KW_MIRROR          "'mirror'"
 %token KW_RESIDUAL        "'residual'"
 %token KW_JACOBIAN        "'jacobian'"
 %token KW_INITIAL         "'initial'"
@@ -93,7 +94,7 @@ static void stn_error(Loc *at, Parser *ps, const char *msg);
 %token GE                 "'>='"
 
 %type <node> decls decl grid axes axis fields field_list field stencil param type_opt let def
-%type <node> names precedence groups group block items item jitems jitem regions region
+%type <node> names precedence mirror groups group block items item jitems jitem regions region
 %type <node> entries entry column comps comp int_lit
 %type <node> expr or_expr and_expr not_expr cmp_expr add_expr mul_expr unary pow_expr primary
 %type <node> args args_opt
@@ -113,7 +114,7 @@ decls
   ;
 
 decl
-  : grid | fields | stencil | param | let | def | precedence | block
+  : grid | fields | stencil | param | let | def | precedence | mirror | block
   | error ';'                      { $$ = NULL; }
   | error '}'                      { $$ = NULL; }
   ;
@@ -206,6 +207,12 @@ groups
 
 group
   : names                          { $$ = ast_list(A, @1, N_GROUP, $1); }
+  ;
+
+/* mirror u, v: left, right;   mirror: boundary;  (no fields: every field) */
+mirror
+  : KW_MIRROR names ':' regions ';'  { $$ = ast_span(ast_mirror(A, @1, $2, $4), @$); }
+  | KW_MIRROR ':' regions ';'        { $$ = ast_span(ast_mirror(A, @1, NULL, $3), @$); }
   ;
 
 /* residual u { interior: ...; boundary: u; }  and the same for initial, jacobian;
@@ -447,8 +454,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   else if (got_keyword && wants_ident)
     diag_hint(ps->diag, "%s is a reserved word of the language; choose another name", got_name);
   else if (wants_decl && !wants_semi)
-    diag_hint(ps->diag, "a declaration starts with grid, fields, stencil, param, let, def, precedence, residual, "
-                        "jacobian or initial");
+    diag_hint(ps->diag, "a declaration starts with grid, fields, stencil, param, let, def, precedence, mirror, "
+                        "residual, jacobian or initial");
   else if (got_compare)
     diag_hint(ps->diag, "comparisons do not chain: write 'a < b and b < c'");
   else if (ps->nopen > 0) {

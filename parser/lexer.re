@@ -196,6 +196,7 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps) {
       "let"                 { RET(token(ps, lloc, start, p, KW_LET)); }
       "def"                 { RET(token(ps, lloc, start, p, KW_DEF)); }
       "precedence"          { RET(token(ps, lloc, start, p, KW_PRECEDENCE)); }
+      "mirror"              { RET(token(ps, lloc, start, p, KW_MIRROR)); }
       "residual"            { RET(token(ps, lloc, start, p, KW_RESIDUAL)); }
       "jacobian"            { RET(token(ps, lloc, start, p, KW_JACOBIAN)); }
       "initial"             { RET(token(ps, lloc, start, p, KW_INITIAL)); }

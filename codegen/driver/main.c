@@ -40,7 +40,7 @@ static const char usage_text[] =
   "  --check       parse and check FILE; print errors and warnings only\n"
   "  --dump-ast    print the syntax tree of FILE after checking it\n"
   "  --dump-ir[=PASS]  print the IR after PASS (lower, derive, simplify,\n"
-  "                check, stencil; default: the last)\n"
+  "                check, mirror, stencil; default: the last)\n"
   "  --explain     explain FILE for a student: grid, unknowns, each residual's\n"
   "                stencil, the Jacobian entries, the SG-DIA layout and its\n"
   "                storage against CSR and DIA\n"
@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
         if (a[9] == '=') {
           int p = 0;
           while (p < PASS_COUNT && strcmp(a + 10, ir_pass_names[p]) != 0) p++;
-          if (p == PASS_COUNT) return usage_error("unknown pass in '%s' (lower, derive, simplify, check, stencil)", a);
+          if (p == PASS_COUNT) return usage_error("unknown pass in '%s' (lower, derive, simplify, check, mirror, stencil)", a);
           dump_after = (IrPass)p;
         }
       } else

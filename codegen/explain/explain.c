@@ -8,6 +8,9 @@
 ** storage against CSR and DIA by the formulas of the SG-DIA paper
 ** (Choudary et al., section 3.1), with the numbers for the .stn's grid.
 **
+** Mirror declarations are told after the unknowns; the residuals then show
+** the reads after the mirror (ir_mirror.c).
+**
 ** Expressions print in the .stn's own syntax with the fewest parentheses
 ** the mathematics needs: unlike the C emitter, a + (b - c) prints as
 ** a + b - c, since here nobody compiles the text. A node that came from
@@ -394,6 +397,43 @@ static void explain_fields(const Ir *ir, FILE *out) {
   }
   if (m->nfields == 1) fprintf(out, "  The unknown of point p is row p of the vector and of the Jacobian.\n");
   else fprintf(out, "  The unknowns of point p are rows p*d .. p*d + %d of the vector and of the Jacobian.\n", m->nfields - 1);
+}
+
+/* The mirror declarations: which field is mirrored across which faces, and what that means for
+   a read (nothing when the program has none). */
+static void explain_mirrors(const Ir *ir, FILE *out) {
+  const Model *m = ir->m;
+  const char *stn = path_base(ir->src->name);
+  const char *name = NULL;  /* the first mirrored field, for the example */
+  for (int f = 0; f < m->nfields && !name; f++)
+    if (m->fields[f].mirror) name = m->fields[f].name;
+  if (!name) return;
+  static const char *const zeros[MAX_DIM] = {"", ",0", ",0,0"};
+  fprintf(out, "\nMIRRORS: beyond a face a field is mirrored across, a read is the value as far inside\n"
+               "  (at a point of the left face %s[-1%s] reads %s[1%s]; at a corner both directions are\n"
+               "  mirrored), so the interior's formula holds there with a zero normal derivative (zero\n"
+               "  flux). The residuals below show the reads after the mirror; entries of two reads that\n"
+               "  land on one column are added.\n", name, zeros[m->dim - 1], name, zeros[m->dim - 1]);
+  int w = 0;
+  for (int f = 0; f < m->nfields; f++)
+    if (m->fields[f].mirror && (int)strlen(m->fields[f].name) > w) w = (int)strlen(m->fields[f].name);
+  for (int f = 0; f < m->nfields; f++) {
+    const Field *fd = &m->fields[f];
+    if (!fd->mirror) continue;
+    fprintf(out, "  %-*s  across", w, fd->name);
+    int lines[FACE_COUNT], nlines = 0;
+    for (int face = 0, first = 1; face < FACE_COUNT; face++) {
+      if (!(fd->mirror & (1u << face))) continue;
+      fprintf(out, "%s %s", first ? "" : ",", face_names[face]);
+      first = 0;
+      int line = ast_line(ir->src, fd->mirror_at[face]), k = 0;
+      while (k < nlines && lines[k] != line) k++;
+      if (k == nlines) lines[nlines++] = line;
+    }
+    fprintf(out, "  (%s:%d", stn, lines[0]);
+    for (int k = 1; k < nlines; k++) fprintf(out, ",%d", lines[k]);
+    fputs(")\n", out);
+  }
 }
 
 static void explain_params(const Ir *ir, Printer *P, FILE *out) {
@@ -977,6 +1017,7 @@ int explain_program(const Ir *ir, const ExplainOptions *o, FILE *out) {
   fprintf(out, "%s, explained by stencilc %s\n\n", o->input, STENCILC_VERSION);
   explain_grid(ir, out);
   explain_fields(ir, out);
+  explain_mirrors(ir, out);
   explain_params(ir, &P, out);
   explain_stencils(ir, out);
   explain_jacobian(ir, &P, out);

@@ -135,6 +135,10 @@ void ir_lower(Ir *ir, Diag *d);
    field read IR_FIELD(field, offset). */
 Ref  ir_derive(Ir *ir, Ref root, int field, int offset);
 
+/* ir_mirror.c: the mirror declarations applied at every class: reads and entry columns
+   beyond a mirrored face become the reads they mirror, entries on one column added. */
+void ir_mirror(Ir *ir);
+
 /* ir_eval.c: evaluating the pool at one sample point (compile-time checks). */
 typedef struct IrSample {
   double  grid[BV_COUNT];  /* i j k hx ... nx ... */
@@ -156,7 +160,7 @@ void ir_eval_params(const Ir *ir, IrSample *s, double *values);
 bool ir_h_power(const Ir *ir, int field, int *power);
 
 /* ir_passes.c: the pipeline. */
-typedef enum IrPass { PASS_LOWER, PASS_DERIVE, PASS_SIMPLIFY, PASS_CHECK, PASS_STENCIL, PASS_COUNT } IrPass;
+typedef enum IrPass { PASS_LOWER, PASS_DERIVE, PASS_SIMPLIFY, PASS_CHECK, PASS_MIRROR, PASS_STENCIL, PASS_COUNT } IrPass;
 extern const char *const ir_pass_names[PASS_COUNT];
 /* Runs every pass in order, verifying after each; dumps the IR to dump
    after pass dump_after (PASS_COUNT: never). False when a user error

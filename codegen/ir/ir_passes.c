@@ -17,6 +17,11 @@
 **             the same value at random sample points; otherwise an error
 **             at its .stn location (undecided cases are left to the
 **             generated program's -stn_check_jacobian)
+**   mirror    reads and entry columns beyond a face their field is mirrored
+**             across become the reads they mirror; entries on one column
+**             are added (ir_mirror.c). Lowering, derive and check see the
+**             rules as written, so a hand-written entry is checked against
+**             the derivative with respect to the read it names
 **   stencil   the set of block diagonals the Jacobian uses, sorted
 */
 #include <math.h>
@@ -26,7 +31,7 @@
 #include "ir.h"
 #include "util.h"
 
-const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "stencil"};
+const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "mirror", "stencil"};
 
 static const char *const op_names[IR_OP_COUNT] = {
   "const", "param", "grid", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
@@ -371,6 +376,29 @@ static void param_text(const Model *m, const double *params, const double *defau
                     params[i], defaults[i]);
 }
 
+/* A note at the mirror that makes another read of e's point land on e's column: an entry is the
+   derivative with respect to one read, and the program adds the two (ir_mirror.c), so an entry
+   written as their sum is wrong. Nothing when no mirror does. */
+static void mirror_note(const Ir *ir, Diag *dg, const IrPoint *p, int cls, const IrEntry *e) {
+  const Model *m = ir->m;
+  int to_e[MAX_DIM], to_x[MAX_DIM];
+  unsigned used_e = sema_mirror_offset(m, e->field, cls, ir->offsets[e->offset], to_e);
+  for (int k = 0; k < p->nentries; k++) {
+    const IrEntry *x = &p->entries[k];
+    if (x == e || x->field != e->field) continue;
+    unsigned used = used_e | sema_mirror_offset(m, x->field, cls, ir->offsets[x->offset], to_x);
+    if (!used || memcmp(to_e, to_x, sizeof to_e) != 0) continue;
+    char a[32], b[32];
+    ir_offset_text(ir, e->offset, a, sizeof a, false);
+    ir_offset_text(ir, x->offset, b, sizeof b, false);
+    diag_note(dg, m->fields[e->field].mirror_at[__builtin_ctz(used)]->loc,
+              "this mirror makes the reads %s%s and %s%s one column there: each entry is the derivative with "
+              "respect to its own read, and the program adds the two", m->fields[e->field].name, a,
+              m->fields[x->field].name, b);
+    return;
+  }
+}
+
 static void report(Ir *ir, Diag *dg, const IrPoint *p, int f, int cls, const IrEntry *e, const Verdict *v,
                    const double *params, const double *defaults) {
   const Model *m = ir->m;
@@ -380,6 +408,7 @@ static void report(Ir *ir, Diag *dg, const IrPoint *p, int f, int cls, const IrE
   diag_error(dg, e->node->loc, "this Jacobian entry is not d(residual %s)/d(%s%s)", m->fields[f].name,
              m->fields[e->field].name, off);
   diag_note(dg, p->residual_rule->loc, "the residual rule it is checked against (at %s points)", where);
+  mirror_note(ir, dg, p, cls, e);
   if (v->failed == 0) {
     diag_hint(dg, "at a sample point the entry gives %.6g but the derivative of the residual is %.6g; "
                   "fix the entry, or leave it out and stencilc derives it", v->given, v->derived);
@@ -696,6 +725,7 @@ bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
     case PASS_DERIVE:   derive(ir, d); break;
     case PASS_SIMPLIFY: simplify_all(ir); emitted_size(ir, d); break;
     case PASS_CHECK:    check(ir, d); warn_exact_approximations(ir, d); break;
+    case PASS_MIRROR:   ir_mirror(ir); break;
     case PASS_STENCIL:  stencil(ir); break;
     case PASS_COUNT:    break;
     }

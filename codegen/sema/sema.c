@@ -836,10 +836,15 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
       diag_hint(d, "add 'residual %s { interior: ...; boundary: ...; }': one equation per field", m->fields[i].name);
     }
   }
-  if (s.have_grid) sema_regions(&s);
+  s.mirror_used = arena_alloc(a, sizeof *s.mirror_used * (size_t)(m->nfields + 1));
+  if (s.have_grid) {
+    sema_mirrors(&s);
+    sema_regions(&s);
+  }
   if (d->nerr == 0) {
     stencil_use(&s, st);
     warn_unused(&s);
+    sema_mirror_unused(&s);
   }
 done:
   for (int i = 0; s.residual_lets && i < m->nfields; i++)

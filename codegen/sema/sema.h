@@ -46,6 +46,10 @@ typedef struct Field {
   const Node *residual_rule[MAX_CLASSES];
   const Node *jacobian_rule[MAX_CLASSES];
   const Node *initial_rule[MAX_CLASSES];
+  /* The faces (a bit per Face) this field is mirrored across (mirror declarations), and the
+     N_REGION of the declaration that names each. */
+  unsigned    mirror;
+  const Node *mirror_at[FACE_COUNT];
 } Field;
 
 /* What a parameter holds. All are doubles in expressions and in the generated
@@ -93,5 +97,10 @@ int  sema_class_pos(int c, int axis);
 void sema_class_name(const Model *m, int c, char *buf, int size);
 /* Whether class c exists on this grid (periodic directions have no faces). */
 bool sema_class_exists(const Model *m, int c);
+/* What a read of field at offset off, in a rule that applies at class c, reads once the
+   field's mirrors are applied (sema_mirror.c): out is off with every component that crosses a
+   face the field is mirrored across negated (u[-1,0] at the left face is u[1,0]). Returns the
+   faces whose mirror it used, 0 when out is off. */
+unsigned sema_mirror_offset(const Model *m, int field, int c, const int *off, int *out);
 
 #endif

@@ -61,6 +61,8 @@ typedef struct Sema {
   int      depth;     /* the inlined depth of the expression expr() checked last; 1 when refused */
   bool     have_grid; /* a valid grid and stencil were declared: offsets can be checked */
   bool     too_many_fields; /* more than MAX_FIELDS: the rest is not analysed (every block would fail) */
+  unsigned *mirror_used;    /* by field: the faces whose mirror some read inside the grid goes through */
+  bool     mirror_error;    /* a mirror declaration had an error: face reads are not checked */
 } Sema;
 
 /* Where an expression stands decides what it may use. */
@@ -99,6 +101,10 @@ void        sema_suggest(Sema *s, const char *name, bool functions);
 /* The residual lets a jacobian block being checked sees, NULL when none (4.16). */
 Scope      *sema_shared_lets(const Sema *s);
 int         sema_distance(const char *a, const char *b);
+
+/* sema_mirror.c */
+void        sema_mirrors(Sema *s);        /* reads the mirror declarations into the fields */
+void        sema_mirror_unused(Sema *s);  /* warns of mirrors no read goes through */
 
 /* sema_regions.c */
 void        sema_regions(Sema *s);

@@ -332,23 +332,34 @@ static bool inside(const Model *m, int c, const int *off, int *bad_axis) {
 
 static void outside_error(Sema *s, const Read *rd, int c, int axis, const Node *rule) {
   const Model *m = s->m;
+  const Field *f = &m->fields[rd->field];
   char name[64];
   where(m, c, name, sizeof name);
   int pos = sema_class_pos(c, axis);
-  if (pos == 1) {
+  int toward = 2 * axis + (rd->off[axis] > 0);  /* the face the read reaches towards */
+  if (pos == 1 && (f->mirror & (1u << toward))) {
+    diag_error(s->d, rd->at, "this read can fall outside the grid: points next to the %s face have only one "
+               "neighbour towards it, and the mirror across '%s' serves only reads from the face itself",
+               face_names[toward], face_names[toward]);
+    diag_hint(s->d, "points next to a face follow the rules for inside points, which reach at most 1 point in a "
+                    "non-periodic direction, mirrored or not");
+  } else if (pos == 1) {
     diag_error(s->d, rd->at, "this read can fall outside the grid: points next to the boundary have only one "
                "neighbour towards it in %s", axis_names[axis]);
     diag_hint(s->d, "in a non-periodic direction, rules for inside points reach at most 1 point; wider reads need "
                     "a periodic direction");
   } else {
+    const char *face = face_names[2 * axis + (pos == 2)];
     diag_error(s->d, rd->at, "this read lies outside the grid at %s, where the rule at line %d applies", name,
                ast_line(s->d->src, rule));
     diag_hint(s->d, "on the %s face there is no neighbour in that direction; the rule there may read only towards "
-                    "the inside", face_names[2 * axis + (pos == 2)]);
+                    "the inside, or, for a zero-flux condition, mirror '%s' across it ('mirror %s: %s;')",
+              face, f->name, f->name, face);
   }
 }
 
-/* Every read of the rule that applies at each class must stay inside the grid. */
+/* Every read of the rule that applies at each class must stay inside the grid, once the read
+   field's mirrors are applied (sema_mirror_offset). */
 static void check_reads(Sema *s, const Node **winner) {
   const Model *m = s->m;
   /* Faces before edges before corners, so a message names the simplest place. */
@@ -359,8 +370,14 @@ static void check_reads(Sema *s, const Node **winner) {
     if (!rule) continue;
     ReadSet *rs = &s->rule_reads[rule->index];
     for (int i = 0; i < rs->n; i++) {
-      int axis;
-      if (rs->v[i].reported || inside(m, c, rs->v[i].off, &axis)) continue;
+      int axis, off[MAX_DIM];
+      unsigned mirrors = sema_mirror_offset(m, rs->v[i].field, c, rs->v[i].off, off);
+      if (inside(m, c, off, &axis)) {
+        s->mirror_used[rs->v[i].field] |= mirrors;
+        continue;
+      }
+      if (rs->v[i].reported) continue;
+      if (s->mirror_error && sema_class_pos(c, axis) != 1) continue;  /* a broken mirror may have been meant for it */
       outside_error(s, &rs->v[i], c, axis, rule);
       rs->v[i].reported = true;  /* report each read once */
     }
@@ -379,7 +396,9 @@ static void column_offset(const Node *col, int *off) {
     for (int d = 0; d < col->offset.ncomp && d < MAX_DIM; d++) off[d] = col->offset.comp[d];
 }
 
-/* A Jacobian entry must be a coupling the residual has wherever the entry applies. */
+/* A Jacobian entry must be a coupling the residual has wherever the entry applies. Its column is
+   the residual's read as written (u[-1,0] at the left face, beside u[1,0]): the derivative with
+   respect to that read; a mirror then adds it onto the column the read lands on (ir_mirror.c). */
 static void check_entries(Sema *s, const Field *f) {
   const Model *m = s->m;
   for (int k = 0; k < m->nclasses * (MAX_DIM + 1); k++) {
@@ -390,11 +409,12 @@ static void check_entries(Sema *s, const Field *f) {
     for (Node *e = jr->rule.body; e; e = e->next) {
       const Node *col = e->entry.column;
       if (!col->decl || e->index) continue;  /* index marks an entry already reported */
-      int off[MAX_DIM], axis;
+      int off[MAX_DIM], mirrored[MAX_DIM], axis;
       column_offset(col, off);
+      sema_mirror_offset(m, col->decl->index, c, off, mirrored);
       char name[64];
       where(m, c, name, sizeof name);
-      if (!inside(m, c, off, &axis)) {
+      if (!inside(m, c, mirrored, &axis)) {
         diag_error(s->d, col->loc, "this entry's column lies outside the grid at %s, where this Jacobian rule "
                    "applies", name);
         diag_hint(s->d, "on the %s face there is no neighbour in that direction", face_names[2 * axis + (sema_class_pos(c, axis) == 2)]);

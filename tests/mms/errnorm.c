@@ -88,6 +88,13 @@ static void exact_mixed2d(const double X[MAXDIM], double *out)
   out[0] = exp(x / 2) * sin(2 * M_PI * y + 0.3) + x * x;
 }
 
+/* tests/mms/neumann3d.stn: u = 1/2 + 1/2 cos(pi x) cos(pi y) cos(2 pi z) */
+static void exact_neumann3d(const double X[MAXDIM], double *out)
+{
+  double x = X[0], y = X[1], z = X[2];
+  out[0] = 0.5 + 0.5 * cos(M_PI * x) * cos(M_PI * y) * cos(2 * M_PI * z);
+}
+
 static const struct exact {
   const char *name;
   int         dim, dof;
@@ -99,6 +106,7 @@ static const struct exact {
   {"advsys2d", 2, 2, {"u", "v"}, exact_advsys2d},
   {"advper3d", 3, 1, {"u"}, exact_advper3d},
   {"mixed2d", 2, 1, {"u"}, exact_mixed2d},
+  {"neumann3d", 3, 1, {"u"}, exact_neumann3d},
 };
 
 /* ---- input ---- */

@@ -21,6 +21,8 @@
 #              [-1, 1)), Dirichlet in x
 #   mixed2d    -u_xx - u_yy - u_xy + u = f on the 9-point (box) stencil,
 #              periodic in y, Dirichlet in x, x in [0, 2]
+#   neumann3d  -div((1 + u^2) grad u) + u = f, 3D, zero flux by mirrors on
+#              five faces (their edges and corners too), Dirichlet on front
 #
 # Usage, from anywhere:  tests/mms/run.sh [NAME...]   (default: all problems)
 # Exit status: 0 all orders are right, 1 a problem failed (compile, solve or
@@ -49,7 +51,7 @@ start=$(date +%s)
 # algebraic error is far below the discretisation error on every grid.
 TIGHT="-snes_rtol 1e-12 -snes_max_it 50 -ksp_rtol 1e-12 -ksp_max_it 1000"
 
-all="cubic2d nldiff3d advsys2d advper3d mixed2d"
+all="cubic2d nldiff3d advsys2d advper3d mixed2d neumann3d"
 problems=${*:-$all}
 
 if [ ! -x "$STENCILC" ]; then
@@ -88,6 +90,12 @@ problem() {
     domain="0:1,0:1:periodic,-1:1:periodic"
     grids="9x8x8 17x16x16 33x32x32"
     solver="-pc_type gamg -ksp_type gmres"
+    ;;
+  neumann3d)
+    exact=neumann3d
+    domain="0:1,0:1,0:0.5"
+    grids="17x17x17 33x33x33 65x65x65"
+    solver="-pc_type gamg"
     ;;
   mixed2d)
     exact=mixed2d

@@ -66,6 +66,18 @@
 #                 operator exact and the preconditioning matrix not; a direct
 #                 solve with that matrix alone needs more Newton iterations
 #                 (Picard's); -stn_check_jacobian passes; Eisenstat is refused
+#  14 mirrors     examples/neumann2d.stn (zero flux by 'mirror u: boundary;')
+#                 against tests/solve/neumann2d_longhand.stn (a rule for every
+#                 face and corner): the same first residual norm (1e-12),
+#                 norm after one Newton step (1e-8), Newton iterations and
+#                 solution (1e-8), with ILU, with -pc_type mg (rediscretized
+#                 levels) and -pc_type mg -pc_mg_galerkin pmat, on 1 and 2
+#                 ranks; the multigrid answers equal the ILU one.
+#                 tests/solve/mirror_jacobian.stn, a hand-written Jacobian
+#                 for 'all' on mirrored walls: a wrong entry refused at compile
+#                 time, -stn_check_jacobian, -snes_test_jacobian, and the same
+#                 Newton iterations and solution as its derived Jacobian, also
+#                 under Galerkin multigrid; a mirror no read goes through warns
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -157,7 +169,7 @@ compile() {
   timeout "$RUN_TIMEOUT" "$STENCILC" "$2" -o "$OUT/$1" --emit-dir "$OUT/$1.src" >"$LOG/$1.stencilc" 2>&1
 }
 
-EXAMPLES="bratu2d sfi3d cavity heat2d brusselator3d"
+EXAMPLES="bratu2d sfi3d cavity heat2d brusselator3d neumann2d"
 built=""
 for ex in $EXAMPLES; do
   if compile "$ex" "examples/$ex.stn" && [ -x "$OUT/$ex" ]; then
@@ -195,6 +207,7 @@ small() {
     cavity)        echo "-da_grid_x 9 -da_grid_y 9 -lidvelocity 10 -grashof 100 -prandtl 0.7" ;;
     heat2d)        echo "-da_grid_x 8 -da_grid_y 9 -k 2" ;;
     brusselator3d) echo "-da_grid_x 5 -da_grid_y 5 -da_grid_z 5 -B 3 -tilt 0.4" ;;
+    neumann2d)     echo "-da_grid_x 9 -da_grid_y 7 -a 10" ;;
   esac
 }
 medium() {
@@ -204,6 +217,7 @@ medium() {
     cavity)        echo "-da_grid_x 17 -da_grid_y 17 -lidvelocity 10 -grashof 100" ;;
     heat2d)        echo "-da_grid_x 32 -da_grid_y 33" ;;
     brusselator3d) echo "-da_grid_x 9 -da_grid_y 9 -da_grid_z 9 -B 3" ;;
+    neumann2d)     echo "-da_grid_x 17 -da_grid_y 17" ;;
   esac
 }
 TIGHT="-ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13"
@@ -1335,6 +1349,122 @@ else
   show "$LOG/nldiffusion2d.stencilc"; show "$LOG/nldiffusion2d_exact.stencilc"
 fi
 section_done approximate
+
+# ---- 14 mirrored boundaries ---------------------------------------------------
+# fnorm LOG K: the residual norm -snes_monitor printed at Newton iteration K.
+fnorm() { sed -n "s/^ *$2 SNES Function norm \([^ ]*\).*/\1/p" "$1" | head -n 1; }
+# close A B TOL: |A - B| <= TOL * max(|A|, |B|) (both numbers).
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { if (a == "" || b == "") exit 1; d = a - b; if (d < 0) d = -d;
+  m = a < 0 ? -a : a; n = b < 0 ? -b : b; if (n > m) m = n; exit !(d <= t * m) }'; }
+NM=examples/neumann2d.stn
+NL=tests/solve/neumann2d_longhand.stn
+if compile neumann2d_mirror "$NM" && compile neumann2d_longhand "$NL"; then
+  # The mirror and the nine rules: one discrete problem, whatever solves it (a case's own
+  # options come after TIGHT, so they win: a 49 x 65 grid cannot reach -snes_atol 1e-13).
+  mgref=""
+  for c in "1:-pc_type ilu" "1:-pc_type mg -pc_mg_levels 3" "1:-pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat" \
+           "2:-pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat" "1:-a 20 -sigma 0.3 -da_grid_x 49 -da_grid_y 65 -snes_rtol 1e-9 -pc_type mg -pc_mg_levels 4 -pc_mg_galerkin pmat"; do
+    n=${c%%:*} opts=${c#*:}
+    tag=$n.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    lm=$LOG/mirror.$tag lh=$LOG/longhand.$tag
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lm" "$OUT/neumann2d_mirror" $TIGHT $opts -snes_monitor -snes_view_solution "binary:$lm.bin"
+    rcm=$?
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lh" "$OUT/neumann2d_longhand" $TIGHT $opts -snes_monitor -snes_view_solution "binary:$lh.bin"
+    rch=$?
+    itm=$(newton "$lm") ith=$(newton "$lh")
+    f0m=$(fnorm "$lm" 0) f0h=$(fnorm "$lh" 0) f1m=$(fnorm "$lm" 1) f1h=$(fnorm "$lh" 1)
+    if solved "$lm" $rcm && solved "$lh" $rch && [ "$itm" = "$ith" ] && close "$f0m" "$f0h" 1e-12 &&
+       close "$f1m" "$f1h" 1e-8 && same_ok "$lm.bin" "$lh.bin" 1e-8; then
+      ok "mirrors: neumann2d '$opts' on $n rank(s) = the nine rules: first norm $f0m ($f0h), after one step $f1m ($f1h), $itm Newton iterations, solutions $(same "$lm.bin" "$lh.bin" 1e-8)"
+    else
+      bad "mirrors: neumann2d '$opts' on $n rank(s): mirror exit $rcm, $itm iterations, norms $f0m $f1m; nine rules exit $rch, $ith iterations, norms $f0h $f1h; solutions $(same "$lm.bin" "$lh.bin" 1e-8)"
+      show "$lm"; show "$lh"
+    fi
+    case $opts in
+      "-pc_type ilu") mgref=$lm.bin mgits=$itm ;;
+      -a*) ;;
+      *) if [ -n "$mgref" ] && [ "$itm" = "$mgits" ] && same_ok "$lm.bin" "$mgref" 1e-10; then
+           ok "mirrors: neumann2d '$opts' on $n rank(s) gives ILU's answer ($itm Newton iterations, $(same "$lm.bin" "$mgref" 1e-10))"
+         else bad "mirrors: neumann2d '$opts' on $n rank(s): $itm Newton iterations against ILU's ${mgits:-?}, solutions $(same "$lm.bin" "$mgref" 1e-10)"; fi ;;
+    esac
+  done
+  # Multigrid really ran several levels: far fewer Krylov iterations than one level.
+  l=$LOG/mirror.mglevels
+  run "$l" "$OUT/neumann2d_mirror" -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat -snes_view $TIGHT
+  levels=$(sed -n 's/.*type is MULTIPLICATIVE, levels=\([0-9]*\).*/\1/p' "$l" | head -n 1)
+  if solved "$l" $? && [ "$levels" = 3 ] && grep -q 'Using Galerkin computed coarse grid matrices for pmat' "$l"; then
+    ok "mirrors: -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat ran 3 levels with Galerkin coarse matrices"
+  else bad "mirrors: -pc_mg_galerkin pmat: levels '$levels' or no Galerkin coarse matrices in -snes_view"; show "$l"; fi
+  for mode in "-pc_type jacobi" "-stn_mat_type aij -pc_type jacobi"; do
+    l=$LOG/mirror.jac.$(echo "$mode" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2046,SC2086
+    run "$l" "$OUT/neumann2d_mirror" $(small neumann2d) $mode -snes_test_jacobian -snes_max_it 2
+    worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | awk 'BEGIN {m = -1} {if ($1 + 0 > m) m = $1 + 0} END {print m}')
+    if awk -v m="$worst" 'BEGIN {exit !(m >= 0 && m <= 1e-6)}'; then ok "mirrors: neumann2d -snes_test_jacobian ($mode), max ||J - Jfd||/||J|| = $worst"
+    else bad "mirrors: neumann2d -snes_test_jacobian ($mode) ratio $worst"; show "$l"; fi
+  done
+else
+  bad "mirrors: $STENCILC_SRC $NM or $NL -o failed"; show "$LOG/neumann2d_mirror.stencilc"; show "$LOG/neumann2d_longhand.stencilc"
+fi
+
+MJ=tests/solve/mirror_jacobian.stn
+# The entries are checked at compile time against the derivative of the read they name: one
+# with hx and hy swapped (hx != hy) is refused, at a mirrored wall.
+sed 's/u\[0,-1\] = -cy/u[0,-1] = -cx/' "$MJ" >"$OUT/mirror_jacobian_wrong.stn"
+timeout "$RUN_TIMEOUT" "$STENCILC" --check "$OUT/mirror_jacobian_wrong.stn" >"$LOG/mirror_jacobian_wrong.stencilc" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "error: this Jacobian entry is not d(residual u)/d(u\[0,-1\])" "$LOG/mirror_jacobian_wrong.stencilc" &&
+   grep -q "(at bottom points)" "$LOG/mirror_jacobian_wrong.stencilc"; then
+  ok "mirrors: a wrong entry for the mirrored read u[0,-1] is refused at compile time, at the bottom wall"
+else
+  bad "mirrors: $OUT/mirror_jacobian_wrong.stn: exit status $rc, expected 1 naming d(residual u)/d(u[0,-1]) at bottom points"
+  show "$LOG/mirror_jacobian_wrong.stencilc"
+fi
+# A mirror that no read goes through (the left wall has a rule of its own) is a warning.
+sed 's/^mirror u: right, bottom, top;/mirror u: left, right, bottom, top;/' "$MJ" >"$OUT/mirror_unused.stn"
+timeout "$RUN_TIMEOUT" "$STENCILC" --check "$OUT/mirror_unused.stn" >"$LOG/mirror_unused.stencilc" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "mirror_unused.stn:[0-9]*:11: warning: this mirror is never used: no rule reads a mirrored field beyond 'left'" "$LOG/mirror_unused.stencilc"; then
+  ok "mirrors: an unused mirror across 'left' warns (exit status 0)"
+else bad "mirrors: $OUT/mirror_unused.stn: exit status $rc, no warning at the unused 'left'"; show "$LOG/mirror_unused.stencilc"; fi
+sed '/^jacobian u {/,$d' "$MJ" >"$OUT/mirror_jacobian_derived.stn"
+if compile mirror_jacobian "$MJ" && compile mirror_jacobian_derived "$OUT/mirror_jacobian_derived.stn"; then
+  grep -q 'CheckEntry(v' "$OUT"/mirror_jacobian.src/*.c || note "no CheckEntry(...) call in the C of $MJ: the run-time check may not run"
+  for n in 1 2; do
+    l=$LOG/mirror_jacobian.check.$n
+    mpirun "$n" "$l" "$OUT/mirror_jacobian" -lambda 5 -stn_check_jacobian
+    rc=$?
+    if solved "$l" "$rc"; then ok "mirrors: $MJ passes -stn_check_jacobian on $n rank(s)"
+    else bad "mirrors: $MJ fails -stn_check_jacobian on $n rank(s) (exit status $rc)"; show "$l"; fi
+  done
+  l=$LOG/mirror_jacobian.jac
+  run "$l" "$OUT/mirror_jacobian" -lambda 5 -pc_type jacobi -snes_test_jacobian -snes_max_it 2
+  worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | awk 'BEGIN {m = -1} {if ($1 + 0 > m) m = $1 + 0} END {print m}')
+  if awk -v m="$worst" 'BEGIN {exit !(m >= 0 && m <= 1e-6)}'; then ok "mirrors: $MJ -snes_test_jacobian, max ||J - Jfd||/||J|| = $worst"
+  else bad "mirrors: $MJ -snes_test_jacobian ratio $worst"; show "$l"; fi
+  for opts in "-lambda 5" "-lambda 20 -pc_type mg -pc_mg_levels 3 -pc_mg_galerkin pmat"; do
+    tag=$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    la=$LOG/mirror_jacobian.$tag ld=$LOG/mirror_jacobian_derived.$tag
+    # shellcheck disable=SC2086
+    run "$la" "$OUT/mirror_jacobian" $opts $TIGHT -snes_view_solution "binary:$la.bin"
+    rc=$?
+    # shellcheck disable=SC2086
+    run "$ld" "$OUT/mirror_jacobian_derived" $opts $TIGHT -snes_view_solution "binary:$ld.bin"
+    rcd=$?
+    its=$(newton "$la") itsd=$(newton "$ld")
+    if solved "$la" $rc && solved "$ld" $rcd && [ "$its" = "$itsd" ] && same_ok "$la.bin" "$ld.bin" 1e-12; then
+      ok "mirrors: '$opts': the hand-written Jacobian solves in $its Newton iterations as the derived one, solutions equal ($(same "$la.bin" "$ld.bin" 1e-12))"
+    else
+      bad "mirrors: '$opts': hand-written $its Newton iterations (exit $rc), derived $itsd (exit $rcd), solutions $(same "$la.bin" "$ld.bin" 1e-12)"
+      show "$la"; show "$ld"
+    fi
+  done
+else
+  bad "mirrors: $STENCILC_SRC $MJ or its derived twin -o failed"; show "$LOG/mirror_jacobian.stencilc"; show "$LOG/mirror_jacobian_derived.stencilc"
+fi
+section_done mirrors
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
