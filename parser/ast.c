@@ -169,6 +169,14 @@ Node *ast_let(Arena *a, Loc at, const char *name, Node *value) {
   return n;
 }
 
+Node *ast_coef(Arena *a, Loc at, const char *name, Node *value, const char *desc) {
+  Node *n = node(a, N_COEF, at);
+  n->coef.name = name;
+  n->coef.value = value;
+  n->coef.desc = desc;
+  return n;
+}
+
 Node *ast_def(Arena *a, Loc at, const char *name, Node *params, Node *body) {
   Node *n = node(a, N_DEF, at);
   n->def.name = name;
@@ -370,6 +378,13 @@ static void dump(Dumper *d, const Node *n, int indent) {
   case N_LET:
     head(d, n, indent, "let %s", n->let.name);
     dump(d, n->let.value, indent + 1);
+    break;
+  case N_COEF:
+    if (n->coef.desc)
+      head(d, n, indent, "coefficient %s \"%s\"", n->coef.name, n->coef.desc);
+    else
+      head(d, n, indent, "coefficient %s", n->coef.name);
+    dump(d, n->coef.value, indent + 1);
     break;
   case N_DEF: {
     char buf[256] = "";

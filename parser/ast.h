@@ -34,6 +34,7 @@ typedef enum NodeKind {
   N_PARAM,      /* param: name, type (N_NAME, N_CHOICES or NULL), value, lo, hi, desc */
   N_CHOICES,    /* list: items (list of N_NAME, a parameter's choices in order) */
   N_LET,        /* let: name, value */
+  N_COEF,       /* coef: name, value, desc (a coefficient: a value on the grid, not an unknown) */
   N_DEF,        /* def: name, params (list of N_NAME), body */
   N_PRECEDENCE, /* list: items (list of N_GROUP, highest first) */
   N_GROUP,      /* list: items (list of N_NAME, faces of equal rank) */
@@ -78,7 +79,7 @@ struct Node {
   Node    *next;
   Node    *last;   /* on the head of a list: its last node, so appending is O(1) */
   /* Filled by sema: for N_NAME, N_OFFSET and N_CALL what the name means
-     (decl: the N_FIELD, N_PARAM, N_LET or N_DEF, or the N_NAME of a def's
+     (decl: the N_FIELD, N_PARAM, N_LET, N_COEF or N_DEF, or the N_NAME of a def's
      argument; builtin: a BuiltinValue or BuiltinFunc, -1 for none); for
      declarations, their position in the model's tables. */
   const Node *decl;
@@ -96,6 +97,7 @@ struct Node {
     struct { Shape shape; long long width; Loc width_loc; } stencil;
     struct { const char *name; Node *type, *value, *lo, *hi; const char *desc; } param;
     struct { const char *name; Node *value; } let;
+    struct { const char *name; Node *value; const char *desc; } coef;
     struct { const char *name; Node *params; int nparams; Node *body; } def;
     struct { Node *items; } list;
     struct { BlockWhat what; const char *field; Loc field_loc; Node *items; Node *mark; } block;
@@ -120,6 +122,7 @@ Node *ast_field(Arena *a, Loc at, const char *name, const char *desc);
 Node *ast_stencil(Arena *a, Loc at, Shape shape, Node *width);
 Node *ast_param(Arena *a, Loc at, const char *name, Node *type, Node *value, Node *lo, Node *hi, const char *desc);
 Node *ast_let(Arena *a, Loc at, const char *name, Node *value);
+Node *ast_coef(Arena *a, Loc at, const char *name, Node *value, const char *desc);
 Node *ast_def(Arena *a, Loc at, const char *name, Node *params, Node *body);
 Node *ast_block(Arena *a, Loc at, BlockWhat what, const char *field, Loc field_loc, Node *items);
 /* block with its mark (a word after the field: sema checks it is `approximate`); returns block. */

@@ -76,6 +76,7 @@ static void stn_error(Loc *at, Parser *ps, const char *msg);
 %token KW_WIDTH           "'width'"
 %token KW_PARAM           "'param'"
 %token KW_LET             "'let'"
+%token KW_COEFFICIENT     "'coefficient'"
 %token KW_DEF             "'def'"
 %token KW_PRECEDENCE      "'precedence'"
 %token KW_MIRROR          "'mirror'"
@@ -93,7 +94,7 @@ static void stn_error(Loc *at, Parser *ps, const char *msg);
 %token LE                 "'<='"
 %token GE                 "'>='"
 
-%type <node> decls decl grid axes axis fields field_list field stencil param type_opt let def
+%type <node> decls decl grid axes axis fields field_list field stencil param type_opt let coefficient def
 %type <node> names precedence mirror groups group block items item jitems jitem regions region
 %type <node> entries entry column comps comp int_lit
 %type <node> expr or_expr and_expr not_expr cmp_expr add_expr mul_expr unary pow_expr primary
@@ -114,7 +115,7 @@ decls
   ;
 
 decl
-  : grid | fields | stencil | param | let | def | precedence | mirror | block
+  : grid | fields | stencil | param | let | coefficient | def | precedence | mirror | block
   | error ';'                      { $$ = NULL; }
   | error '}'                      { $$ = NULL; }
   ;
@@ -182,6 +183,12 @@ type_opt
 /* let hydhx = hy / hx; */
 let
   : KW_LET IDENT '=' expr ';'      { $$ = ast_span(ast_let(A, @2, $2, $4), @$); }
+  ;
+
+/* coefficient k = 1 + x * y "conductivity"; */
+coefficient
+  : KW_COEFFICIENT IDENT '=' expr desc_opt ';'
+                                   { $$ = ast_span(ast_coef(A, @2, $2, $4, $5), @$); }
   ;
 
 /* def upwind(v, down, here, up) = ...; */

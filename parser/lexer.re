@@ -194,6 +194,7 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps) {
       "width"               { RET(token(ps, lloc, start, p, KW_WIDTH)); }
       "param"               { RET(token(ps, lloc, start, p, KW_PARAM)); }
       "let"                 { RET(token(ps, lloc, start, p, KW_LET)); }
+      "coefficient"         { RET(token(ps, lloc, start, p, KW_COEFFICIENT)); }
       "def"                 { RET(token(ps, lloc, start, p, KW_DEF)); }
       "precedence"          { RET(token(ps, lloc, start, p, KW_PRECEDENCE)); }
       "mirror"              { RET(token(ps, lloc, start, p, KW_MIRROR)); }

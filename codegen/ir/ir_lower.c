@@ -7,7 +7,12 @@
 **   - calls of `def` functions inlined: the body is lowered with its
 **     arguments bound to the argument values;
 **   - x, y, z replaced by lo + i*hx (lo + j*hy, lo + k*hz); pi and inf by
-**     their values; pow(a, b) by a ^ b.
+**     their values; pow(a, b) by a ^ b;
+**   - coefficients inlined: a read k[di,dj] is k's expression lowered at the
+**     neighbour, every index i replaced by i + di (by mod(i + di, nx) in a
+**     periodic direction, the point the read wraps to), so a coefficient is
+**     a value of the grid's own points on every grid it runs on (each
+**     multigrid level too), with no field in it: its derivative is 0.
 ** For each field and class of grid point the rules sema chose are lowered
 ** into an IrPoint: the residual, the initial guess, and the Jacobian
 ** entries the user gave (the derive pass adds the rest).
@@ -56,7 +61,9 @@ typedef struct Lower {
   signed char *zero;     /* 0: not worked out yet, 1: 0 wherever it is a number, 2: not known to be */
   bool        *reported; /* its value was reported as wrong: what is computed from it is not again */
   int          ntrack;
-  bool         too_large; /* the pool passed IR_MAX_NODES: no more bodies are inlined, no more errors */
+  bool         too_large;
+  int          shift[MAX_DIM]; /* while a coefficient is lowered at a neighbour: its offset */
+  bool         shifted;        /* some shift is not 0: lets and def calls are lowered afresh */ /* the pool passed IR_MAX_NODES: no more bodies are inlined, no more errors */
 } Lower;
 
 static Ref expr(Lower *L, const Node *e, const Binding *env);
@@ -183,16 +190,30 @@ static void check_value(Lower *L, const Node *e, Ref r) {
 
 static Ref raw2(Lower *L, IrOp op, Ref a, Ref b) { return ir_node(L->ir, op, 0, a, b, IR_NONE, 0); }
 
+/* The grid index of the point in direction axis: i, or while a coefficient is lowered at a
+   neighbour i + di, wrapped in a periodic direction. */
+static Ref index_at(Lower *L, int axis) {
+  Ir *ir = L->ir;
+  Ref index = ir_node(ir, IR_GRID, 0, BV_I + axis, IR_NONE, IR_NONE, 0);
+  if (!L->shift[axis]) return index;
+  index = raw2(L, IR_ADD, index, ir_const(ir, L->shift[axis]));
+  if (!ir->m->axes[axis].periodic) return index;
+  Ref n = ir_node(ir, IR_GRID, 0, BV_NX + axis, IR_NONE, IR_NONE, 0);
+  return ir_node(ir, IR_CALL, BF_MOD, index, n, IR_NONE, 0);
+}
+
 static Ref builtin_value(Lower *L, int bv) {
   Ir *ir = L->ir;
   switch ((BuiltinValue)bv) {
+  case BV_I: case BV_J: case BV_K:
+    return index_at(L, bv - BV_I);
   case BV_PI:  return ir_const(ir, STN_PI);
   case BV_INF: return ir_const(ir, INFINITY);
   case BV_TRUE: return ir_const(ir, 1);
   case BV_FALSE: return ir_const(ir, 0);
   case BV_X: case BV_Y: case BV_Z: {
     int axis = bv - BV_X;
-    Ref index = ir_node(ir, IR_GRID, 0, BV_I + axis, IR_NONE, IR_NONE, 0);
+    Ref index = index_at(L, axis);
     Ref h = ir_node(ir, IR_GRID, 0, BV_HX + axis, IR_NONE, IR_NONE, 0);
     return raw2(L, IR_ADD, ir_const(ir, ir->m->axes[axis].lo), raw2(L, IR_MUL, index, h));
   }
@@ -207,7 +228,34 @@ static Ref field_read(Lower *L, int field, const int *comp, int ncomp) {
   return ir_node(L->ir, IR_FIELD, 0, field, ir_offset(L->ir, off), IR_NONE, 0);
 }
 
+/* Coefficient c read at offset off (NULL: the point itself, or inside a coefficient the point
+   it is lowered at). Its expression names no field and no neighbour (sema), so only the
+   indices move. */
+static Ref coef_value(Lower *L, const Node *c, const int *comp, int ncomp) {
+  int saved[MAX_DIM];
+  bool was = L->shifted;
+  memcpy(saved, L->shift, sizeof saved);
+  for (int d = 0; d < ncomp && d < MAX_DIM; d++) L->shift[d] = comp[d];
+  L->shifted = false;
+  for (int d = 0; d < MAX_DIM; d++) L->shifted |= L->shift[d] != 0;
+  const Node *site = L->site;  /* a coefficient is no part of the call that reads it */
+  L->site = NULL;
+  Ref r = expr(L, c->coef.value, NULL);
+  L->site = site;
+  memcpy(L->shift, saved, sizeof saved);
+  L->shifted = was;
+  if (L->ir->nodes[r].op > IR_FIELD) ir_name(L->ir, r, c->coef.name);  /* a leaf needs no name */
+  return r;
+}
+
 static Ref let_value(Lower *L, const Node *let) {
+  if (L->shifted) {  /* its value at the neighbour, not the cached one at the point */
+    const Node *site = L->site;
+    L->site = NULL;
+    Ref r = expr(L, let->let.value, NULL);
+    L->site = site;
+    return r;
+  }
   Ref *slot = &L->lets[let->index];
   if (*slot == IR_NONE) {
     const Node *site = L->site;  /* a let is no part of the call that first names it */
@@ -226,6 +274,7 @@ static Ref name(Lower *L, const Node *e, const Binding *env) {
   case N_FIELD: return field_read(L, decl->index, NULL, 0);
   case N_PARAM: return ir_node(L->ir, IR_PARAM, 0, decl->index, IR_NONE, IR_NONE, 0);
   case N_LET:   return let_value(L, decl);
+  case N_COEF:  return coef_value(L, decl, NULL, 0);
   case N_NAME:
     for (const Binding *b = env; b; b = b->next)
       if (b->arg == decl) return b->value;
@@ -286,7 +335,7 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
     Ref *values = xmalloc(((size_t)np + 1) * sizeof *values);
     int n = 0;
     for (const Node *a = e->call.args; a && n < np; a = a->next) values[n++] = expr(L, a, env);
-    if (L->capcalls) {
+    if (L->capcalls && !L->shifted) {  /* a body may read x: shifted calls are not memoized */
       const CallMemo *c = call_slot(L, def, values, n);
       if (c->def) {
         free(values);
@@ -319,7 +368,8 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
     L->site = site;
     free(b);
     def_call_name(L, def, e->call.args, r);
-    remember_call(L, def, values, n, r);
+    if (L->shifted) free(values);
+    else remember_call(L, def, values, n, r);
     return r;
   }
   int n = 0;
@@ -354,7 +404,9 @@ static Ref expr(Lower *L, const Node *e, const Binding *env) {
   switch (e->kind) {
   case N_NUM:    return ir_const(L->ir, e->num.value);
   case N_NAME:   return name(L, e, env);
-  case N_OFFSET: return field_read(L, e->decl->index, e->offset.comp, e->offset.ncomp);
+  case N_OFFSET:
+    if (e->decl->kind == N_COEF) return coef_value(L, e->decl, e->offset.comp, e->offset.ncomp);
+    return field_read(L, e->decl->index, e->offset.comp, e->offset.ncomp);
   case N_CALL:   return call(L, e, env);
   case N_UNARY: {
     Ref a = expr(L, e->op.a, env);

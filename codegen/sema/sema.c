@@ -137,7 +137,8 @@ Scope *sema_shared_lets(const Sema *s) {
 static void previous(Sema *s, const Node *decl) {
   diag_note(s->d, decl->loc, "'%s' was first declared here",
             decl->kind == N_FIELD ? decl->field.name : decl->kind == N_PARAM ? decl->param.name
-            : decl->kind == N_LET ? decl->let.name : decl->kind == N_DEF ? decl->def.name : decl->name.name);
+            : decl->kind == N_LET ? decl->let.name : decl->kind == N_DEF ? decl->def.name
+            : decl->kind == N_COEF ? decl->coef.name : decl->name.name);
 }
 
 /* Adds a value name to the innermost scope, refusing built-ins and duplicates. */
@@ -560,6 +561,15 @@ static void let(Sema *s, Node *l, Ctx cx) {
   declare(s, l->let.name, l);
 }
 
+/* coefficient k = value; the value is checked as at one grid point without fields (CX_COEF). */
+static void coef(Sema *s, Node *c) {
+  Model *m = s->m;
+  c->index = m->ncoefs;
+  expr(s, c->coef.value, CX_COEF, NULL);
+  m->coefs[m->ncoefs++] = c;
+  declare(s, c->coef.name, c);
+}
+
 static void def(Sema *s, Node *d) {
   Model *m = s->m;
   Scope args;
@@ -599,6 +609,10 @@ static void entry_column(Sema *s, Node *col) {
     else if (!decl) {
       diag_error(s->d, at, "'%s' is not a field", name);
       sema_suggest(s, name, false);
+    } else if (decl->kind == N_COEF) {
+      diag_error(s->d, at, "'%s' is a coefficient, not an unknown: the Jacobian has no column for it", name);
+      diag_hint(s->d, "the derivative of a residual with respect to a coefficient is 0; entries are for fields, and "
+                      "their values may read '%s'", name);
     } else
       diag_error(s->d, at, "'%s' is %s; a Jacobian entry is for a field at an offset", name, sema_kind_name(decl));
     return;
@@ -644,10 +658,14 @@ static void block(Sema *s, Node *b) {
   Field *f = NULL;
   int fi = decl && decl->kind == N_FIELD ? decl->index : -1;
   if (!decl || decl->kind != N_FIELD) {
-    if (decl)
+    if (decl) {
       diag_error(s->d, b->block.field_loc, "'%s' is %s; %s %s block is for a field", b->block.field,
                  sema_kind_name(decl), block_article(b->block.what), ast_block_keyword(b->block.what));
-    else {
+      if (decl->kind == N_COEF)
+        diag_hint(s->d, "a coefficient is not solved for: its value is the expression at line %d, computed before "
+                        "the solve; declare '%s' in 'fields' to make it an unknown", ast_line(s->d->src, decl),
+                  b->block.field);
+    } else {
       diag_error(s->d, b->block.field_loc, "'%s' is not a field", b->block.field);
       sema_suggest(s, b->block.field, false);
     }
@@ -696,9 +714,10 @@ static void block(Sema *s, Node *b) {
 }
 
 /* Numbers every rule and counts lets, params and defs, to size the tables. */
-static void count(Sema *s, const Node *program, int *nparams, int *nlets, int *ndefs) {
-  *nparams = *nlets = *ndefs = 0;
+static void count(Sema *s, const Node *program, int *nparams, int *nlets, int *ndefs, int *ncoefs) {
+  *nparams = *nlets = *ndefs = *ncoefs = 0;
   for (Node *d = program->list.items; d; d = d->next) {
+    if (d->kind == N_COEF) ++*ncoefs;
     if (d->kind == N_PARAM) ++*nparams;
     if (d->kind == N_PARAM && d->param.type && d->param.type->kind == N_CHOICES)  /* each choice is a let */
       *nlets += ast_count(d->param.type->list.items);
@@ -719,6 +738,9 @@ static void warn_unused(Sema *s) {
       diag_warning(s->d, m->params[i]->loc, "parameter '%s' is never used", m->params[i]->param.name);
   for (int i = 0; i < m->nlets; i++)
     if (!s->lets[i].used) diag_warning(s->d, m->lets[i]->loc, "let '%s' is never used", m->lets[i]->let.name);
+  for (int i = 0; i < m->ncoefs; i++)
+    if (!s->coef_used[i])
+      diag_warning(s->d, m->coefs[i]->loc, "coefficient '%s' is never used", m->coefs[i]->coef.name);
   for (int i = 0; i < m->ndefs; i++)
     if (!s->def_used[i]) diag_warning(s->d, m->defs[i]->loc, "function '%s' is never used", m->defs[i]->def.name);
 }
@@ -732,6 +754,7 @@ static void stencil_use(Sema *s, const Node *decl) {
   for (int r = 0; r < s->nrules; r++) {
     for (int i = 0; i < s->rule_reads[r].n; i++) {
       const Read *rd = &s->rule_reads[r].v[i];
+      if (rd->coef) continue;  /* a coefficient's neighbours are no Jacobian columns */
       int nonzero = 0;
       for (int d = 0; d < m->dim; d++) {
         int c = rd->off[d] < 0 ? -rd->off[d] : rd->off[d];
@@ -772,8 +795,10 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   scope_init(&s.later, NULL);
   s.scope = &s.global;
 
-  int nparams, nlets, ndefs;
-  count(&s, program, &nparams, &nlets, &ndefs);
+  int nparams, nlets, ndefs, ncoefs;
+  count(&s, program, &nparams, &nlets, &ndefs, &ncoefs);
+  m->coefs = arena_alloc(a, sizeof *m->coefs * (size_t)(ncoefs + 1));
+  s.coef_used = arena_alloc(a, sizeof *s.coef_used * (size_t)(ncoefs + 1));
   m->params = arena_alloc(a, sizeof *m->params * (size_t)(nparams + 1));
   m->param_lo = arena_alloc(a, sizeof *m->param_lo * (size_t)(nparams + 1));
   m->param_hi = arena_alloc(a, sizeof *m->param_hi * (size_t)(nparams + 1));
@@ -816,7 +841,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   if (s.too_many_fields) goto done; /* the blocks of the fields past the limit would each fail */
   for (Node *x = program->list.items; x; x = x->next) {
     const char *name = x->kind == N_PARAM ? x->param.name : x->kind == N_LET ? x->let.name
-                     : x->kind == N_DEF ? x->def.name : NULL;
+                     : x->kind == N_DEF ? x->def.name : x->kind == N_COEF ? x->coef.name : NULL;
     if (name && !find_here(&s.later, name)) scope_put(&s.later, name, x);
   }
 
@@ -825,6 +850,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
     switch (x->kind) {
     case N_PARAM: param(&s, x); break;
     case N_LET:   let(&s, x, CX_POINT); break;
+    case N_COEF:  coef(&s, x); break;
     case N_DEF:   def(&s, x); break;
     case N_BLOCK: block(&s, x); break;
     default: break;

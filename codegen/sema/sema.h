@@ -76,6 +76,8 @@ typedef struct Model {
   int          nlets;
   const Node **defs;        /* N_DEF in source order */
   int          ndefs;
+  const Node **coefs;       /* N_COEF in source order: values on the grid that are not unknowns */
+  int          ncoefs;
   int          face_rank[FACE_COUNT];  /* precedence; 0 is highest, FACE_COUNT when unranked */
   int          nclasses;               /* 3^dim */
 } Model;

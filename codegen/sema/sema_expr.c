@@ -15,10 +15,10 @@
 
 
 
-void reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at) {
+static void add(Sema *s, ReadSet *rs, bool coef, int field, const int *off, Loc at) {
   for (int i = 0; i < rs->n; i++) {
     Read *r = &rs->v[i];
-    if (r->field == field && memcmp(r->off, off, sizeof r->off) == 0) return;
+    if (r->coef == coef && r->field == field && memcmp(r->off, off, sizeof r->off) == 0) return;
   }
   if (rs->n == rs->cap) {
     int cap = rs->cap ? 2 * rs->cap : 8;
@@ -28,13 +28,19 @@ void reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at) {
     rs->cap = cap;
   }
   Read *r = &rs->v[rs->n++];
+  r->coef = coef;
+  r->reported = false;
   r->field = field;
   memcpy(r->off, off, sizeof r->off);
   r->at = at;
 }
 
+void reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at) { add(s, rs, false, field, off, at); }
+
+void reads_add_coef(Sema *s, ReadSet *rs, int coef, const int *off, Loc at) { add(s, rs, true, coef, off, at); }
+
 void reads_merge(Sema *s, ReadSet *into, const ReadSet *from) {
-  for (int i = 0; i < from->n; i++) reads_add(s, into, from->v[i].field, from->v[i].off, from->v[i].at);
+  for (int i = 0; i < from->n; i++) add(s, into, from->v[i].coef, from->v[i].field, from->v[i].off, from->v[i].at);
 }
 
 const char *sema_kind_name(const Node *decl) {
@@ -42,6 +48,7 @@ const char *sema_kind_name(const Node *decl) {
   case N_FIELD: return "a field";
   case N_PARAM: return "a parameter";
   case N_LET:   return "a let";
+  case N_COEF:  return "a coefficient";
   case N_DEF:   return "a function";
   case N_NAME:  return "a function argument";
   default:      return "a name";
@@ -54,6 +61,8 @@ static const char *ctx_place(Ctx cx) {
   case CX_PARAM:   return "a parameter default is one number for the whole grid";
   case CX_DEF:     return "a function body can use its arguments, parameters, grid sizes and spacings";
   case CX_INITIAL: return "the initial guess cannot read fields: it is what they start from";
+  case CX_COEF:    return "a coefficient is computed from coordinates, parameters and functions before the solve: "
+                          "it cannot read the fields";
   case CX_POINT:   return "";
   }
   return "";
@@ -278,6 +287,30 @@ static void read_field(Sema *s, Node *e, const Node *decl, const int *off, Ctx c
   if (reads) reads_add(s, reads, decl->index, off, e->loc);
 }
 
+/* A coefficient read: pointwise, no field; at a neighbour only where the equations are (a
+   coefficient's own value is one point's). */
+static void read_coef(Sema *s, Node *e, const Node *decl, const int *off, Ctx cx, ReadSet *reads, ExprInfo *r) {
+  bool neighbour = false;
+  for (int d = 0; d < MAX_DIM; d++) neighbour |= off[d] != 0;
+  e->decl = decl;
+  s->coef_used[decl->index] = true;
+  if (cx == CX_PARAM || cx == CX_DEF) {
+    diag_error(s->d, e->loc, "coefficient '%s' changes from point to point and cannot be used here", decl->coef.name);
+    diag_hint(s->d, "%s", cx == CX_DEF ? "a function body cannot read coefficients; pass the value as an argument"
+                                        : ctx_place(cx));
+    return;
+  }
+  if (cx == CX_COEF && neighbour) {
+    diag_error(s->d, e->loc, "a coefficient's value is computed at one point and cannot read '%s' at a neighbour",
+               decl->coef.name);
+    diag_hint(s->d, "read '%s' at its own point here, and at neighbours in the residual and jacobian blocks",
+              decl->coef.name);
+    return;
+  }
+  r->pointwise = true;
+  if (reads && neighbour) reads_add_coef(s, reads, decl->index, off, e->loc);
+}
+
 static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   ExprInfo r = {0};
   const char *name = e->name.name;
@@ -328,14 +361,20 @@ static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
     if ((cx == CX_PARAM || cx == CX_DEF) && li->pointwise) {
       diag_error(s->d, e->loc, "let '%s' changes from point to point and cannot be used here", name);
       diag_hint(s->d, "%s", ctx_place(cx));
-    } else if (cx == CX_INITIAL && li->fields) {
-      diag_error(s->d, e->loc, "let '%s' reads fields and cannot be used in an initial guess", name);
+    } else if ((cx == CX_INITIAL || cx == CX_COEF) && li->fields) {
+      diag_error(s->d, e->loc, "let '%s' reads fields and cannot be used in %s", name,
+                 cx == CX_INITIAL ? "an initial guess" : "a coefficient");
       diag_hint(s->d, "%s", ctx_place(cx));
     } else {
       r.fields = li->fields;
       r.pointwise = li->pointwise;
       if (reads) reads_merge(s, reads, &li->reads);
     }
+    break;
+  }
+  case N_COEF: {
+    int zero[MAX_DIM] = {0};
+    read_coef(s, e, decl, zero, cx, reads, &r);
     break;
   }
   case N_NAME:  /* a function's argument */
@@ -357,12 +396,19 @@ static ExprInfo offset_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
       undefined(s, e, name, false);
     return r;
   }
-  if (decl->kind != N_FIELD) {
-    diag_error(s->d, e->offset.name_loc, "'%s' is %s, not a field: only fields have neighbours", name,
+  if (decl->kind != N_FIELD && decl->kind != N_COEF) {
+    diag_error(s->d, e->offset.name_loc, "'%s' is %s, not a field: only fields and coefficients have neighbours", name,
                sema_kind_name(decl));
     return r;
   }
   e->decl = decl;
+  if (decl->kind == N_COEF) {
+    if (!sema_check_offset(s, e)) return r;
+    int off[MAX_DIM] = {0};
+    for (int d = 0; d < e->offset.ncomp && d < MAX_DIM; d++) off[d] = e->offset.comp[d];
+    read_coef(s, e, decl, off, cx, reads, &r);
+    return r;
+  }
   if (!sema_check_offset(s, e)) return r;
   int off[MAX_DIM] = {0};
   for (int d = 0; d < e->offset.ncomp && d < MAX_DIM; d++) off[d] = e->offset.comp[d];

@@ -8,8 +8,11 @@
 
 #include "sema.h"
 
-/* One read of a field at an offset, with the place it is written. */
+/* One read of a field (or, when coef is set, of a coefficient) at an offset, with the place it
+   is written. A coefficient read adds no Jacobian column and goes through no mirror; it must stay
+   inside the grid as a field read must. */
 typedef struct Read {
+  bool coef;      /* field is a coefficient index (Model.coefs) */
   int  field;
   int  off[MAX_DIM];
   Loc  at;
@@ -57,6 +60,7 @@ typedef struct Sema {
   LetInfo *lets;      /* by N_LET index */
   bool    *param_used;
   bool    *def_used;
+  bool    *coef_used;
   int     *def_depth; /* by N_DEF index: its body's depth, lets and calls inlined */
   int      depth;     /* the inlined depth of the expression expr() checked last; 1 when refused */
   bool     have_grid; /* a valid grid and stencil were declared: offsets can be checked */
@@ -72,6 +76,7 @@ typedef enum Ctx {
   CX_DEF,      /* function bodies: arguments, parameters, grid sizes, functions */
   CX_POINT,    /* residual, Jacobian and let values: everything */
   CX_INITIAL,  /* initial guess: everything but fields */
+  CX_COEF,     /* a coefficient's value: coordinates, parameters, lets and coefficients without fields */
 } Ctx;
 
 typedef struct ExprInfo {
@@ -88,6 +93,7 @@ bool     sema_fold(const Node *e, double *value);
 bool     sema_fold_checked(Sema *s, const Node *e, double *value, bool *reported);
 bool     sema_check_offset(Sema *s, const Node *e);
 void     reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at);
+void     reads_add_coef(Sema *s, ReadSet *rs, int coef, const int *off, Loc at);
 void     reads_merge(Sema *s, ReadSet *into, const ReadSet *from);
 const char *sema_kind_name(const Node *decl);
 

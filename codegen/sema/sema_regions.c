@@ -330,6 +330,23 @@ static bool inside(const Model *m, int c, const int *off, int *bad_axis) {
   return true;
 }
 
+/* A coefficient's read beyond the grid: a coefficient has values at the grid's points only, and
+   no mirror. */
+static void coef_outside_error(Sema *s, const Read *rd, int c, int axis, const Node *rule) {
+  const Model *m = s->m;
+  char name[64];
+  where(m, c, name, sizeof name);
+  const char *coef = m->coefs[rd->field]->coef.name;
+  if (sema_class_pos(c, axis) == 1)
+    diag_error(s->d, rd->at, "this read of coefficient '%s' can fall outside the grid: points next to the boundary "
+               "have only one neighbour towards it in %s", coef, axis_names[axis]);
+  else
+    diag_error(s->d, rd->at, "this read of coefficient '%s' lies outside the grid at %s, where the rule at line %d "
+               "applies", coef, name, ast_line(s->d->src, rule));
+  diag_hint(s->d, "a coefficient has values at the grid's points only; read it towards the inside, or give the "
+                  "value outside by its expression in a let");
+}
+
 static void outside_error(Sema *s, const Read *rd, int c, int axis, const Node *rule) {
   const Model *m = s->m;
   const Field *f = &m->fields[rd->field];
@@ -371,6 +388,12 @@ static void check_reads(Sema *s, const Node **winner) {
     ReadSet *rs = &s->rule_reads[rule->index];
     for (int i = 0; i < rs->n; i++) {
       int axis, off[MAX_DIM];
+      if (rs->v[i].coef) {
+        if (inside(m, c, rs->v[i].off, &axis) || rs->v[i].reported) continue;
+        coef_outside_error(s, &rs->v[i], c, axis, rule);
+        rs->v[i].reported = true;
+        continue;
+      }
       unsigned mirrors = sema_mirror_offset(m, rs->v[i].field, c, rs->v[i].off, off);
       if (inside(m, c, off, &axis)) {
         s->mirror_used[rs->v[i].field] |= mirrors;
@@ -386,7 +409,7 @@ static void check_reads(Sema *s, const Node **winner) {
 
 static bool reads_has(const ReadSet *rs, int field, const int *off) {
   for (int i = 0; i < rs->n; i++)
-    if (rs->v[i].field == field && memcmp(rs->v[i].off, off, sizeof rs->v[i].off) == 0) return true;
+    if (!rs->v[i].coef && rs->v[i].field == field && memcmp(rs->v[i].off, off, sizeof rs->v[i].off) == 0) return true;
   return false;
 }
 
