@@ -78,6 +78,16 @@
 #                 time, -stn_check_jacobian, -snes_test_jacobian, and the same
 #                 Newton iterations and solution as its derived Jacobian, also
 #                 under Galerkin multigrid; a mirror no read goes through warns
+#  15 coefficients  tests/solve/coefficient.stn (-div(k grad u) = f with
+#                 'coefficient k = ...' read at the four neighbours) against
+#                 tests/solve/coefficient_inline.stn (k a function written out
+#                 at x + hx, y - hy, ...): the same first residual norm
+#                 (1e-12), Newton iterations and solution (1e-8) with ILU, on
+#                 2 ranks, with -pc_type mg (levels rediscretized, each
+#                 evaluating k on its own grid) and Galerkin multigrid, and
+#                 another amplitude; the multigrid answers equal ILU's;
+#                 -snes_test_jacobian at rounding level; the Jacobian has
+#                 the 5 columns of u's reads only
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1465,6 +1475,65 @@ else
   bad "mirrors: $STENCILC_SRC $MJ or its derived twin -o failed"; show "$LOG/mirror_jacobian.stencilc"; show "$LOG/mirror_jacobian_derived.stencilc"
 fi
 section_done mirrors
+
+# ---- 15 coefficients ------------------------------------------------------------
+CO=tests/solve/coefficient.stn
+CI=tests/solve/coefficient_inline.stn
+if compile coefficient "$CO" && compile coefficient_inline "$CI"; then
+  # k adds no block diagonal: the matrix has u's five, as the inline program's.
+  if grep -q '^#define NSTENCIL 5 ' "$OUT/coefficient.src/coefficient.h"; then
+    ok "coefficients: the Jacobian has the 5 block diagonals of u's reads, none for k"
+  else bad "coefficients: $OUT/coefficient.src/coefficient.h does not define NSTENCIL 5"; fi
+  coref=""
+  for c in "1:-pc_type ilu" "2:-pc_type bjacobi" "1:-pc_type mg -pc_mg_levels 4 -da_grid_x 65 -da_grid_y 65" \
+           "2:-pc_type mg -pc_mg_levels 4 -da_grid_x 65 -da_grid_y 65" "1:-pc_type mg -pc_mg_levels 4 -pc_mg_galerkin pmat -da_grid_x 65 -da_grid_y 65" \
+           "1:-pc_type ilu -da_grid_x 65 -da_grid_y 65" "1:-a 0.9 -f 20 -da_grid_x 41 -da_grid_y 25"; do
+    n=${c%%:*} opts=${c#*:}
+    tag=$n.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    lc=$LOG/coefficient.$tag li=$LOG/coefficient_inline.$tag
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lc" "$OUT/coefficient" $TIGHT $opts -snes_monitor -snes_view_solution "binary:$lc.bin"
+    rcc=$?
+    # shellcheck disable=SC2086
+    mpirun "$n" "$li" "$OUT/coefficient_inline" $TIGHT $opts -snes_monitor -snes_view_solution "binary:$li.bin"
+    rci=$?
+    itc=$(newton "$lc") iti=$(newton "$li") f0c=$(fnorm "$lc" 0) f0i=$(fnorm "$li" 0)
+    if solved "$lc" $rcc && solved "$li" $rci && [ "$itc" = "$iti" ] && [ "${itc:-0}" -ge 3 ] &&
+       close "$f0c" "$f0i" 1e-12 && same_ok "$lc.bin" "$li.bin" 1e-8; then
+      ok "coefficients: '$opts' on $n rank(s) = k written inline: first norm $f0c ($f0i), $itc Newton iterations, solutions $(same "$lc.bin" "$li.bin" 1e-8)"
+    else
+      bad "coefficients: '$opts' on $n rank(s): coefficient exit $rcc, $itc iterations, first norm $f0c; inline exit $rci, $iti iterations, first norm $f0i; solutions $(same "$lc.bin" "$li.bin" 1e-8)"
+      show "$lc"; show "$li"
+    fi
+    case $opts in
+      "-pc_type ilu -da_grid_x 65 -da_grid_y 65") coref=$lc.bin coits=$itc ;;
+    esac
+  done
+  # Multigrid's levels evaluate k on their own grids: the same answer as ILU on the fine grid.
+  for opts in "-pc_type mg -pc_mg_levels 4 -da_grid_x 65 -da_grid_y 65" "-pc_type mg -pc_mg_levels 4 -pc_mg_galerkin pmat -da_grid_x 65 -da_grid_y 65"; do
+    tag=1.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    lc=$LOG/coefficient.$tag
+    if [ -n "$coref" ] && [ "$(newton "$lc")" = "$coits" ] && same_ok "$lc.bin" "$coref" 1e-10; then
+      ok "coefficients: '$opts' gives ILU's answer ($coits Newton iterations, $(same "$lc.bin" "$coref" 1e-10))"
+    else bad "coefficients: '$opts': $(newton "$lc") Newton iterations against ILU's ${coits:-?}, solutions $(same "$lc.bin" "$coref" 1e-10)"; fi
+  done
+  l=$LOG/coefficient.mglevels
+  run "$l" "$OUT/coefficient" -pc_type mg -pc_mg_levels 4 -da_grid_x 65 -da_grid_y 65 -snes_view $TIGHT
+  levels=$(sed -n 's/.*type is MULTIPLICATIVE, levels=\([0-9]*\).*/\1/p' "$l" | head -n 1)
+  if solved "$l" $? && [ "$levels" = 4 ]; then ok "coefficients: -pc_type mg ran $levels levels"
+  else bad "coefficients: -pc_type mg: levels '$levels'"; show "$l"; fi
+  for mode in "-pc_type jacobi" "-stn_mat_type aij"; do
+    l=$LOG/coefficient.jac.$(echo "$mode" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/coefficient" -da_grid_x 9 -da_grid_y 11 -a 0.9 $mode -snes_test_jacobian -snes_max_it 2
+    worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | awk 'BEGIN {m = -1} {if ($1 + 0 > m) m = $1 + 0} END {print m}')
+    if awk -v m="$worst" 'BEGIN {exit !(m >= 0 && m <= 1e-6)}'; then ok "coefficients: -snes_test_jacobian ($mode), max ||J - Jfd||/||J|| = $worst"
+    else bad "coefficients: -snes_test_jacobian ($mode) ratio $worst"; show "$l"; fi
+  done
+else
+  bad "coefficients: $STENCILC_SRC $CO or $CI -o failed"; show "$LOG/coefficient.stencilc"; show "$LOG/coefficient_inline.stencilc"
+fi
+section_done coefficients
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
