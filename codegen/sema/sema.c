@@ -662,8 +662,8 @@ static void block(Sema *s, Node *b) {
       diag_error(s->d, b->block.field_loc, "'%s' is %s; %s %s block is for a field", b->block.field,
                  sema_kind_name(decl), block_article(b->block.what), ast_block_keyword(b->block.what));
       if (decl->kind == N_COEF)
-        diag_hint(s->d, "a coefficient is not solved for: its value is the expression at line %d, computed before "
-                        "the solve; declare '%s' in 'fields' to make it an unknown", ast_line(s->d->src, decl),
+        diag_hint(s->d, "a coefficient is not solved for: its value is the expression at line %d, at every "
+                        "grid point; declare '%s' in 'fields' to make it an unknown", ast_line(s->d->src, decl),
                   b->block.field);
     } else {
       diag_error(s->d, b->block.field_loc, "'%s' is not a field", b->block.field);

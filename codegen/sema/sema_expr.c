@@ -61,7 +61,7 @@ static const char *ctx_place(Ctx cx) {
   case CX_PARAM:   return "a parameter default is one number for the whole grid";
   case CX_DEF:     return "a function body can use its arguments, parameters, grid sizes and spacings";
   case CX_INITIAL: return "the initial guess cannot read fields: it is what they start from";
-  case CX_COEF:    return "a coefficient is computed from coordinates, parameters and functions before the solve: "
+  case CX_COEF:    return "a coefficient is given by the coordinates, parameters and functions of its point: "
                           "it cannot read the fields";
   case CX_POINT:   return "";
   }
