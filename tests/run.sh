@@ -8,7 +8,8 @@
 #   tests/emit/NAME.c       the exact generated C, .h and .cu for examples/NAME.stn (a few)
 #   tests/explain/NAME.txt  the exact --explain output for examples/NAME.stn; the
 #                           --explain-svg picture checked by tests/explain/svg.py
-#   nvcc                    compiles every example's CUDA kernels and the runtime's
+#   nvcc                    compiles every example's CUDA kernels and the runtime's, and
+#                           the kernels of tests/solve's coefficient programs
 #   tests/cli.sh            command-line behaviour and hostile inputs
 #   tests/runtime/run.sh    the SG-DIA matrix against AIJ, on 1, 2, 4 ranks; the GPU vector
 #                           kernels' CPU reference (tests/runtime/vecref.c)
@@ -199,6 +200,16 @@ if command -v nvcc >/dev/null 2>&1; then
   rm -rf "$tmp/cu" && mkdir "$tmp/cu" && cp runtime/*.h runtime/sgdia_cuda.cu runtime/stncycle_cuda.cu "$tmp/cu/"
   printf '#define STN_PROGRAM_DOF 5\n#define STN_PROGRAM_NSTEN 11\n' >"$tmp/cu/stn_program.h"
   check_instances "dof 5, 11 block diagonals" "$tmp/cu" "<0, 0>"
+  # Coefficients inline their expression at each read, in the kernels too (wrapped by StnMod on
+  # a periodic axis): the test programs' own kernels compile.
+  for stn in tests/solve/coefficient.stn tests/solve/coefficient_periodic.stn; do
+    name=$(basename "$stn" .stn)
+    rm -rf "$tmp/cu"
+    "$STENCILC" "$stn" -o "$tmp/prog" --emit-dir "$tmp/cu" >"$tmp/err" 2>&1 || { bad "$stn: -o failed"; cat "$tmp/err"; continue; }
+    if (cd "$tmp/cu" && nvcc -arch=sm_90 -O3 -Xcompiler -Wall,-Wextra -c "$name.cu" -o "$name.o") >"$tmp/nvcc" 2>&1 &&
+       ! [ -s "$tmp/nvcc" ]; then ok
+    else bad "$stn: nvcc on $name.cu failed or warned"; head -20 "$tmp/nvcc"; fi
+  done
 else
   echo "note: nvcc not found; the CUDA sources were not compiled"
 fi

@@ -87,7 +87,9 @@
 #                 evaluating k on its own grid) and Galerkin multigrid, and
 #                 another amplitude; the multigrid answers equal ILU's;
 #                 -snes_test_jacobian at rounding level; the Jacobian has
-#                 the 5 columns of u's reads only
+#                 the 5 columns of u's reads only; on a grid periodic in x
+#                 (coefficient_periodic.stn against its _inline twin, k
+#                 wrapped by mod) reads past the last column wrap, 1 and 2 ranks
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1532,6 +1534,31 @@ if compile coefficient "$CO" && compile coefficient_inline "$CI"; then
   done
 else
   bad "coefficients: $STENCILC_SRC $CO or $CI -o failed"; show "$LOG/coefficient.stencilc"; show "$LOG/coefficient_inline.stencilc"
+fi
+# Periodic in x: a read past the last column wraps to the first, as the grid's points do (k jumps
+# there, so a read at x = 1 instead of 0 changes the solution by about 17%).
+CP=tests/solve/coefficient_periodic.stn
+CPI=tests/solve/coefficient_periodic_inline.stn
+if compile coefficient_periodic "$CP" && compile coefficient_periodic_inline "$CPI"; then
+  for n in 1 2; do
+    lc=$LOG/coefficient_periodic.$n li=$LOG/coefficient_periodic_inline.$n
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lc" "$OUT/coefficient_periodic" $TIGHT -snes_monitor -snes_view_solution "binary:$lc.bin"
+    rcc=$?
+    # shellcheck disable=SC2086
+    mpirun "$n" "$li" "$OUT/coefficient_periodic_inline" $TIGHT -snes_monitor -snes_view_solution "binary:$li.bin"
+    rci=$?
+    itc=$(newton "$lc") iti=$(newton "$li") f1c=$(fnorm "$lc" 1) f1i=$(fnorm "$li" 1)
+    if solved "$lc" $rcc && solved "$li" $rci && [ "$itc" = "$iti" ] && close "$f1c" "$f1i" 1e-8 &&
+       same_ok "$lc.bin" "$li.bin" 1e-8; then
+      ok "coefficients: periodic x on $n rank(s) = k written inline with mod(x + hx, 1): norm after one step $f1c ($f1i), $itc Newton iterations, solutions $(same "$lc.bin" "$li.bin" 1e-8)"
+    else
+      bad "coefficients: periodic x on $n rank(s): coefficient exit $rcc, $itc iterations, norm $f1c; inline exit $rci, $iti iterations, norm $f1i; solutions $(same "$lc.bin" "$li.bin" 1e-8)"
+      show "$lc"; show "$li"
+    fi
+  done
+else
+  bad "coefficients: $STENCILC_SRC $CP or $CPI -o failed"; show "$LOG/coefficient_periodic.stencilc"; show "$LOG/coefficient_periodic_inline.stencilc"
 fi
 section_done coefficients
 times=${times# }
