@@ -27,7 +27,7 @@ syn match stnError "[$%'?@\\`|~.!\x01-\x08\x0e-\x1f\x7f]"
 syn match stnError "[^\x01-\x7f]\%([^\x01-\x7f]\|\w\)*"
 
 " Reserved words: parser/lexer.re.
-syn keyword stnDeclaration grid fields stencil param let def precedence mirror residual jacobian initial
+syn keyword stnDeclaration grid fields stencil param let coefficient def precedence mirror residual jacobian initial
 syn keyword stnKeyword     points in periodic star box width
 syn keyword stnConditional if then else
 syn keyword stnLogical     and or not
