@@ -127,6 +127,11 @@ if "$STENCILC" --explain-svg "$tmp/bratu2d.svg" examples/bratu2d.stn >"$tmp/expl
 else
   bad "--explain-svg examples/bratu2d.stn failed"; cat "$tmp/err"
 fi
+# A program's coefficients are explained with their expressions, as values that are no unknowns.
+if "$STENCILC" --explain tests/solve/coefficient.stn >"$tmp/explain" 2>"$tmp/err" && ! [ -s "$tmp/err" ] &&
+   grep -q '^COEFFICIENTS: values given at every grid point that are not unknowns' "$tmp/explain" &&
+   grep -qF '  k = 1 + a * sin(2 * pi * x) * cos(pi * y): conductivity  (coefficient.stn:19)' "$tmp/explain"; then ok
+else bad "--explain tests/solve/coefficient.stn: no COEFFICIENTS section with k's expression"; cat "$tmp/err"; fi
 "$STENCILC" --explain examples/bratu2d.stn -o "$tmp/prog" >/dev/null 2>&1
 rc1=$?
 "$STENCILC" --explain-svg "$tmp/no/such/dir.svg" examples/bratu2d.stn >"$tmp/out" 2>/dev/null

@@ -465,6 +465,26 @@ static void explain_params(const Ir *ir, Printer *P, FILE *out) {
   }
 }
 
+/* The coefficients: values on the grid that are not unknowns, each as the program writes it
+   (nothing when the program has none). */
+static void explain_coefs(const Ir *ir, FILE *out) {
+  const Model *m = ir->m;
+  if (!m->ncoefs) return;
+  const char *stn = path_base(ir->src->name);
+  fprintf(out, "\nCOEFFICIENTS: values given at every grid point that are not unknowns. The equations read\n"
+               "  them like fields, at neighbours too, but they have no rows and no Jacobian columns (the\n"
+               "  derivative with respect to a coefficient is 0). Each is its expression at the point read,\n"
+               "  on whatever grid the program runs (every multigrid level evaluates it on its own points).\n");
+  for (int c = 0; c < m->ncoefs; c++) {
+    const Node *n = m->coefs[c];
+    int len;
+    const char *text = ast_text(ir->src, n->coef.value, &len);
+    fprintf(out, "  %s = %.*s", n->coef.name, len, text);
+    if (n->coef.desc) fprintf(out, ": %s", n->coef.desc);
+    fprintf(out, "  (%s:%d)\n", stn, ast_line(ir->src, n));
+  }
+}
+
 /* ---- stencil pictures ---- */
 
 enum { PANEL_LINES = 2 * MAX_WIDTH + 2, PICTURE_WIDTH = 76 };
@@ -1019,6 +1039,7 @@ int explain_program(const Ir *ir, const ExplainOptions *o, FILE *out) {
   explain_fields(ir, out);
   explain_mirrors(ir, out);
   explain_params(ir, &P, out);
+  explain_coefs(ir, out);
   explain_stencils(ir, out);
   explain_jacobian(ir, &P, out);
   explain_sgdia(ir, out);
