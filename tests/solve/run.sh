@@ -89,7 +89,9 @@
 #                 -snes_test_jacobian at rounding level; the Jacobian has
 #                 the 5 columns of u's reads only; on a grid periodic in x
 #                 (coefficient_periodic.stn against its _inline twin, k
-#                 wrapped by mod) reads past the last column wrap, 1 and 2 ranks
+#                 wrapped by mod) reads past the last column wrap, 1 and 2 ranks;
+#                 hand-written entries reading k[1,0] ...: a wrong one refused
+#                 at compile time, the right ones give the derived solution
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1535,6 +1537,35 @@ if compile coefficient "$CO" && compile coefficient_inline "$CI"; then
 else
   bad "coefficients: $STENCILC_SRC $CO or $CI -o failed"; show "$LOG/coefficient.stencilc"; show "$LOG/coefficient_inline.stencilc"
 fi
+# Hand-written entries may read the coefficient at neighbours: checked against the derivative
+# at compile time and at run time, the same solution as the derived Jacobian.
+cat "$CO" - >"$OUT/coefficient_jacobian.stn" <<'EOF'
+
+jacobian u {
+  boundary: u = 1;
+  interior: u = hy / hx * (ke + kw) + hx / hy * (kn + ks) - hx * hy * f * u / 5,
+            u[1,0] = -hy / hx * (k + k[1,0]) / 2, u[-1,0] = -hy / hx * (k + k[-1,0]) / 2,
+            u[0,1] = -hx / hy * (k + k[0,1]) / 2, u[0,-1] = -hx / hy * (k + k[0,-1]) / 2;
+}
+EOF
+sed 's|hx \* hy \* f \* u / 5,|hx * hy * f * u / 5 + k[1,0] - k,|' "$OUT/coefficient_jacobian.stn" >"$OUT/coefficient_jacobian_wrong.stn"
+timeout "$RUN_TIMEOUT" "$STENCILC" --check "$OUT/coefficient_jacobian_wrong.stn" >"$LOG/coefficient_jacobian_wrong.stencilc" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "error: this Jacobian entry is not d(residual u)/d(u\\[0,0\\])" "$LOG/coefficient_jacobian_wrong.stencilc"; then
+  ok "coefficients: a diagonal entry off by k[1,0] - k is refused at compile time"
+else bad "coefficients: $OUT/coefficient_jacobian_wrong.stn: exit status $rc, expected 1 naming d(residual u)/d(u[0,0])"; show "$LOG/coefficient_jacobian_wrong.stencilc"; fi
+if compile coefficient_jacobian "$OUT/coefficient_jacobian.stn"; then
+  lj=$LOG/coefficient_jacobian.run lc=$LOG/coefficient.1._pc_type_ilu
+  # shellcheck disable=SC2086
+  run "$lj" "$OUT/coefficient_jacobian" $TIGHT -pc_type ilu -stn_check_jacobian -snes_monitor -snes_view_solution "binary:$lj.bin"
+  rc=$?
+  if solved "$lj" $rc && [ "$(newton "$lj")" = "$(newton "$lc")" ] && same_ok "$lj.bin" "$lc.bin" 1e-12; then
+    ok "coefficients: hand-written entries reading k[1,0] ... pass -stn_check_jacobian, $(newton "$lj") Newton iterations and the derived Jacobian's solution ($(same "$lj.bin" "$lc.bin" 1e-12))"
+  else bad "coefficients: hand-written entries: exit $rc, $(newton "$lj") Newton iterations against $(newton "$lc"), solutions $(same "$lj.bin" "$lc.bin" 1e-12)"; show "$lj"; fi
+else
+  bad "coefficients: $OUT/coefficient_jacobian.stn -o failed"; show "$LOG/coefficient_jacobian.stencilc"
+fi
+
 # Periodic in x: a read past the last column wraps to the first, as the grid's points do (k jumps
 # there, so a read at x = 1 instead of 0 changes the solution by about 17%).
 CP=tests/solve/coefficient_periodic.stn
