@@ -754,7 +754,7 @@ static void stencil_use(Sema *s, const Node *decl) {
   for (int r = 0; r < s->nrules; r++) {
     for (int i = 0; i < s->rule_reads[r].n; i++) {
       const Read *rd = &s->rule_reads[r].v[i];
-      if (rd->coef) continue;  /* a coefficient's neighbours are no Jacobian columns */
+      /* a coefficient's reads count: the declared stencil must hold them (sema_check_offset) */
       int nonzero = 0;
       for (int d = 0; d < m->dim; d++) {
         int c = rd->off[d] < 0 ? -rd->off[d] : rd->off[d];
