@@ -20,7 +20,8 @@
 #   - language: the constructs of the language beyond the examples above (a
 #     mirrored boundary, an approximate Jacobian, floor/ceil/mod, typed
 #     parameters, lets shared with a jacobian block, a guarded derivative,
-#     a hand-written Jacobian on mirrored walls): each program's GPU run gives
+#     a hand-written Jacobian on mirrored walls, coefficients read at
+#     neighbours, wrapped on a periodic grid): each program's GPU run gives
 #     the CPU run's Newton count and solution to 1e-10, the approximate
 #     Jacobian and the mirror also under the GPU's default multigrid (the
 #     Newton count of the CPU with the same hierarchy).
@@ -101,7 +102,9 @@ checkerboard:tests/solve/checkerboard.stn:
 typed_params:tests/solve/typed_params.stn:
 shared_lets:tests/solve/shared_lets.stn:
 degenerate_gradient:tests/solve/degenerate_gradient.stn:
-mirror_jacobian:tests/solve/mirror_jacobian.stn:"
+mirror_jacobian:tests/solve/mirror_jacobian.stn:
+coefficient:tests/solve/coefficient.stn:
+coefficient_periodic:tests/solve/coefficient_periodic.stn:"
 if want language; then
   for name in $(echo "$langcases" | cut -d: -f1); do
     src=$(echo "$langcases" | grep "^$name:" | cut -d: -f2)
