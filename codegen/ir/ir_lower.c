@@ -61,9 +61,10 @@ typedef struct Lower {
   signed char *zero;     /* 0: not worked out yet, 1: 0 wherever it is a number, 2: not known to be */
   bool        *reported; /* its value was reported as wrong: what is computed from it is not again */
   int          ntrack;
-  bool         too_large;
+  bool         too_large; /* the pool passed IR_MAX_NODES: no more bodies are inlined, no more errors */
   int          shift[MAX_DIM]; /* while a coefficient is lowered at a neighbour: its offset */
-  bool         shifted;        /* some shift is not 0: lets and def calls are lowered afresh */ /* the pool passed IR_MAX_NODES: no more bodies are inlined, no more errors */
+  bool         shifted;        /* some shift is not 0: lets are lowered afresh (a def's body reads
+                                  no index or coordinate, only its arguments, which move) */
 } Lower;
 
 static Ref expr(Lower *L, const Node *e, const Binding *env);
@@ -335,7 +336,7 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
     Ref *values = xmalloc(((size_t)np + 1) * sizeof *values);
     int n = 0;
     for (const Node *a = e->call.args; a && n < np; a = a->next) values[n++] = expr(L, a, env);
-    if (L->capcalls && !L->shifted) {  /* a body may read x: shifted calls are not memoized */
+    if (L->capcalls) {
       const CallMemo *c = call_slot(L, def, values, n);
       if (c->def) {
         free(values);
@@ -368,8 +369,7 @@ static Ref call(Lower *L, const Node *e, const Binding *env) {
     L->site = site;
     free(b);
     def_call_name(L, def, e->call.args, r);
-    if (L->shifted) free(values);
-    else remember_call(L, def, values, n, r);
+    remember_call(L, def, values, n, r);
     return r;
   }
   int n = 0;
