@@ -50,6 +50,7 @@ int stn_lex(STN_STYPE *lval, Loc *lloc, Parser *ps);
 #define A (ps->arena)
 
 static void stn_error(Loc *at, Parser *ps, const char *msg);
+static const char *keyword_name(Parser *ps, Loc at);
 }
 
 %union {
@@ -99,7 +100,7 @@ static void stn_error(Loc *at, Parser *ps, const char *msg);
 %type <node> entries entry column comps comp int_lit
 %type <node> expr or_expr and_expr not_expr cmp_expr add_expr mul_expr unary pow_expr primary
 %type <node> args args_opt
-%type <str>  desc_opt
+%type <str>  desc_opt word
 %type <op>   cmp_op
 %type <flag> periodic_opt
 
@@ -167,10 +168,35 @@ stencil
 
 /* param lambda = 6 in [0, 6.81] "Bratu parameter"; param blocks: int = 2; param m: {a, b} = a; */
 param
-  : KW_PARAM IDENT type_opt '=' expr desc_opt ';'
+  : KW_PARAM word type_opt '=' expr desc_opt ';'
                                    { $$ = ast_span(ast_param(A, @2, $2, $3, $5, NULL, NULL, $6), @$); }
-  | KW_PARAM IDENT type_opt '=' expr KW_IN '[' expr ',' expr ']' desc_opt ';'
+  | KW_PARAM word type_opt '=' expr KW_IN '[' expr ',' expr ']' desc_opt ';'
                                    { $$ = ast_span(ast_param(A, @2, $2, $3, $5, $8, $10, $12), @$); }
+  ;
+
+/* A parameter's or let's name, which an expression reads: an identifier or a keyword
+   that never stands inside an expression nor right after one, so the grammar
+   stays unambiguous (param initial = 1; the option is -initial). The words of
+   expressions (if then else and or not) and 'in' stay reserved. */
+word
+  : IDENT
+  | KW_GRID                        { $$ = keyword_name(ps, @1); }
+  | KW_POINTS                      { $$ = keyword_name(ps, @1); }
+  | KW_PERIODIC                    { $$ = keyword_name(ps, @1); }
+  | KW_FIELDS                      { $$ = keyword_name(ps, @1); }
+  | KW_STENCIL                     { $$ = keyword_name(ps, @1); }
+  | KW_STAR                        { $$ = keyword_name(ps, @1); }
+  | KW_BOX                         { $$ = keyword_name(ps, @1); }
+  | KW_WIDTH                       { $$ = keyword_name(ps, @1); }
+  | KW_PARAM                       { $$ = keyword_name(ps, @1); }
+  | KW_LET                         { $$ = keyword_name(ps, @1); }
+  | KW_COEFFICIENT                 { $$ = keyword_name(ps, @1); }
+  | KW_DEF                         { $$ = keyword_name(ps, @1); }
+  | KW_PRECEDENCE                  { $$ = keyword_name(ps, @1); }
+  | KW_MIRROR                      { $$ = keyword_name(ps, @1); }
+  | KW_RESIDUAL                    { $$ = keyword_name(ps, @1); }
+  | KW_JACOBIAN                    { $$ = keyword_name(ps, @1); }
+  | KW_INITIAL                     { $$ = keyword_name(ps, @1); }
   ;
 
 /* : int (a parameter's type: real, int or bool; sema checks the name), or : {picard, newton} */
@@ -182,7 +208,7 @@ type_opt
 
 /* let hydhx = hy / hx; */
 let
-  : KW_LET IDENT '=' expr ';'      { $$ = ast_span(ast_let(A, @2, $2, $4), @$); }
+  : KW_LET word '=' expr ';'       { $$ = ast_span(ast_let(A, @2, $2, $4), @$); }
   ;
 
 /* coefficient k = 1 + x * y "conductivity"; */
@@ -362,9 +388,9 @@ pow_expr
 primary
   : INT                            { $$ = ast_num(A, @1, $1, true); }
   | NUMBER                         { $$ = ast_num(A, @1, $1, false); }
-  | IDENT                          { $$ = ast_name(A, @1, $1); }
-  | IDENT '[' comps ']'            { $$ = ast_offset(A, @$, $1, @1, $3); }
-  | IDENT '(' args_opt ')'         { $$ = ast_span(ast_call(A, @1, $1, $3), @$); }
+  | word                           { $$ = ast_name(A, @1, $1); }
+  | word '[' comps ']'             { $$ = ast_offset(A, @$, $1, @1, $3); }
+  | word '(' args_opt ')'          { $$ = ast_span(ast_call(A, @1, $1, $3), @$); }
   | '(' expr ')'                   { $$ = $2; }  /* the parentheses are in the span of what contains it */
   ;
 
@@ -388,6 +414,27 @@ static void token_text(Parser *ps, Loc at, char *buf, size_t size) {
   snprintf(buf, size, "%.*s%s", n, ps->src->text + at.off, at.len > 40 ? "..." : "");
 }
 
+/* The keywords of the rule 'word': the ones that may name a parameter. */
+static bool names_a_parameter(yysymbol_kind_t k) {
+  switch (k) {
+  case YYSYMBOL_KW_GRID: case YYSYMBOL_KW_POINTS: case YYSYMBOL_KW_PERIODIC: case YYSYMBOL_KW_FIELDS:
+  case YYSYMBOL_KW_STENCIL: case YYSYMBOL_KW_STAR: case YYSYMBOL_KW_BOX: case YYSYMBOL_KW_WIDTH:
+  case YYSYMBOL_KW_PARAM: case YYSYMBOL_KW_LET: case YYSYMBOL_KW_COEFFICIENT: case YYSYMBOL_KW_DEF:
+  case YYSYMBOL_KW_PRECEDENCE:
+  case YYSYMBOL_KW_MIRROR: case YYSYMBOL_KW_RESIDUAL: case YYSYMBOL_KW_JACOBIAN: case YYSYMBOL_KW_INITIAL:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* 1 when the token before the lookahead is 'param', 2 when it is 'let' (a 'word' comes next), else 0. */
+static int after_param(const Parser *ps) {
+  const char *t = ps->src->text + ps->prev.off;
+  if (ps->prev.len == 5 && strncmp(t, "param", 5) == 0) return 1;
+  return ps->prev.len == 3 && strncmp(t, "let", 3) == 0 ? 2 : 0;
+}
+
 static const char *closer_of(char open) { return open == '(' ? "')'" : open == '[' ? "']'" : "'}'"; }
 
 /* Bison calls this with the parser's state at a syntax error: what came, and
@@ -397,6 +444,20 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   enum { MAX_EXPECTED = 128, MAX_LISTED = 6 };
   yysymbol_kind_t expected[MAX_EXPECTED];
   int nexp = yypcontext_expected_tokens(ctx, expected, MAX_EXPECTED);
+  /* Where a parameter's name may stand (the rule 'word': 'points' is expected
+     with an identifier nowhere else), its keywords are forms of "identifier",
+     not tokens to list. */
+  bool ident_here = false, points_here = false;
+  for (int i = 0; i < nexp; i++) {
+    ident_here |= expected[i] == YYSYMBOL_IDENT;
+    points_here |= expected[i] == YYSYMBOL_KW_POINTS;
+  }
+  if (ident_here && points_here) {
+    int kept = 0;
+    for (int i = 0; i < nexp; i++)
+      if (!names_a_parameter(expected[i])) expected[kept++] = expected[i];
+    nexp = kept;
+  }
   yysymbol_kind_t got = yypcontext_token(ctx);
   Loc at = *yypcontext_location(ctx);
   if (ps->placeholder.len > 0 && (ps->placeholder.off == at.off || ps->placeholder.off == ps->prev.off))
@@ -424,7 +485,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
     if (strcmp(name, "';'") == 0) wants_semi = true;
     if (expected[i] == YYSYMBOL_EQ) wants_eq = true;
     if (expected[i] == YYSYMBOL_IDENT) wants_ident = true;
-    if (expected[i] == YYSYMBOL_KW_GRID) wants_decl = true;
+    if (expected[i] == YYSYMBOL_KW_GRID) wants_decl = true;  /* left only at a declaration's start */
     if (strcmp(name, "'+'") == 0) operators = true;
   }
   for (int i = 0; i < nexp && nlisted < MAX_LISTED; i++) {
@@ -458,6 +519,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   diag_error(ps->diag, at, "unexpected %s%s", what, expect);
   if (strcmp(got_name, "'='") == 0 && wants_eq)
     diag_hint(ps->diag, "to compare two values write '=='; '=' only gives a name or an entry its value");
+  else if (got_keyword && wants_ident && after_param(ps)) {
+    int n = (int)strlen(got_name) - 2;
+    diag_hint(ps->diag, "a parameter or let may be named like a declaration's keyword ('initial', 'width', ...), "
+                        "but not like a word of expressions, which would read it (if, then, else, and, or, not, in); "
+                        "rename it, e.g. '%.*s_value'%s%.*s%s", n, got_name + 1, after_param(ps) == 1 ? " (option -" : "",
+              after_param(ps) == 1 ? n : 0, got_name + 1, after_param(ps) == 1 ? "_value)" : "");
+  }
   else if (got_keyword && wants_ident)
     diag_hint(ps->diag, "%s is a reserved word of the language; choose another name", got_name);
   else if (wants_decl && !wants_semi)
@@ -479,6 +547,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   }
   return 0;
 }
+
+/* A keyword standing for a parameter's name: its text, interned like an identifier's. */
+static const char *keyword_name(Parser *ps, Loc at) { return intern(ps->names, ps->src->text + at.off, (size_t)at.len); }
 
 /* Bison's only other message is "memory exhausted": its stack is full,
    which a .stn program reaches only through absurd nesting. */

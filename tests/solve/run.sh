@@ -92,6 +92,10 @@
 #                 wrapped by mod) reads past the last column wrap, 1 and 2 ranks;
 #                 hand-written entries reading k[1,0] ...: a wrong one refused
 #                 at compile time, the right ones give the derived solution
+#  16 keyword names  tests/solve/keyword_params.stn, whose parameters are
+#                 named 'width' and 'initial': -width 4 -initial 0.3 gives the
+#                 first residual norm, Newton iterations and solution (1e-12) of
+#                 the program with those values as lets; -help lists both
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1592,6 +1596,33 @@ else
   bad "coefficients: $STENCILC_SRC $CP or $CPI -o failed"; show "$LOG/coefficient_periodic.stencilc"; show "$LOG/coefficient_periodic_inline.stencilc"
 fi
 section_done coefficients
+# ---- 16 parameters named like keywords ------------------------------------------
+KP=tests/solve/keyword_params.stn
+sed 's/^param width .*/let width = 4;/; s/^param initial .*/let initial = 0.3;/' "$KP" >"$OUT/keyword_params_lets.stn"
+if compile keyword_params "$KP" && compile keyword_params_lets "$OUT/keyword_params_lets.stn"; then
+  la=$LOG/keyword_params.given lf=$LOG/keyword_params.lets l0=$LOG/keyword_params.width
+  run "$la" "$OUT/keyword_params" -width 4 -initial 0.3 $TIGHT -snes_monitor -snes_view_solution "binary:$la.bin"
+  rc=$?
+  run "$lf" "$OUT/keyword_params_lets" $TIGHT -snes_monitor -snes_view_solution "binary:$lf.bin"
+  rcf=$?
+  run "$l0" "$OUT/keyword_params" -width 4 $TIGHT -snes_monitor
+  rc0=$?
+  its=$(newton "$la") itsf=$(newton "$lf") f=$(fnorm0 "$la") ff=$(fnorm0 "$lf") f0=$(fnorm0 "$l0")
+  if solved "$la" $rc && solved "$lf" $rcf && solved "$l0" $rc0 && [ "$its" = "$itsf" ] && [ -n "$f" ] && [ "$f" = "$ff" ] &&
+     [ "$f" != "$f0" ] && same_ok "$la.bin" "$lf.bin" 1e-12; then
+    ok "keyword names: '-width 4 -initial 0.3' solves in $its Newton iterations from the first residual norm $f (without -initial $f0) as the program with lets, solutions equal ($(same "$la.bin" "$lf.bin" 1e-12))"
+  else
+    bad "keyword names: -width 4 -initial 0.3: $its Newton iterations (exit $rc), first norm $f; with lets $itsf (exit $rcf), $ff; without -initial $f0 (exit $rc0); solutions $(same "$la.bin" "$lf.bin" 1e-12)"
+    show "$la"; show "$lf"
+  fi
+  l=$LOG/keyword_params.help
+  run "$l" "$OUT/keyword_params" -help
+  if grep -q -- '-width <9>: the odd blocks.*, in \[0, inf\]' "$l" && grep -q -- '-initial <0>: the first Newton iterate inside' "$l"; then ok "keyword names: -help lists -width and -initial"
+  else bad "keyword names: -help does not list -width and -initial"; show "$l"; fi
+else
+  bad "keyword names: $STENCILC_SRC $KP or its lets -o failed"; show "$LOG/keyword_params.stencilc"; show "$LOG/keyword_params_lets.stencilc"
+fi
+section_done keyword-params
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
