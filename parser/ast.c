@@ -439,6 +439,10 @@ static void dump(Dumper *d, const Node *n, int indent) {
     head(d, n, indent, "choices");
     dump_list(d, n->list.items, indent + 1);
     break;
+  case N_VALUES:
+    head(d, n, indent, "values");
+    dump_list(d, n->list.items, indent + 1);
+    break;
   case N_PROGRAM:
     head(d, n, indent, "program");
     dump_list(d, n->list.items, indent + 1);

@@ -31,8 +31,11 @@ typedef enum NodeKind {
   N_FIELDS,     /* list: items (list of N_FIELD) */
   N_FIELD,      /* field: name, desc */
   N_STENCIL,    /* stencil: shape, width */
-  N_PARAM,      /* param: name, type (N_NAME, N_CHOICES or NULL), value, lo, hi, desc */
+  N_PARAM,      /* param: name, type (N_NAME; N_OFFSET for a list, int[2]: the element type's
+                   name and the length as its one component; N_CHOICES; or NULL), value (an
+                   expression, or N_VALUES for a list), lo, hi, desc */
   N_CHOICES,    /* list: items (list of N_NAME, a parameter's choices in order) */
+  N_VALUES,     /* list: items (expressions, a list parameter's default in order) */
   N_LET,        /* let: name, value */
   N_COEF,       /* coef: name, value, desc (a coefficient: a value on the grid, not an unknown) */
   N_DEF,        /* def: name, params (list of N_NAME), body */

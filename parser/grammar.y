@@ -97,7 +97,7 @@ static const char *keyword_name(Parser *ps, Loc at);
 
 %type <node> decls decl grid axes axis fields field_list field stencil param type_opt let coefficient def
 %type <node> names precedence mirror groups group block items item jitems jitem regions region
-%type <node> entries entry column comps comp int_lit
+%type <node> entries entry column comps comp int_lit values
 %type <node> expr or_expr and_expr not_expr cmp_expr add_expr mul_expr unary pow_expr primary
 %type <node> args args_opt
 %type <str>  desc_opt word
@@ -172,6 +172,15 @@ param
                                    { $$ = ast_span(ast_param(A, @2, $2, $3, $5, NULL, NULL, $6), @$); }
   | KW_PARAM word type_opt '=' expr KW_IN '[' expr ',' expr ']' desc_opt ';'
                                    { $$ = ast_span(ast_param(A, @2, $2, $3, $5, $8, $10, $12), @$); }
+  | KW_PARAM word type_opt '=' values desc_opt ';'
+                                   { $$ = ast_span(ast_param(A, @2, $2, $3, $5, NULL, NULL, $6), @$); }
+  | KW_PARAM word type_opt '=' values KW_IN '[' expr ',' expr ']' desc_opt ';'
+                                   { $$ = ast_span(ast_param(A, @2, $2, $3, $5, $8, $10, $12), @$); }
+  ;
+
+/* [2, 3]: a list parameter's default */
+values
+  : '[' args ']'                   { $$ = ast_span(ast_list(A, @1, N_VALUES, $2), @$); }
   ;
 
 /* A parameter's or let's name, which an expression reads: an identifier or a keyword
@@ -199,10 +208,12 @@ word
   | KW_INITIAL                     { $$ = keyword_name(ps, @1); }
   ;
 
-/* : int (a parameter's type: real, int or bool; sema checks the name), or : {picard, newton} */
+/* : int (a parameter's type: real, int or bool; sema checks the name), : int[2] (a list of
+   2 ints; sema checks the length), or : {picard, newton} */
 type_opt
   : %empty                         { $$ = NULL; }
   | ':' IDENT                      { $$ = ast_name(A, @2, $2); }
+  | ':' IDENT '[' comps ']'        { $$ = ast_offset(A, @$, $2, @2, $4); }
   | ':' '{' names '}'              { $$ = ast_span(ast_list(A, @2, N_CHOICES, $3), @$); }
   ;
 

@@ -217,6 +217,7 @@ static void write_readme(FILE *out, const Skeleton *k) {
   /* The options of the parameters are their .stn names, as the program reads them. */
   for (int i = 0; i < m->nparams; i++) {
     const Node *p = m->params[i], *v = p->param.value;
+    if (m->param_elem[i] > 0) continue;  /* a list has one row: -blocks <[2, 3]> */
     fprintf(out, "| `-%s <", p->param.name);
     int len;
     const char *text = ast_text(src, v, &len);

@@ -394,11 +394,24 @@ static void help_string(Program *P) {
   for (int i = 0; i < m->nparams; i++) {
     const Node *p = m->params[i];
     const Node *v = p->param.value;
-    int len;
-    const char *dflt = ast_text(P->ir->src, v, &len);
-    int n = snprintf(line, sizeof line, "  -%s <%.*s>", p->param.name, len, dflt);
-    if (p->param.desc) n += snprintf(line + n, sizeof line - (size_t)(n < (int)sizeof line ? n : 0), ": %s", p->param.desc);
-    const char *type = m->param_type[i] == PT_INT ? ", an integer" : m->param_type[i] == PT_BOOL ? ", true or false" : "";
+    int len, n;
+    if (m->param_elem[i] > 0) continue;  /* a list has one line: -blocks <2,3> */
+    if (m->param_len[i]) {
+      n = snprintf(line, sizeof line, "  -%s <", p->param.name);
+      for (const Node *e = v->list.items; e && n < (int)sizeof line; e = e->next) {
+        const char *text = ast_text(P->ir->src, e, &len);
+        n += snprintf(line + n, sizeof line - (size_t)n, "%s%.*s", e == v->list.items ? "" : ",", len, text);
+      }
+      if (n < (int)sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, ">");
+    } else {
+      const char *dflt = ast_text(P->ir->src, v, &len);
+      n = snprintf(line, sizeof line, "  -%s <%.*s>", p->param.name, len, dflt);
+    }
+    if (p->param.desc && n < (int)sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, ": %s", p->param.desc);
+    char count[64];
+    snprintf(count, sizeof count, ", %d %s separated by commas%s", m->param_len[i],
+             m->param_type[i] == PT_INT ? "integers" : "numbers", p->param.lo ? ", each" : "");
+    const char *type = m->param_len[i] ? count : m->param_type[i] == PT_INT ? ", an integer" : m->param_type[i] == PT_BOOL ? ", true or false" : "";
     if (n < (int)sizeof line) n += snprintf(line + n, sizeof line - (size_t)n, "%s", type);
     for (const Node *c = m->param_type[i] == PT_CHOICE ? p->param.type->list.items : NULL; c && n < (int)sizeof line; c = c->next)
       n += snprintf(line + n, sizeof line - (size_t)n, "%s%s", c == p->param.type->list.items ? ", one of " : "|", c->name.name);
@@ -470,6 +483,45 @@ static int default_deps(const Program *P, int i, int *deps, bool *grid) {
   return n;
 }
 
+/* A list parameter, -blocks 2,3, at its first slot i: the defaults, then PetscOptionsIntArray
+   (RealArray) into an array one longer than the list, so that a value too many is seen rather
+   than dropped; the count must be the list's. Every slot's given[] says whether the option came. */
+static void list_parameter(Program *P, int i) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  CEmit *E = &P->E;
+  const Node *p = m->params[i];
+  const char *name = p->param.name, *stn = P->o->stn_name;
+  int n = m->param_len[i], line = ast_line(P->ir->src, p);
+  bool is_int = m->param_type[i] == PT_INT;
+  for (int k = 0; k < n; k++) {
+    fprintf(out, "  user->%s = ", E->param[i + k]);
+    emit_c_expr(E, P->ir->param_default[i + k]);
+    fprintf(out, "; /* %s:%d */\n", stn, line);
+  }
+  fprintf(out, "  {\n    %s values[%d]; /* one more than -%s takes */\n    PetscInt  n = %d;\n    PetscBool named;\n\n",
+          is_int ? "PetscInt " : "PetscReal", n + 1, name, n + 1);
+  for (int k = 0; k < n; k++) fprintf(out, "    values[%d] = (%s)user->%s;\n", k, is_int ? "PetscInt" : "PetscReal", E->param[i + k]);
+  fprintf(out, "    PetscCall(PetscOptions%sArray(\"-%s\", ", is_int ? "Int" : "Real", name);
+  c_string(out, p->param.desc ? p->param.desc : name);
+  fprintf(out, ", \"%s\", values, &n, &given[%d]));\n", stn, i);
+  fprintf(out, "    PetscCall(PetscOptionsHasName(NULL, NULL, \"-%s\", &named));\n", name);
+  fprintf(out, "    PetscCheck(!named || (given[%d] && n == %d), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,\n"
+               "               \"-%s takes %d %s separated by commas, as in -%s ", i, n, name, n, is_int ? "integers" : "numbers", name);
+  for (const Node *e = p->param.value->list.items; e; e = e->next) {
+    int len;
+    const char *text = ast_text(P->ir->src, e, &len);
+    fprintf(out, "%s", e == p->param.value->list.items ? "" : ",");
+    for (int c = 0; c < len; c++)  /* the default as written, less spaces and any quote */
+      if (text[c] != ' ' && text[c] != '"' && text[c] != '\\' && text[c] != '%') fputc(text[c], out);
+  }
+  fprintf(out, "; it was given %%s%%d\", n > %d ? \"more than \" : \"\", (int)(n > %d ? %d : n));\n", n, n, n);
+  fprintf(out, "    for (PetscInt k = 0; k < %d; k++) given[%d + k] = given[%d];\n", n, i, i);
+  fprintf(out, "    if (given[%d]) {\n", i);
+  for (int k = 0; k < n; k++) fprintf(out, "      user->%s = (PetscReal)values[%d];\n", E->param[i + k], k);
+  fputs("    }\n  }\n", out);
+}
+
 static void set_parameters(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
@@ -495,6 +547,11 @@ static void set_parameters(Program *P) {
     const Node *p = m->params[i];
     const char *nm = E->param[i];
     int line = ast_line(P->ir->src, p);
+    if (m->param_len[i]) {  /* the whole list at once */
+      list_parameter(P, i);
+      i += m->param_len[i] - 1;
+      continue;
+    }
     fprintf(out, "  user->%s = ", nm);
     emit_c_expr(E, P->ir->param_default[i]);
     fprintf(out, "; /* %s:%d */\n", P->o->stn_name, line);
@@ -555,7 +612,10 @@ static void set_parameters(Program *P) {
     bool grid;
     fprintf(out, ", PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,\n             ");
     ndeps = default_deps(P, i, deps, &grid);
-    if (ndeps || grid) { /* a default computed from other options: name them when the default is out */
+    if (m->param_len[i])  /* a list's defaults are constants, checked at compile time */
+      fprintf(out, "\"-%s: its value %d of %d, %%g, is out of range: %s:%d allows [%g, %g]\", (double)user->%s);\n", name,
+              m->param_elem[i] + 1, m->param_len[i], P->o->stn_name, line, lo, hi, nm);
+    else if (ndeps || grid) { /* a default computed from other options: name them when the default is out */
       fprintf(out, "given[%d] ? \"-%s %%g is out of range: %s:%d allows [%g, %g]\"\n"
                    "             : \"-%s's default, %%g, computed from ", i, name, P->o->stn_name, line, lo, hi, name);
       for (int d = 0; d < ndeps; d++) fprintf(out, "%s-%s", d ? (d + 1 == ndeps && !grid ? " and " : ", ") : "", m->params[deps[d]]->param.name);
@@ -766,9 +826,24 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
   char **cn = xmalloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);
   P->named = xmalloc(((size_t)ir->nnodes + 1) * sizeof *P->named);
   char **name = xcalloc((size_t)ir->nnodes + 1, sizeof *name);
-  for (int f = 0; f < m->nfields; f++) user[f] = m->fields[f].name;
-  for (int i = 0; i < m->nparams; i++) user[m->nfields + i] = m->params[i]->param.name;
-  cname_assign(user, m->nfields + m->nparams, cn);
+  /* One C name per field and per parameter; a list's slots are its name indexed, blocks[1]. */
+  int nuser = 0;
+  for (int f = 0; f < m->nfields; f++) user[nuser++] = m->fields[f].name;
+  for (int i = 0; i < m->nparams; i++)
+    if (m->param_elem[i] == 0) user[nuser++] = m->params[i]->param.name;
+  cname_assign(user, nuser, cn);
+  for (int i = m->nparams - 1, j = nuser - 1; i >= 0; i--) {  /* spread from the back: slot >= name's place */
+    char *base = cn[j];
+    if (!m->param_len[i]) {
+      cn[m->nfields + i] = base;
+      j--;
+      continue;
+    }
+    size_t size = strlen(base) + 16;
+    cn[m->nfields + i] = xmalloc(size);
+    snprintf(cn[m->nfields + i], size, "%s[%d]", base, m->param_elem[i]);
+    if (m->param_elem[i] == 0) free(base), j--;
+  }
   free(user);
   P->E = (CEmit){ir, out, cn, cn + m->nfields, "x", "info->", "user->", name, false, NULL, 0, 0, 0, NULL};
   for (int i = 0; i < m->nfields * m->nclasses; i++)

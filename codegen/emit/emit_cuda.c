@@ -53,7 +53,11 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fprintf(out, "/* The parameters of %s; the grid's sizes come with each call (DMDALocalInfo in C,\n"
                "   StnLocalInfo in the kernels, which take the parameters by value). */\ntypedef struct {\n", o->stn_name);
   for (int i = 0; i < m->nparams; i++) {
-    fprintf(out, "  double %s; /* ", P->E.param[i]);
+    if (m->param_elem[i] > 0) continue;  /* a list is one array member, double blocks[2] */
+    if (m->param_len[i])
+      fprintf(out, "  double %.*s[%d]; /* ", (int)strcspn(P->E.param[i], "["), P->E.param[i], m->param_len[i]);
+    else
+      fprintf(out, "  double %s; /* ", P->E.param[i]);
     if (m->params[i]->param.desc) {
       emit_comment_text(out, m->params[i]->param.desc);
       fputs(", ", out);

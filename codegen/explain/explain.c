@@ -211,7 +211,10 @@ static void expr(Printer *P, Str *b, Ref r, bool expand) {
     const_text(buf, sizeof buf, n->num);
     str_add(b, buf);
     break;
-  case IR_PARAM: str_add(b, ir->m->params[n->a]->param.name); break;
+  case IR_PARAM:
+    sema_param_name(ir->m, n->a, buf, sizeof buf);
+    str_add(b, buf);
+    break;
   case IR_GRID:  str_add(b, builtin_values[n->a].name); break;
   case IR_FIELD: {
     char text[512];  /* a longer name is cut, as the fixed buffers elsewhere here cut it */
@@ -442,8 +445,17 @@ static void explain_params(const Ir *ir, Printer *P, FILE *out) {
   fprintf(out, "\nPARAMETERS (the program's -NAME value sets them):\n");
   for (int i = 0; i < m->nparams; i++) {
     const Node *p = m->params[i];
+    if (m->param_elem[i] > 0) continue;  /* a list is written once, at its first slot */
     char *text = formula(P, ir->param_default[i], false);
-    if (m->param_type[i] == PT_BOOL)  /* the default is a constant 1 or 0; -NAME turns it on, -NAME false off */
+    if (m->param_len[i]) {  /* blocks: int[2] = [2, 3] */
+      fprintf(out, "  %s: %s[%d] = [%s", p->param.name, m->param_type[i] == PT_INT ? "int" : "real", m->param_len[i], text);
+      for (int k = 1; k < m->param_len[i]; k++) {
+        free(text);
+        text = formula(P, ir->param_default[i + k], false);
+        fprintf(out, ", %s", text);
+      }
+      fputc(']', out);
+    } else if (m->param_type[i] == PT_BOOL)  /* the default is a constant 1 or 0; -NAME turns it on, -NAME false off */
       fprintf(out, "  %s: bool = %s", p->param.name, strcmp(text, "0") == 0 ? "false" : "true");
     else if (m->param_type[i] == PT_CHOICE) {  /* the default is one of the names */
       fprintf(out, "  %s: {", p->param.name);

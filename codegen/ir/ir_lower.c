@@ -406,6 +406,8 @@ static Ref expr(Lower *L, const Node *e, const Binding *env) {
   case N_NAME:   return name(L, e, env);
   case N_OFFSET:
     if (e->decl->kind == N_COEF) return coef_value(L, e->decl, e->offset.comp, e->offset.ncomp);
+    if (e->decl->kind == N_PARAM)  /* blocks[1]: the slot of that value */
+      return ir_node(L->ir, IR_PARAM, 0, e->decl->index + e->offset.comp[0], IR_NONE, IR_NONE, 0);
     return field_read(L, e->decl->index, e->offset.comp, e->offset.ncomp);
   case N_CALL:   return call(L, e, env);
   case N_UNARY: {
@@ -456,7 +458,7 @@ void ir_lower(Ir *ir, Diag *d) {
   const Model *m = ir->m;
   Lower L = {.ir = ir, .d = d, .lets = xmalloc(((size_t)m->nlets + 1) * sizeof(Ref))};
   for (int i = 0; i < m->nlets; i++) L.lets[i] = IR_NONE;
-  for (int i = 0; i < m->nparams; i++) ir->param_default[i] = expr(&L, m->params[i]->param.value, NULL);
+  for (int i = 0; i < m->nparams; i++) ir->param_default[i] = expr(&L, sema_param_value(m, i), NULL);
   for (int f = 0; f < m->nfields; f++) {
     const Field *fd = &m->fields[f];
     for (int c = 0; c < m->nclasses; c++) {

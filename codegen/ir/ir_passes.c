@@ -667,7 +667,12 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
     fprintf(out, "%%%d = %s", r, op_names[n->op]);
     switch (n->op) {
     case IR_CONST: fprintf(out, " %.17g", n->num); break;
-    case IR_PARAM: fprintf(out, " %s", m->params[n->a]->param.name); break;
+    case IR_PARAM: {
+      char name[300];
+      sema_param_name(m, n->a, name, sizeof name);
+      fprintf(out, " %s", name);
+      break;
+    }
     case IR_GRID:  fprintf(out, " %s", builtin_values[n->a].name); break;
     case IR_FIELD:
       ir_offset_text(ir, n->b, buf, sizeof buf, false);
@@ -685,7 +690,11 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
     if (ir->hint[r]) fprintf(out, "  # %s", ir->hint[r]);  /* its name: a let, or a def call */
     fputc('\n', out);
   }
-  for (int i = 0; i < m->nparams; i++) fprintf(out, "param %s = %%%d\n", m->params[i]->param.name, ir->param_default[i]);
+  for (int i = 0; i < m->nparams; i++) {
+    char name[300];
+    sema_param_name(m, i, name, sizeof name);
+    fprintf(out, "param %s = %%%d\n", name, ir->param_default[i]);
+  }
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
       const IrPoint *p = ir_point(ir, f, c);

@@ -435,16 +435,68 @@ static const char *petsc_option_clash(const char *name) {
   return NULL;
 }
 
-/* The type after a parameter's name: real (also when none is written), int or bool. */
+/* The type after a parameter's name: real (also when none is written), int or bool; for a
+   list, int[2], its elements' type (real or int). */
 static ParamType param_type(Sema *s, const Node *p) {
   const Node *t = p->param.type;
   if (t && t->kind == N_CHOICES) return PT_CHOICE;
-  if (!t || strcmp(t->name.name, "real") == 0) return PT_REAL;
-  if (strcmp(t->name.name, "int") == 0) return PT_INT;
-  if (strcmp(t->name.name, "bool") == 0) return PT_BOOL;
-  diag_error(s->d, t->loc, "unknown parameter type '%s'", t->name.name);
-  diag_hint(s->d, "a parameter is real (when no type is written), int, bool, or one of a list of names: {a, b}");
+  const char *name = !t ? "real" : t->kind == N_OFFSET ? t->offset.name : t->name.name;
+  Loc at = t && t->kind == N_OFFSET ? t->offset.name_loc : t ? t->loc : p->loc;
+  if (strcmp(name, "real") == 0) return PT_REAL;
+  if (strcmp(name, "int") == 0) return PT_INT;
+  if (strcmp(name, "bool") == 0 && t->kind != N_OFFSET) return PT_BOOL;
+  if (strcmp(name, "bool") == 0) {
+    diag_error(s->d, at, "a list parameter holds numbers: its type is real[N] or int[N], not bool[N]");
+    diag_hint(s->d, "use int[N] with the range [0, 1], or one bool parameter for each value");
+    return PT_REAL;
+  }
+  diag_error(s->d, at, "unknown parameter type '%s'", name);
+  diag_hint(s->d, "a parameter is real (when no type is written), int, bool, a list real[N] or int[N], or one of a "
+                  "list of names: {a, b}");
   return PT_REAL;
+}
+
+/* How many values a parameter holds: the length of its default list, [2, 3], else 1. Each
+   value is a slot of the model's parameter tables (Model.param_elem). */
+static int param_slots(const Node *p) {
+  return p->param.value->kind == N_VALUES ? ast_count(p->param.value->list.items) : 1;
+}
+
+const Node *sema_param_value(const Model *m, int i) {
+  const Node *v = m->params[i]->param.value;
+  if (v->kind != N_VALUES) return v;
+  const Node *e = v->list.items;
+  for (int k = 0; k < m->param_elem[i]; k++) e = e->next;
+  return e;
+}
+
+void sema_param_name(const Model *m, int i, char *buf, int size) {
+  if (m->param_len[i]) snprintf(buf, (size_t)size, "%s[%d]", m->params[i]->param.name, m->param_elem[i]);
+  else snprintf(buf, (size_t)size, "%s", m->params[i]->param.name);
+}
+
+/* A list parameter's length from its type, int[2]: checks that the type and the default agree
+   (a list default needs a list type of its length, and a list type a list default). */
+static void check_list(Sema *s, const Node *p) {
+  const Node *t = p->param.type, *v = p->param.value;
+  bool list_type = t && t->kind == N_OFFSET, list_value = v->kind == N_VALUES;
+  int n = param_slots(p);
+  if (list_type && (t->offset.ncomp != 1 || t->offset.comp[0] < 1 || t->offset.comp[0] > MAX_LIST)) {
+    diag_error(s->d, t->loc, "a list parameter's type is real[N] or int[N] with one length N from 1 to %d", MAX_LIST);
+    return;
+  }
+  if (list_type && !list_value) {
+    diag_error(s->d, v->span, "'%s' is a list of %d values: its default is a list, [a, b, ...]", p->param.name,
+               t->offset.comp[0]);
+    diag_hint(s->d, "write the %d values between brackets, separated by commas", t->offset.comp[0]);
+  } else if (list_value && !list_type) {
+    diag_error(s->d, v->span, "a list default needs a list type: write 'param %s: real[%d] = ...' (or int[%d])",
+               p->param.name, n, n);
+  } else if (list_type && n != t->offset.comp[0]) {
+    diag_error(s->d, v->span, "the default of '%s' has %d value%s, but its type says %d", p->param.name, n,
+               n == 1 ? "" : "s", t->offset.comp[0]);
+    diag_hint(s->d, "give one value per element, or change the length in '%s[%d]'", t->offset.name, t->offset.comp[0]);
+  }
 }
 
 /* An int parameter's default and bounds are whole numbers a PetscInt holds (bounds may be inf). */
@@ -482,7 +534,11 @@ static void param(Sema *s, Node *p) {
   Model *m = s->m;
   ParamType type = param_type(s, p);
   int nchoices = type == PT_CHOICE ? choices(s, p) : 0;
-  expr(s, p->param.value, CX_PARAM, NULL);
+  check_list(s, p);
+  if (p->param.value->kind == N_VALUES)
+    for (Node *e = p->param.value->list.items; e; e = e->next) expr(s, e, CX_PARAM, NULL);
+  else
+    expr(s, p->param.value, CX_PARAM, NULL);
   double lo = -INFINITY, hi = INFINITY, v;
   bool have_range = p->param.lo != NULL, range_ok = have_range;
   if (have_range && (type == PT_BOOL || type == PT_CHOICE)) {
@@ -508,22 +564,26 @@ static void param(Sema *s, Node *p) {
       range_ok = false;
     }
   }
-  bool constant = sema_fold_checked(s, p->param.value, &v, NULL);
-  if (type == PT_CHOICE && !is_choice(p, p->param.value)) {
-    int len;
-    const char *first = ast_text(s->d->src, p->param.type->list.items, &len);
-    diag_error(s->d, p->param.value->loc, "the default of '%s' must be one of its choices", p->param.name);
-    diag_hint(s->d, "write one of the names between the braces, such as '%.*s'", len, first);
-  } else if (type == PT_BOOL && !(constant && (v == 0 || v == 1))) {
-    diag_error(s->d, p->param.value->loc, "the default of the bool parameter '%s' must be true or false", p->param.name);
-    diag_hint(s->d, "the program's user turns it on with -%s and off with -%s false", p->param.name, p->param.name);
-  } else if (type == PT_INT && constant && !whole(v)) {
-    diag_error(s->d, p->param.value->loc, "the default %g of the int parameter '%s' is not a whole number", v,
-               p->param.name);
-    diag_hint(s->d, "write a whole number between -2147483647 and 2147483647, or round with floor(...)");
-  } else if (range_ok && constant && !(v >= lo && v <= hi)) {
-    diag_error(s->d, p->param.value->loc, "the default %g of '%s' is outside its range [%g, %g]", v, p->param.name,
-               lo, hi);
+  bool list = p->param.value->kind == N_VALUES;
+  for (Node *e = list ? p->param.value->list.items : p->param.value; e; e = list ? e->next : NULL) {
+    bool constant = sema_fold_checked(s, e, &v, NULL);
+    if (type == PT_CHOICE && !is_choice(p, e)) {
+      int len;
+      const char *first = ast_text(s->d->src, p->param.type->list.items, &len);
+      diag_error(s->d, e->loc, "the default of '%s' must be one of its choices", p->param.name);
+      diag_hint(s->d, "write one of the names between the braces, such as '%.*s'", len, first);
+    } else if (type == PT_BOOL && !(constant && (v == 0 || v == 1))) {
+      diag_error(s->d, e->loc, "the default of the bool parameter '%s' must be true or false", p->param.name);
+      diag_hint(s->d, "the program's user turns it on with -%s and off with -%s false", p->param.name, p->param.name);
+    } else if (list && !constant) {
+      diag_error(s->d, e->span, "the values of the list parameter '%s' are constant expressions", p->param.name);
+      diag_hint(s->d, "write numbers (with pi, inf and operators); a value computed from other parameters is a let");
+    } else if (type == PT_INT && constant && !whole(v)) {
+      diag_error(s->d, e->loc, "the default %g of the int parameter '%s' is not a whole number", v, p->param.name);
+      diag_hint(s->d, "write a whole number between -2147483647 and 2147483647, or round with floor(...)");
+    } else if (range_ok && constant && !(v >= lo && v <= hi)) {
+      diag_error(s->d, e->loc, "the default %g of '%s' is outside its range [%g, %g]", v, p->param.name, lo, hi);
+    }
   }
   const char *clash = petsc_option_clash(p->param.name);
   if (clash) {
@@ -542,10 +602,14 @@ static void param(Sema *s, Node *p) {
     }
   }
   p->index = m->nparams;
-  m->param_lo[m->nparams] = type == PT_BOOL || type == PT_CHOICE ? 0 : range_ok ? lo : -INFINITY;
-  m->param_hi[m->nparams] = type == PT_BOOL ? 1 : type == PT_CHOICE ? nchoices - 1 : range_ok ? hi : INFINITY;
-  m->param_type[m->nparams] = type;
-  m->params[m->nparams++] = p;
+  for (int k = 0, n = param_slots(p); k < n; k++) {  /* a list's values take consecutive slots */
+    m->param_lo[m->nparams] = type == PT_BOOL || type == PT_CHOICE ? 0 : range_ok ? lo : -INFINITY;
+    m->param_hi[m->nparams] = type == PT_BOOL ? 1 : type == PT_CHOICE ? nchoices - 1 : range_ok ? hi : INFINITY;
+    m->param_type[m->nparams] = type;
+    m->param_elem[m->nparams] = k;
+    m->param_len[m->nparams] = list ? n : 0;
+    m->params[m->nparams++] = p;
+  }
   declare(s, p->param.name, p);
 }
 
@@ -718,7 +782,7 @@ static void count(Sema *s, const Node *program, int *nparams, int *nlets, int *n
   *nparams = *nlets = *ndefs = *ncoefs = 0;
   for (Node *d = program->list.items; d; d = d->next) {
     if (d->kind == N_COEF) ++*ncoefs;
-    if (d->kind == N_PARAM) ++*nparams;
+    if (d->kind == N_PARAM) *nparams += param_slots(d);
     if (d->kind == N_PARAM && d->param.type && d->param.type->kind == N_CHOICES)  /* each choice is a let */
       *nlets += ast_count(d->param.type->list.items);
     if (d->kind == N_LET) ++*nlets;
@@ -734,7 +798,7 @@ static void count(Sema *s, const Node *program, int *nparams, int *nlets, int *n
 static void warn_unused(Sema *s) {
   Model *m = s->m;
   for (int i = 0; i < m->nparams; i++)
-    if (!s->param_used[i])
+    if (!s->param_used[i] && m->param_elem[i] == 0)
       diag_warning(s->d, m->params[i]->loc, "parameter '%s' is never used", m->params[i]->param.name);
   for (int i = 0; i < m->nlets; i++)
     if (!s->lets[i].used) diag_warning(s->d, m->lets[i]->loc, "let '%s' is never used", m->lets[i]->let.name);
@@ -803,6 +867,8 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
   m->param_lo = arena_alloc(a, sizeof *m->param_lo * (size_t)(nparams + 1));
   m->param_hi = arena_alloc(a, sizeof *m->param_hi * (size_t)(nparams + 1));
   m->param_type = arena_alloc(a, sizeof *m->param_type * (size_t)(nparams + 1));
+  m->param_elem = arena_alloc(a, sizeof *m->param_elem * (size_t)(nparams + 1));
+  m->param_len = arena_alloc(a, sizeof *m->param_len * (size_t)(nparams + 1));
   m->lets = arena_alloc(a, sizeof *m->lets * (size_t)(nlets + 1));
   m->defs = arena_alloc(a, sizeof *m->defs * (size_t)(ndefs + 1));
   s.param_used = arena_alloc(a, sizeof *s.param_used * (size_t)(nparams + 1));

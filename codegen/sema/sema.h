@@ -58,6 +58,8 @@ typedef struct Field {
    and each name is a global let of that value (its type's N_CHOICES lists them). */
 typedef enum ParamType { PT_REAL, PT_INT, PT_BOOL, PT_CHOICE } ParamType;
 
+enum { MAX_LIST = 64 };  /* the most values a list parameter holds */
+
 typedef struct Model {
   const Node  *program;
   int          dim;
@@ -72,6 +74,10 @@ typedef struct Model {
   int          nparams;
   double      *param_lo, *param_hi;  /* each parameter's range; -inf, inf when open; [0, 1] for bool */
   ParamType   *param_type;
+  /* A list parameter, int[2], takes one slot of these tables per value, in order: params[i]
+     is its N_PARAM in each, param_elem[i] the value's position (0 for one number) and
+     param_len[i] the list's length (0 for one number). N_PARAM.index is the first slot. */
+  int         *param_elem, *param_len;
   const Node **lets;        /* every N_LET, global and in blocks, in source order */
   int          nlets;
   const Node **defs;        /* N_DEF in source order */
@@ -81,6 +87,11 @@ typedef struct Model {
   int          face_rank[FACE_COUNT];  /* precedence; 0 is highest, FACE_COUNT when unranked */
   int          nclasses;               /* 3^dim */
 } Model;
+
+/* The default of parameter slot i: its expression, or a list's value at that slot. */
+const Node *sema_param_value(const Model *m, int i);
+/* How the .stn reads parameter slot i: "lambda", or "blocks[1]" for a list's value. */
+void sema_param_name(const Model *m, int i, char *buf, int size);
 
 /* Checks program; fills m when it is valid. Errors and warnings go to d. */
 void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names);

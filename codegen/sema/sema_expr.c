@@ -354,6 +354,11 @@ static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   }
   case N_PARAM:
     s->param_used[decl->index] = true;
+    if (s->m->param_len[decl->index]) {
+      int n = s->m->param_len[decl->index];
+      diag_error(s->d, e->loc, "'%s' is a list of %d values: read one of them, %s[0] to %s[%d]", name, n, name, name,
+                 n - 1);
+    }
     break;
   case N_LET: {
     LetInfo *li = &s->lets[decl->index];
@@ -385,6 +390,26 @@ static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   return r;
 }
 
+/* blocks[1]: a value of a list parameter, at an index from 0 to its length - 1 written as a
+   number. The same in every context: one number for the whole grid. */
+static ExprInfo list_element(Sema *s, Node *e, const Node *decl) {
+  ExprInfo r = {0};
+  int n = s->m->param_len[decl->index];
+  s->param_used[decl->index] = true;
+  if (e->offset.ncomp != 1) {
+    diag_error(s->d, e->span, "'%s' is a list: one index reads a value, such as %s[0]", e->offset.name, e->offset.name);
+    return r;
+  }
+  if (e->offset.comp[0] < 0 || e->offset.comp[0] >= n) {
+    diag_error(s->d, e->span, "index %d is outside the list '%s', whose %d values are %s[0] to %s[%d]", e->offset.comp[0],
+               e->offset.name, n, e->offset.name, e->offset.name, n - 1);
+    diag_note(s->d, decl->loc, "'%s' is declared here", e->offset.name);
+    return r;
+  }
+  e->decl = decl;
+  return r;
+}
+
 static ExprInfo offset_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   ExprInfo r = {0};
   const char *name = e->offset.name;
@@ -396,6 +421,8 @@ static ExprInfo offset_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
       undefined(s, e, name, false);
     return r;
   }
+  if (decl->kind == N_PARAM && s->m->param_len[decl->index])
+    return list_element(s, e, decl);
   if (decl->kind != N_FIELD && decl->kind != N_COEF) {
     diag_error(s->d, e->offset.name_loc, "'%s' is %s, not a field: only fields and coefficients have neighbours", name,
                sema_kind_name(decl));

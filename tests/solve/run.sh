@@ -96,6 +96,12 @@
 #                 named 'width' and 'initial': -width 4 -initial 0.3 gives the
 #                 first residual norm, Newton iterations and solution (1e-12) of
 #                 the program with those values as lets; -help lists both
+#  17 list params  tests/solve/list_params.stn (-blocks: int[2], -w: real[2])
+#                 under several options: the same Newton iterations and solution
+#                 (1e-12) as the program with those values written as lets;
+#                 another -blocks changes the solution; a wrong count of values,
+#                 a bare -blocks, a value out of range and 2.5 for an int are
+#                 refused in a sentence; -help shows both lists
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1596,6 +1602,7 @@ else
   bad "coefficients: $STENCILC_SRC $CP or $CPI -o failed"; show "$LOG/coefficient_periodic.stencilc"; show "$LOG/coefficient_periodic_inline.stencilc"
 fi
 section_done coefficients
+
 # ---- 16 parameters named like keywords ------------------------------------------
 KP=tests/solve/keyword_params.stn
 sed 's/^param width .*/let width = 4;/; s/^param initial .*/let initial = 0.3;/' "$KP" >"$OUT/keyword_params_lets.stn"
@@ -1623,6 +1630,67 @@ else
   bad "keyword names: $STENCILC_SRC $KP or its lets -o failed"; show "$LOG/keyword_params.stencilc"; show "$LOG/keyword_params_lets.stencilc"
 fi
 section_done keyword-params
+
+# ---- 17 list parameters ---------------------------------------------------------
+LP=tests/solve/list_params.stn
+# lets BX BY W0 W1: the program with -blocks BX,BY -w W0,W1 written as lets.
+lets() {
+  n=list_params_$1_$2_$(echo "$3_$4" | tr -c 'a-z0-9\n' '_')
+  sed "/^param /d; s/^let bx = .*/let bx = $1;/; s/^let by = .*/let by = $2;/; s/^let w0 = .*/let w0 = $3;/
+       s/^let w1 = .*/let w1 = $4;/" "$LP" >"$OUT/$n.stn"
+  compile "$n" "$OUT/$n.stn"
+}
+if compile list_params "$LP"; then
+  for c in "2 3 1 10:" "3 2 1 10:-blocks 3,2" "1 4 2 0.5:-blocks 1,4 -w 2,0.5" "5 5 1 10:-blocks 5,5"; do
+    v=${c%%:*} opts=${c#*:}
+    # shellcheck disable=SC2086
+    set -- $v
+    if ! lets "$@"; then bad "list params: the program with bx = $1, by = $2, w0 = $3, w1 = $4 as lets does not build"; show "$LOG/$n.stencilc"; continue; fi
+    la=$LOG/list_params.$(echo "$v" | tr -c 'a-z0-9\n' '_') lf=$LOG/$n
+    # shellcheck disable=SC2086
+    run "$la" "$OUT/list_params" $opts $TIGHT -snes_view_solution "binary:$la.bin"
+    rc=$?
+    # shellcheck disable=SC2086
+    run "$lf" "$OUT/$n" $TIGHT -snes_view_solution "binary:$lf.bin"
+    rcf=$?
+    its=$(newton "$la") itsf=$(newton "$lf")
+    if solved "$la" $rc && solved "$lf" $rcf && [ "$its" = "$itsf" ] && same_ok "$la.bin" "$lf.bin" 1e-12; then
+      ok "list params: '$opts' solves in $its Newton iterations as bx = $1, by = $2, w0 = $3, w1 = $4 written as lets, solutions equal ($(same "$la.bin" "$lf.bin" 1e-12))"
+    else
+      bad "list params: '$opts': $its Newton iterations (exit $rc), with lets $itsf (exit $rcf), solutions $(same "$la.bin" "$lf.bin" 1e-12)"
+      show "$la"; show "$lf"
+    fi
+  done
+  # Different lists give different solutions: the option is not ignored.
+  if [ -s "$LOG/list_params.2_3_1_10.bin" ] && [ -s "$LOG/list_params.3_2_1_10.bin" ] &&
+     ! same_ok "$LOG/list_params.2_3_1_10.bin" "$LOG/list_params.3_2_1_10.bin" 1e-6; then
+    ok "list params: -blocks 3,2 changes the solution of the default 2,3 ($(same "$LOG/list_params.2_3_1_10.bin" "$LOG/list_params.3_2_1_10.bin" 1e-6))"
+  else bad "list params: -blocks 3,2 and the default 2,3 give the same solution"; fi
+  for c in "-blocks 3:-blocks takes 2 integers separated by commas, as in -blocks 2,3; it was given 1" \
+           "-blocks 1,2,3:-blocks takes 2 integers separated by commas, as in -blocks 2,3; it was given more than 2" \
+           "-blocks:-blocks takes 2 integers separated by commas, as in -blocks 2,3; it was given 0" \
+           "-blocks 2,0:-blocks: its value 2 of 2, 0., is out of range: list_params.stn:16 allows \[1, 64\]" \
+           "-blocks 2.5,3:Input string 2.5 has no integer value" \
+           "-w 1:-w takes 2 numbers separated by commas, as in -w 1,10; it was given 1" \
+           "-w 1,1e4:-w: its value 2 of 2, 10000., is out of range: list_params.stn:17 allows \[0.001, 1000\]"; do
+    opts=${c%%:*} want=${c#*:}
+    l=$LOG/list_params.bad.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/list_params" $opts
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "list params: $opts is refused: $(grep -o -m 1 -- "${want%%\\*}.*" "$l")"
+    else bad "list params: $opts: exit $rc, no '$want'"; show "$l"; fi
+  done
+  l=$LOG/list_params.help
+  run "$l" "$OUT/list_params" -help
+  if grep -q -- '-blocks <2,3>: blocks per unit length along x and y, 2 integers separated by commas, each in \[1, 64\]' "$l" &&
+     grep -q -- '-w <1,10>: the coefficient on the even and the odd blocks, 2 numbers separated by commas, each in \[0.001, 1000\]' "$l"; then
+    ok "list params: -help lists -blocks <2,3> and -w <1,10> with their counts and ranges"
+  else bad "list params: -help does not describe -blocks and -w"; show "$l"; fi
+else
+  bad "list params: $STENCILC_SRC $LP -o failed"; show "$LOG/list_params.stencilc"
+fi
+section_done list-params
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
