@@ -19,9 +19,10 @@
 #     copies, clean kernels.
 #   - language: the constructs of the language beyond the examples above (a
 #     mirrored boundary, an approximate Jacobian, floor/ceil/mod, typed
-#     parameters, lets shared with a jacobian block, a guarded derivative,
-#     a hand-written Jacobian on mirrored walls, coefficients read at
-#     neighbours, wrapped on a periodic grid): each program's GPU run gives
+#     parameters, keyword-named and list parameters, lets shared with a
+#     jacobian block, a guarded derivative, a hand-written Jacobian on
+#     mirrored walls, coefficients read at neighbours, wrapped on a periodic
+#     grid): each program's GPU run gives
 #     the CPU run's Newton count and solution to 1e-10, the approximate
 #     Jacobian and the mirror also under the GPU's default multigrid (the
 #     Newton count of the CPU with the same hierarchy).
@@ -104,7 +105,9 @@ shared_lets:tests/solve/shared_lets.stn:
 degenerate_gradient:tests/solve/degenerate_gradient.stn:
 mirror_jacobian:tests/solve/mirror_jacobian.stn:
 coefficient:tests/solve/coefficient.stn:
-coefficient_periodic:tests/solve/coefficient_periodic.stn:"
+coefficient_periodic:tests/solve/coefficient_periodic.stn:
+keyword_params:tests/solve/keyword_params.stn:-width 4 -initial 0.3
+list_params:tests/solve/list_params.stn:-blocks 3,2 -w 2,0.5"
 if want language; then
   for name in $(echo "$langcases" | cut -d: -f1); do
     src=$(echo "$langcases" | grep "^$name:" | cut -d: -f2)
