@@ -1608,10 +1608,13 @@ KP=tests/solve/keyword_params.stn
 sed 's/^param width .*/let width = 4;/; s/^param initial .*/let initial = 0.3;/' "$KP" >"$OUT/keyword_params_lets.stn"
 if compile keyword_params "$KP" && compile keyword_params_lets "$OUT/keyword_params_lets.stn"; then
   la=$LOG/keyword_params.given lf=$LOG/keyword_params.lets l0=$LOG/keyword_params.width
+  # shellcheck disable=SC2086
   run "$la" "$OUT/keyword_params" -width 4 -initial 0.3 $TIGHT -snes_monitor -snes_view_solution "binary:$la.bin"
   rc=$?
+  # shellcheck disable=SC2086
   run "$lf" "$OUT/keyword_params_lets" $TIGHT -snes_monitor -snes_view_solution "binary:$lf.bin"
   rcf=$?
+  # shellcheck disable=SC2086
   run "$l0" "$OUT/keyword_params" -width 4 $TIGHT -snes_monitor
   rc0=$?
   its=$(newton "$la") itsf=$(newton "$lf") f=$(fnorm0 "$la") ff=$(fnorm0 "$lf") f0=$(fnorm0 "$l0")
