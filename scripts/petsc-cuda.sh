@@ -4,19 +4,46 @@
 #
 #   scripts/petsc-cuda.sh            build once into $STN_PETSC_CACHE (default
 #                                    ~/.cache/stencilc/petsc-3.24.6-cuda), reuse it after
-#   scripts/petsc-cuda.sh --pack     also write petsc-cuda.tar.gz beside it, for `carry`
+#   scripts/petsc-cuda.sh --mpi      the same with MPI, for several GPUs (one rank per GPU),
+#                                    into ~/.cache/stencilc/petsc-3.24.6-cuda-mpi
+#   ... --pack                       also write <cache>.tar.gz beside it, for `carry`
 #
 # PETSc 3.24.6 from the PyPI sdist of `petsc` (3.24.6 carries the CUDA 13 fixes;
-# 3.25 needs NVML headers this toolkit lacks), without MPI (one GPU) and Fortran,
-# optimised, BLAS/LAPACK from Debian (liblapack-dev, libblas-dev). Use it with
-#   PETSC_DIR=$STN_PETSC_CACHE PETSC_ARCH= bin/stencilc FILE.stn -o PROG
+# 3.25 needs NVML headers this toolkit lacks), without Fortran, optimised, BLAS/LAPACK
+# from Debian (liblapack-dev, libblas-dev). Without --mpi it has no MPI (one GPU).
+# With --mpi the MPI is the PyPI wheel `mpich`, installed into <cache>/mpich so that it
+# travels with PETSc; that MPICH is not CUDA-aware, so programs run with
+# -use_gpu_aware_mpi 0 (the generated program sets it). Use the build with
+#   PETSC_DIR=<cache> PETSC_ARCH= bin/stencilc FILE.stn -o PROG
 set -eu
 VERSION=3.24.6
-CACHE=${STN_PETSC_CACHE:-$HOME/.cache/stencilc/petsc-$VERSION-cuda}
+MPI=0
+PACK=0
+for arg; do
+  case $arg in
+    --mpi) MPI=1 ;;
+    --pack) PACK=1 ;;
+    *) echo "petsc-cuda: unknown option $arg (use --mpi, --pack)" >&2; exit 2 ;;
+  esac
+done
+if [ $MPI = 1 ]; then
+  CACHE=${STN_PETSC_CACHE:-$HOME/.cache/stencilc/petsc-$VERSION-cuda-mpi}
+  ARCH=arch-linux-c-opt-mpi
+else
+  CACHE=${STN_PETSC_CACHE:-$HOME/.cache/stencilc/petsc-$VERSION-cuda}
+  ARCH=arch-linux-c-opt
+fi
 WORK=${STN_PETSC_WORK:-$HOME/.cache/stencilc/petsc-$VERSION-src}
 if [ -f "$CACHE/lib/petsc/conf/petscvariables" ]; then
   echo "petsc-cuda: already built in $CACHE"
 else
+  if [ $MPI = 1 ]; then
+    python3 -m pip install --no-deps --prefix "$CACHE/mpich" "mpich==5.0.2"
+    rm -rf "$CACHE/mpich/lib/python"*   # only the wheel's data (bin, include, lib) is needed
+    MPIOPT="--with-mpi-dir=$CACHE/mpich"
+  else
+    MPIOPT="--with-mpi=0"
+  fi
   mkdir -p "$WORK"
   cd "$WORK"
   if [ ! -d "petsc-$VERSION" ]; then
@@ -24,14 +51,14 @@ else
     tar xzf "petsc-$VERSION.tar.gz"
   fi
   cd "petsc-$VERSION"
-  python3 ./configure --prefix="$CACHE" --with-cuda --with-cuda-arch=90 --with-mpi=0 --with-fc=0 \
-    --with-debugging=0 --with-shared-libraries=1 COPTFLAGS=-O2 CXXOPTFLAGS=-O2 CUDAOPTFLAGS=-O2 \
-    --with-blaslapack-lib="-llapack -lblas" --with-x=0
-  make PETSC_DIR="$PWD" PETSC_ARCH=arch-linux-c-opt all
-  make PETSC_DIR="$PWD" PETSC_ARCH=arch-linux-c-opt install
+  python3 ./configure PETSC_ARCH=$ARCH --prefix="$CACHE" --with-cuda --with-cuda-arch=90 $MPIOPT \
+    --with-fc=0 --with-debugging=0 --with-shared-libraries=1 COPTFLAGS=-O2 CXXOPTFLAGS=-O2 \
+    CUDAOPTFLAGS=-O2 --with-blaslapack-lib="-llapack -lblas" --with-x=0
+  make PETSC_DIR="$PWD" PETSC_ARCH=$ARCH all
+  make PETSC_DIR="$PWD" PETSC_ARCH=$ARCH install
   strip --strip-unneeded "$CACHE"/lib/libpetsc.so.* 2>/dev/null || true
 fi
-if [ "${1:-}" = "--pack" ]; then
+if [ $PACK = 1 ]; then
   tar czf "$CACHE.tar.gz" -C "$(dirname "$CACHE")" "$(basename "$CACHE")"
   echo "petsc-cuda: packed $CACHE.tar.gz"
 fi
