@@ -6,6 +6,44 @@
 */
 #include "stnrt.h"
 
+PetscErrorCode StnAppDefaults(void)
+{
+#if defined(PETSC_HAVE_CUDA) && !defined(PETSC_HAVE_MPIUNI)
+  return PetscOptionsSetValue(NULL, "-use_gpu_aware_mpi", "0"); /* the command line, read after, overrides it */
+#else
+  return PETSC_SUCCESS;
+#endif
+}
+
+#if defined(PETSC_HAVE_CUDA)
+  #include <petscdevice.h> /* PetscDeviceInitialize */
+
+/* This rank's GPU: PETSc's default device, the rank modulo the GPUs it sees, which is the
+   node-local rank when the ranks of a node are consecutive (mpiexec's default placement). More
+   ranks on a node than GPUs would share them, each with a part of one GPU's bandwidth: only when
+   asked (-stn_share_gpus, for testing the code paths of several ranks on one GPU). *usable: the
+   device starts. */
+static PetscErrorCode take_gpu(StnApp *app, PetscBool *usable)
+{
+  const int   ngpus = StnCUDADeviceCount();
+  PetscMPIInt on_node = 1;
+
+  PetscFunctionBeginUser;
+  #if !defined(PETSC_HAVE_MPIUNI)
+  MPI_Comm node;
+  PetscCallMPI(MPI_Comm_split_type(PETSC_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  PetscCallMPI(MPI_Comm_size(node, &on_node));
+  PetscCallMPI(MPI_Comm_free(&node));
+  #endif
+  PetscCheck(on_node <= ngpus || app->share_gpus, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+             "%d ranks run on this node but it has %d GPU%s: run one rank per GPU (mpiexec -n %d), or give -stn_share_gpus to let ranks share them (each then gets a part of one GPU)", (int)on_node, ngpus,
+             ngpus == 1 ? "" : "s", ngpus);
+  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA)); /* cudaSetDevice(rank % ngpus), before any kernel of ours */
+  *usable = StnCUDADevicePresent() ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
 {
   const char *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"}, *operators[] = {"auto", "matrix", "matfree"};
@@ -17,7 +55,7 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscCall(PetscMemzero(app, sizeof *app));
   app->program = program;
 #if defined(PETSC_HAVE_CUDA)
-  device = StnCUDADevicePresent() ? 1 : 0; /* the GPU when there is one */
+  device = StnCUDADeviceCount() > 0 ? 1 : 0; /* the GPU when there is one */
 #endif
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "stencilc program options", "");
   PetscCall(PetscOptionsEList("-stn_mat_type", "Storage of the Jacobian", NULL, mat_types, 2, mat_types[0], &mat_type, NULL));
@@ -30,6 +68,14 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   app->mg_fused = PETSC_TRUE;
   PetscCall(PetscOptionsBool("-stn_mg_fused", "On the GPU, run each multigrid V-cycle as fused kernels (false: PETSc's PCMG apply)", NULL, app->mg_fused, &app->mg_fused, NULL));
   PetscCall(PetscOptionsEList("-stn_operator", "The Jacobian's product: with the stored SG-DIA matrix, by the generated kernel without it (GPU, one rank), or auto: without it where multigrid's fused V-cycle runs", NULL, operators, 3, operators[0], &op, NULL));
+  PetscCall(PetscOptionsBool("-stn_share_gpus", "Let more ranks on a node than it has GPUs share them (for testing several ranks on one GPU)", NULL, app->share_gpus, &app->share_gpus, NULL));
+#if defined(PETSC_HAVE_CUDA) && !defined(PETSC_HAVE_MPIUNI)
+  {
+    PetscBool aware = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-use_gpu_aware_mpi", &aware, NULL));
+    PetscCall(PetscOptionsBool("-use_gpu_aware_mpi", "Whether MPI reads device memory (PETSc's option; 0 by default here: ghosts are staged through host memory; give 1 with a CUDA-aware MPI)", NULL, aware, &aware, NULL));
+  }
+#endif
   PetscCall(PetscOptionsBool("-stn_check_jacobian", "Compare the Jacobian entries given in the .stn with the derived ones", NULL, app->check_jacobian, &app->check_jacobian, NULL));
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, app->output, app->output, sizeof app->output, NULL));
   PetscCall(PetscOptionsString("-stn_plot_solution", "Draw the solution to this PNG file (needs gnuplot)", NULL, app->solution_png, app->solution_png, sizeof app->solution_png, NULL));
@@ -37,6 +83,13 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscOptionsEnd();
   app->aij = mat_type == 1 ? PETSC_TRUE : PETSC_FALSE;
   app->gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;
+#if defined(PETSC_HAVE_CUDA)
+  if (app->gpu) {
+    PetscBool usable;
+    PetscCall(take_gpu(app, &usable));
+    PetscCheck(usable, PETSC_COMM_SELF, PETSC_ERR_LIB, "the GPU cannot be used (%s): run with -stn_device cpu", StnCUDALastError());
+  }
+#endif
   app->levels_sgdia = levels_type == 0 && !app->aij ? PETSC_TRUE : PETSC_FALSE;
   app->matfree       = op == 2 ? PETSC_TRUE : PETSC_FALSE;
   app->operator_auto = op == 0 && app->gpu && !app->aij ? PETSC_TRUE : PETSC_FALSE;

@@ -46,6 +46,7 @@ typedef struct {
   PetscBool   matfree;        /* -stn_operator matfree: J w by the generated kernel, no stored J */
   PetscBool   operator_auto;  /* -stn_operator auto: matfree where the fused V-cycle runs */
   PetscBool   check_jacobian; /* -stn_check_jacobian */
+  PetscBool   share_gpus;     /* -stn_share_gpus: more ranks on a node than GPUs may share them */
   PetscBool   approximate;    /* set by main: the .stn has an approximate jacobian block, so the
                                  operator (exact) and the preconditioning matrix (J) differ */
   char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
@@ -58,7 +59,13 @@ typedef struct {
   StnHistory  history;        /* the residual norms, for -stn_plot_convergence */
 } StnApp;
 
-/* Reads the -stn_* options (the GPU by default when there is one). */
+/* Before PetscInitialize: the defaults PetscInitialize itself reads. With a CUDA PETSc and a
+   real MPI, -use_gpu_aware_mpi 0 unless the command line says otherwise: PETSc aborts at start-up
+   when MPI cannot read device memory (the PyPI mpich wheel cannot), and with 0 it stages the
+   ghost exchange through host memory. With an MPI that can, give -use_gpu_aware_mpi 1. */
+PetscErrorCode StnAppDefaults(void);
+/* Reads the -stn_* options (the GPU by default when there is one) and, on the GPU, takes this
+   rank's device (one per rank, stnapp.c). */
 PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program);
 /* After the parameters' PetscOptionsReal: an option -NAME given with no value (which PETSc would
    ignore) is an error. given[i]: whether PetscOptionsReal read a value for -names[i]. */

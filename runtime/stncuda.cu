@@ -92,6 +92,17 @@ extern "C" int StnCUDAEvictL2(void)
   return check(cudaMemsetAsync(buf, 0, size, 0), "StnCUDAEvictL2: cudaMemsetAsync");
 }
 
+extern "C" int StnCUDADeviceCount(void)
+{
+  int n = 0;
+
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 extern "C" int StnCUDADevicePresent(void)
 {
   int n = 0;

@@ -26,7 +26,10 @@ long StnCUDAL2Bytes(void);
 /* Queues a write over a buffer twice the L2's size (kept for the next call), which evicts
    whatever a kernel left in L2: for timing a kernel as a solve runs it, after other data. */
 int StnCUDAEvictL2(void);
-/* 1 when a CUDA device can be used, 0 otherwise (no driver, no device, or it fails to start). */
+/* The number of CUDA devices this process sees, without starting a context (0: no driver or none). */
+int StnCUDADeviceCount(void);
+/* 1 when the current CUDA device can be used, 0 otherwise (no driver, no device, or it fails to
+   start): starts its context, so call it once the device is chosen. */
 int StnCUDADevicePresent(void);
 
 /* The last error one of the runtime's CUDA functions returned, in words ("no error" if none). */

@@ -32,6 +32,13 @@
 ** grs[0..it]), and their own reports (one per step). The arithmetic is the
 ** same for every N.
 **
+** On several MPI ranks a step's reductions must be summed over the ranks:
+** there the step is PETSc's classical Gram-Schmidt on the vectors (VecMDot,
+** VecMAXPY, VecNorm, each with one MPI_Allreduce, stnvec.c) and only the
+** Hessenberg update stays on the device (StnGMRESStepFinish), so the rest of
+** this file is the same; two host round trips per step, as PETSc's GMRES,
+** and no look-ahead (a step queued ahead would wait for its own reductions).
+**
 ** The cycle kernel (-ksp_stngmres_cycle_kernel, stncycle_cuda.h): where the
 ** operator is an SG-DIA matrix on the device, with left Jacobi or no
 ** preconditioner, one launch runs every step of a cycle, and with
@@ -68,6 +75,8 @@ typedef struct {
   const double **Vd;               /* the device arrays of V */
   StnGMRESState  st;               /* HH, the rotations, GRS: device memory */
   PetscScalar   *hh, *grs, *nrs;   /* host copies, to build the solution */
+  PetscBool      across_ranks;     /* several MPI ranks: each step's reductions on the host (step_across_ranks) */
+  PetscScalar   *h, *minus_h;      /*   its Gram-Schmidt coefficients */
   PetscBool      profile;          /* -ksp_stngmres_profile: where an iteration's time goes */
   PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for; -1: by the PC */
   PetscInt       ahead;            /* this solve's */
@@ -128,6 +137,12 @@ static PetscErrorCode KSPSetUp_StnGMRES(KSP ksp)
   g->st.fused   = g->fused;
   g->st.threads = (int)g->step_threads;
   PetscCall(PetscMalloc4(g->max_k + 1, &g->Vd, (size_t)g->st.ld * (g->max_k + 1), &g->hh, g->max_k + 2, &g->grs, g->max_k + 1, &g->nrs));
+  PetscCall(PetscMalloc2(g->max_k + 1, &g->h, g->max_k + 1, &g->minus_h));
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+    g->across_ranks = size > 1 ? PETSC_TRUE : PETSC_FALSE;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -143,6 +158,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
   g->V = NULL;
   STN_CUDA_CALL(StnGMRESDestroy(&g->st));
   PetscCall(PetscFree4(g->Vd, g->hh, g->grs, g->nrs));
+  PetscCall(PetscFree2(g->h, g->minus_h));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -249,6 +265,7 @@ static PetscErrorCode operator_setup(KSP ksp)
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCMG, &mg));
     g->ahead = mg ? 0 : 2;
   }
+  if (g->across_ranks) g->ahead = 0; /* each step waits for its reductions anyway */
   if (!g->fuse_jacobi || ksp->transpose_solve || ksp->dscale) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCGetOperators(ksp->pc, &A, NULL));
   PetscCall(MatGetNullSpace(A, &nsp));
@@ -380,6 +397,27 @@ static PetscErrorCode apply_operator(KSP ksp, Vec x, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Step it on several ranks, on w = V[it + 1] = B A V[it]: PETSc's classical Gram-Schmidt with
+   the ranks' sums (VecMDot, VecMAXPY, VecNorm), then the Hessenberg update and the scaling of w
+   on the device, as StnGMRESStepLaunch does them on one rank. */
+static PetscErrorCode step_across_ranks(KSP ksp, PetscInt it, PetscInt n, unsigned *ticket)
+{
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  Vec           w = g->V[it + 1];
+  PetscReal     tt;
+  PetscScalar  *wa;
+
+  PetscFunctionBegin;
+  PetscCall(VecMDot(w, it + 1, g->V, g->h));
+  for (PetscInt j = 0; j <= it; j++) g->minus_h[j] = -g->h[j];
+  PetscCall(VecMAXPY(w, it + 1, g->minus_h, g->V));
+  PetscCall(VecNorm(w, NORM_2, &tt));
+  PetscCall(VecCUDAGetArray(w, &wa));
+  STN_CUDA_CALL(StnGMRESStepFinish(&g->st, (int)it, g->h, tt, g->haptol, wa, n, ticket));
+  PetscCall(VecCUDARestoreArray(w, &wa));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* One restart cycle from V[0] = the (preconditioned) residual: KSPGMRESCycle. Where the cycle
    kernel restarted (g->restarted), V[0] is already normalized and the norm known. */
 static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
@@ -448,9 +486,12 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
         PetscCall(PetscTime(&t[1]));
         STN_CUDA_CALL(StnCUDAMark(1));
       }
-      PetscCall(VecCUDAGetArray(g->V[queued + 1], &w)); /* wherever the operator left it: now on the device */
-      STN_CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)queued, g->haptol, w, g->Vd, n, &ticket[queued]));
-      PetscCall(VecCUDARestoreArray(g->V[queued + 1], &w));
+      if (g->across_ranks) PetscCall(step_across_ranks(ksp, queued, n, &ticket[queued]));
+      else {
+        PetscCall(VecCUDAGetArray(g->V[queued + 1], &w)); /* wherever the operator left it: now on the device */
+        STN_CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)queued, g->haptol, w, g->Vd, n, &ticket[queued]));
+        PetscCall(VecCUDARestoreArray(g->V[queued + 1], &w));
+      }
       if (g->profile) PetscCall(PetscTime(&t[4]));
     }
     STN_CUDA_CALL(StnGMRESStepWait((int)it, ticket[it], &rep));

@@ -97,6 +97,19 @@ int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double
 }
 
 /* ---------------------------------------------------------------------------------------------
+   GMRES: the end of a step whose reductions the host summed over the ranks
+   --------------------------------------------------------------------------------------------- */
+
+/* One thread: the Hessenberg update of column it (already in HH), its report, the flag. */
+__global__ void hessenberg_kernel(StnGMRESState st, int it, double tt, double haptol, StnGMRESReport *report, volatile unsigned *done, unsigned seq)
+{
+  *st.tt = tt;
+  hessenberg_update(st.hh + (long)it * st.ld, st.cc, st.ss, st.grs, it, tt, haptol, report);
+  __threadfence_system(); /* the report reaches the host before the flag does */
+  *done = seq;
+}
+
+/* ---------------------------------------------------------------------------------------------
    GMRES: the whole step in one cooperative kernel
    --------------------------------------------------------------------------------------------- */
 
@@ -326,6 +339,18 @@ int StnGMRESStepLaunch(StnGMRESState *st, int it, double haptol, double *w, cons
   if (it < 8) return gmres_step<8>(st, it, haptol, w, V, n, ticket);
   if (it < 16) return gmres_step<16>(st, it, haptol, w, V, n, ticket);
   return gmres_step<32>(st, it, haptol, w, V, n, ticket);
+}
+
+int StnGMRESStepFinish(StnGMRESState *st, int it, const double *h, double tt, double haptol, double *w, long n, unsigned *ticket)
+{
+  int rc = scratch_ready();
+  if (rc) return rc;
+  if (it < 0 || it > st->max_k - 1 || n < 1) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepFinish: step or length out of range");
+  if ((rc = check(cudaMemcpyAsync(st->hh + (long)it * st->ld, h, (size_t)(it + 1) * sizeof(double), cudaMemcpyHostToDevice, 0), "StnGMRESStepFinish: cudaMemcpyAsync"))) return rc;
+  *ticket = ++scratch.seq;
+  hessenberg_kernel<<<1, 1>>>(*st, it, tt, haptol, scratch.dev_report + st->reports + it, scratch.dev_done, *ticket);
+  if ((rc = check(cudaGetLastError(), "the GMRES Hessenberg kernel"))) return rc;
+  return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ScaleByNormOp{w, st->tt});
 }
 
 int StnGMRESStepWait(int slot, unsigned ticket, StnGMRESReport *r)

@@ -108,7 +108,10 @@ PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels)
 /* ---- the coarse solve: y = inverse(A) x, the inverse dense ---- */
 
 typedef struct {
-  Mat       inverse;   /* dense, on the host (the operator's values are there) */
+  Mat       inverse;   /* dense, on the host (the operator's values are there, or several ranks) */
+  VecScatter to_all;   /* several ranks: every rank gathers the whole x into x_all, and computes */
+  Vec        x_all;    /*   its own rows [rstart, rstart + nlocal) of y = inverse x */
+  PetscInt   rstart, nlocal;
 #if defined(PETSC_HAVE_CUDA)
   StnDenseInverse *device; /* the inverse in device memory, when the operator's values are there */
 #endif
@@ -149,29 +152,13 @@ static PetscErrorCode DenseInverseSetUpDevice(DenseInverse *ctx, Mat P, PetscInt
 }
 #endif
 
-static PetscErrorCode DenseInverseSetUp(PC pc)
+/* ctx->inverse = the inverse of A, a SEQAIJ matrix of n rows, on the host (A is consumed). */
+static PetscErrorCode invert_on_host(DenseInverse *ctx, Mat A, PetscInt n)
 {
-  DenseInverse *ctx;
-  Mat           P, A, F, identity;
-  PetscInt      n;
-  PetscMPIInt   size;
+  Mat           F, identity;
   MatFactorInfo info;
 
   PetscFunctionBeginUser;
-  PetscCall(PCShellGetContext(pc, &ctx));
-  PetscCall(PCGetOperators(pc, NULL, &P));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)P), &size));
-  PetscCall(MatGetSize(P, &n, NULL));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "the dense coarse solve runs on one rank; give -mg_coarse_pc_type redundant with an AIJ coarse matrix");
-  PetscCheck(n <= 16 * STN_MG_COARSE_UNKNOWNS, PETSC_COMM_SELF, PETSC_ERR_SUP,
-             "the coarsest grid has %" PetscInt_FMT " unknowns, too many for its dense inverse: give more levels (-pc_mg_levels) or grid sizes of the form 2^k m + 1", n);
-#if defined(PETSC_HAVE_CUDA)
-  PetscBool done;
-
-  PetscCall(DenseInverseSetUpDevice(ctx, P, n, &done));
-  if (done) PetscFunctionReturn(PETSC_SUCCESS);
-#endif
-  PetscCall(MatConvert(P, MATSEQAIJ, MAT_INITIAL_MATRIX, &A)); /* from device values if they are there */
   PetscCall(MatConvert(A, MATSEQDENSE, MAT_INPLACE_MATRIX, &A));
   PetscCall(MatGetFactor(A, MATSOLVERPETSC, MAT_FACTOR_LU, &F));
   PetscCall(MatFactorInfoInitialize(&info));
@@ -190,12 +177,97 @@ static PetscErrorCode DenseInverseSetUp(PC pc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Several ranks: every rank forms the whole coarsest operator (MatCreateRedundantMatrix of its AIJ
+   copy: a few hundred rows) and inverts it on the host, as PETSc's -mg_coarse_pc_type redundant
+   factors it on every rank; an apply gathers x on every rank and multiplies by its own rows. */
+static PetscErrorCode redundant_setup(DenseInverse *ctx, Mat P, PetscInt n)
+{
+  Mat         A, whole;
+  Vec         x;
+  PetscMPIInt size;
+  PetscInt    rend;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)P), &size));
+  PetscCall(MatConvert(P, MATAIJ, MAT_INITIAL_MATRIX, &A)); /* from device values if they are there */
+  PetscCall(MatCreateRedundantMatrix(A, size, PETSC_COMM_SELF, MAT_INITIAL_MATRIX, &whole));
+  PetscCall(MatDestroy(&A));
+  PetscCall(invert_on_host(ctx, whole, n));
+  PetscCall(MatGetOwnershipRange(P, &ctx->rstart, &rend));
+  ctx->nlocal = rend - ctx->rstart;
+  if (!ctx->to_all) {
+    PetscCall(MatCreateVecs(P, &x, NULL));
+    PetscCall(VecScatterCreateToAll(x, &ctx->to_all, &ctx->x_all));
+    PetscCall(VecDestroy(&x));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode redundant_apply(DenseInverse *ctx, Vec x, Vec y)
+{
+  const PetscScalar *inv, *xa;
+  PetscScalar       *ya;
+  PetscInt           n, lda;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecScatterBegin(ctx->to_all, x, ctx->x_all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(ctx->to_all, x, ctx->x_all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetSize(ctx->x_all, &n));
+  PetscCall(MatDenseGetLDA(ctx->inverse, &lda));
+  PetscCall(MatDenseGetArrayRead(ctx->inverse, &inv));
+  PetscCall(VecGetArrayRead(ctx->x_all, &xa));
+  PetscCall(VecGetArrayWrite(y, &ya)); /* on the host: a few hundred values, copied up when next read there */
+  for (PetscInt i = 0; i < ctx->nlocal; i++) {
+    PetscScalar s = 0;
+    for (PetscInt j = 0; j < n; j++) s += inv[j * lda + ctx->rstart + i] * xa[j];
+    ya[i] = s;
+  }
+  PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCall(VecRestoreArrayRead(ctx->x_all, &xa));
+  PetscCall(MatDenseRestoreArrayRead(ctx->inverse, &inv));
+  PetscCall(PetscLogFlops(2.0 * ctx->nlocal * n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DenseInverseSetUp(PC pc)
+{
+  DenseInverse *ctx;
+  Mat           P, A;
+  PetscInt      n;
+  PetscMPIInt   size;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)P), &size));
+  PetscCall(MatGetSize(P, &n, NULL));
+  PetscCheck(n <= 16 * STN_MG_COARSE_UNKNOWNS, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+             "the coarsest grid has %" PetscInt_FMT " unknowns, too many for its dense inverse: give more levels (-pc_mg_levels) or grid sizes of the form 2^k m + 1", n);
+  if (size > 1) {
+    PetscCall(redundant_setup(ctx, P, n));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#if defined(PETSC_HAVE_CUDA)
+  PetscBool done;
+
+  PetscCall(DenseInverseSetUpDevice(ctx, P, n, &done));
+  if (done) PetscFunctionReturn(PETSC_SUCCESS);
+#endif
+  PetscCall(MatConvert(P, MATSEQAIJ, MAT_INITIAL_MATRIX, &A)); /* from device values if they are there */
+  PetscCall(invert_on_host(ctx, A, n));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode DenseInverseApply(PC pc, Vec x, Vec y)
 {
   DenseInverse *ctx;
 
   PetscFunctionBeginUser;
   PetscCall(PCShellGetContext(pc, &ctx));
+  if (ctx->to_all) {
+    PetscCall(redundant_apply(ctx, x, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
 #if defined(PETSC_HAVE_CUDA)
   if (ctx->device) { /* the operator was on the device, so are its vectors */
     const PetscScalar *xa;
@@ -221,6 +293,8 @@ static PetscErrorCode DenseInverseDestroy(PC pc)
   PetscFunctionBeginUser;
   PetscCall(PCShellGetContext(pc, &ctx));
   PetscCall(MatDestroy(&ctx->inverse));
+  PetscCall(VecScatterDestroy(&ctx->to_all));
+  PetscCall(VecDestroy(&ctx->x_all));
 #if defined(PETSC_HAVE_CUDA)
   STN_CUDA_CALL(StnDenseInverseDestroy(ctx->device));
 #endif

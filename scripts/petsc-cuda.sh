@@ -51,7 +51,7 @@ else
     tar xzf "petsc-$VERSION.tar.gz"
   fi
   cd "petsc-$VERSION"
-  python3 ./configure PETSC_ARCH=$ARCH --prefix="$CACHE" --with-cuda --with-cuda-arch=90 $MPIOPT \
+  python3 ./configure PETSC_ARCH=$ARCH --prefix="$CACHE" --with-cuda --with-cuda-arch=90 "$MPIOPT" \
     --with-fc=0 --with-debugging=0 --with-shared-libraries=1 COPTFLAGS=-O2 CXXOPTFLAGS=-O2 \
     CUDAOPTFLAGS=-O2 --with-blaslapack-lib="-llapack -lblas" --with-x=0
   make PETSC_DIR="$PWD" PETSC_ARCH=$ARCH all

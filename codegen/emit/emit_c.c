@@ -765,7 +765,8 @@ static void main_function(Program *P) {
         "  StnApp              app;  /* the program's options (-stn_*) and matrices: stnapp.h */\n"
         "  DM                  da;\n  DMDALocalInfo       info;\n  SNES                snes;\n  Vec                 X;\n"
         "  SNESConvergedReason reason;\n\n", out);
-  fprintf(out, "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n"
+  fprintf(out, "  PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */\n"
+               "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n"
                "  PetscCall(StnAppSetFromOptions(&app, \"%s\"));\n\n", P->o->program);
   const Node *grid = NULL;
   for (const Node *d = m->program->list.items; d; d = d->next)

@@ -315,6 +315,7 @@ int main(int argc, char **argv)
   Vec                 X;
   SNESConvergedReason reason;
 
+  PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(StnAppSetFromOptions(&app, "prog"));
 

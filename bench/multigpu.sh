@@ -1,0 +1,92 @@
+#!/bin/sh
+# bench/multigpu.sh: the generated programs on 1, 2 (and 4) GPUs, one MPI rank per GPU, with the
+# CUDA PETSc with MPI (scripts/petsc-cuda.sh --mpi; its MPI stages halos through host memory).
+#   - weak scaling, the grid growing with the GPUs: the cavity at 1025^2 per GPU (1025 x 2049 on
+#     2, 2049^2 on 4) and SFI at 257^3 per GPU (257^2 x 513, 257 x 513^2), the GPU's default
+#     solver (multigrid), whole SNESSolve; efficiency t(1) / t(N);
+#   - the same grids with Jacobi: the time per Krylov iteration (the first linear solve, 1000
+#     iterations), since Jacobi's iteration count grows with the grid;
+#   - strong scaling, one grid on more GPUs: the cavity at 2049^2 and SFI at 385^3, multigrid;
+#     efficiency t(1) / (N t(N)).
+# -snes_rtol 1e-8 -ksp_rtol 1e-5 as bench/multigrid_gpu.sh; each run once to warm up, once timed
+# (-log_view's Max column over the ranks). Prints a markdown table, then where the time goes in
+# the weak-scaling multigrid runs (one more run each with -log_view_gpu_time, which times every
+# event on the GPU); logs in $OUT or build/bench-multigpu.
+#
+#   STN_MPI=1 . scripts/gpu-env.sh && sh bench/multigpu.sh            # PROBLEMS="cavity sfi3d"
+set -u
+: "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
+LOG=${OUT:-build/bench-multigpu}
+B=build/bench-multigpu
+mkdir -p "$LOG" $B
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+COUNTS=$(for n in 1 2 4; do [ $n -le "$GPUS" ] && printf "%s " $n; done)
+PROBLEMS=${PROBLEMS:-cavity sfi3d}
+for e in $PROBLEMS; do PETSC_ARCH='' bin/stencilc "examples/$e.stn" -o "$B/$e" >"$LOG/build.$e.log" 2>&1 & done
+wait
+C="-snes_rtol 1e-8 -ksp_rtol 1e-5"
+JAC="-pc_type jacobi -snes_max_it 1 -ksp_max_it 1000 -ksp_rtol 1e-30 -snes_converged_reason"
+
+ev() { awk -v e="$2" '$1 == e {print $4; exit}' "$1"; }
+krylov() { awk '/Linear solve converged|Linear solve did not/ {s += $NF; n++; l = l " " $NF} END {printf "%d [%s ]", s, l}' "$1"; }
+newton() { awk '/Nonlinear solve converged/ {printf "%s ", $NF} /Nonlinear solve did not/ {printf "failed "}' "$1"; }
+timed() { # timed N LOG PROG OPTIONS...: warm-up run, then the timed one with -log_view
+  n=$1 log=$2
+  shift 2
+  timeout 300 mpiexec -n "$n" "$@" >/dev/null 2>&1 </dev/null
+  timeout 300 mpiexec -n "$n" "$@" -ksp_converged_reason -snes_converged_reason -log_view >"$log" 2>&1 </dev/null
+}
+# grid N PROBLEM KIND: the grid options for N GPUs
+grid() {
+  case $2-$3 in
+    cavity-weak) case $1 in 1) echo "-da_grid_x 1025 -da_grid_y 1025" ;; 2) echo "-da_grid_x 1025 -da_grid_y 2049" ;; 4) echo "-da_grid_x 2049 -da_grid_y 2049" ;; esac ;;
+    sfi3d-weak) case $1 in 1) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 257" ;; 2) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 513" ;; 4) echo "-da_grid_x 257 -da_grid_y 513 -da_grid_z 513" ;; esac ;;
+    cavity-strong) echo "-da_grid_x 2049 -da_grid_y 2049" ;;
+    sfi3d-strong) echo "-da_grid_x 385 -da_grid_y 385 -da_grid_z 385" ;;
+  esac
+}
+
+echo "| problem | scaling | GPUs | grid | SNESSolve s | Newton | Krylov its [per Newton step] | efficiency |"
+echo "|---|---|--:|---|--:|--:|---|--:|"
+for p in $PROBLEMS; do
+  for kind in weak strong; do
+    t1=
+    for n in $COUNTS; do
+      g=$(grid "$n" "$p" $kind)
+      # shellcheck disable=SC2086
+      timed "$n" "$LOG/$p.$kind.$n.log" $B/$p $g $C
+      t=$(ev "$LOG/$p.$kind.$n.log" SNESSolve)
+      [ "$n" = 1 ] && t1=$t
+      eff=$(awk -v a="$t1" -v t="$t" -v n="$n" -v k=$kind 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / (k == "weak" ? t : n * t)}')
+      echo "| $p | $kind, multigrid | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | $(newton "$LOG/$p.$kind.$n.log") | $(krylov "$LOG/$p.$kind.$n.log") | $eff |"
+    done
+  done
+  t1=
+  for n in $COUNTS; do
+    g=$(grid "$n" "$p" weak)
+    # shellcheck disable=SC2086
+    timed "$n" "$LOG/$p.jacobi.$n.log" $B/$p $g $JAC
+    t=$(ev "$LOG/$p.jacobi.$n.log" KSPSolve)
+    its=$(awk '/Linear solve/ {print $NF; exit}' "$LOG/$p.jacobi.$n.log")
+    per=$(awk -v t="$t" -v i="$its" 'BEGIN {if (i > 0) printf "%.1f", 1e6 * t / i}')
+    [ "$n" = 1 ] && t1=$per
+    eff=$(awk -v a="$t1" -v t="$per" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / t}')
+    echo "| $p | weak, Jacobi: us per Krylov iteration | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $per | | $its | $eff |"
+  done
+done
+echo
+echo "Where the time goes (seconds, -log_view Max over the ranks), the weak-scaling multigrid runs:"
+echo
+ev_list="SNESSolve KSPSolve PCSetUp PCApply MatMult MatMultTranspose SNESFunctionEval SNESJacobianEval VecMDot VecNorm VecScatterBegin VecScatterEnd SFPack SFUnpack"
+printf "| run |"; for e in $ev_list; do printf " %s |" "$e"; done; echo
+printf "|---|"; for e in $ev_list; do printf -- "--:|"; done; echo
+for p in $PROBLEMS; do
+  for n in $COUNTS; do
+    # shellcheck disable=SC2046
+    # shellcheck disable=SC2046,SC2086
+    timeout 300 mpiexec -n "$n" "$B/$p" $(grid "$n" "$p" weak) $C -log_view -log_view_gpu_time >"$LOG/$p.weak.$n.gputime.log" 2>&1 </dev/null
+    printf "| %s, %s GPU |" "$p" "$n"
+    for e in $ev_list; do printf " %s |" "$(ev "$LOG/$p.weak.$n.gputime.log" "$e")"; done
+    echo
+  done
+done

@@ -1,0 +1,131 @@
+#!/bin/sh
+# scripts/gpu-multi.sh: the generated programs on several GPUs, one MPI rank per GPU, on a
+# machine with NVIDIA GPUs and the CUDA PETSc with MPI (scripts/petsc-cuda.sh --mpi).
+#
+#   STN_MPI=1 . scripts/gpu-env.sh && scripts/gpu-multi.sh [OUTDIR]
+#
+# RANKS (default 2, and 4 where there are 4 GPUs): the rank counts checked against one rank.
+# Where a node has fewer GPUs than ranks, the ranks share them (-stn_share_gpus): that tests the
+# code paths of several ranks, not their speed. One line per check:
+#   - same answers: bratu2d, sfi3d and cavity with Jacobi (which does not depend on the split)
+#     and the GPU's default Krylov method (stngmres) on N ranks give one rank's Newton count and
+#     solution to 1e-10 relative; the same with 3 ranks on grids 3 does not divide;
+#   - multigrid: the GPU's default solver (multigrid on SG-DIA levels) on N ranks gives one
+#     rank's Newton count, Krylov counts within one per linear solve, the solution to 1e-8;
+#   - more ranks than GPUs without -stn_share_gpus: refused with a message that says so;
+#   - residency: in -log_view's Solve stage, the events that copied vectors between host and
+#     device, by count and size (with an MPI that cannot read device memory, the ghost exchange
+#     and the coarse grid's gather are staged through host memory: those are listed, not failed).
+# Logs go to OUTDIR (default $OUT, else build/gpu-multi). Exit status 1 on any failure.
+set -u
+OUTDIR=${1:-${OUT:-build/gpu-multi}}
+B=build/gpu-multi
+mkdir -p "$OUTDIR" $B
+: "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
+PETSC_ARCH=${PETSC_ARCH:-}
+export PETSC_DIR PETSC_ARCH
+STENCILC=${STENCILC:-bin/stencilc}
+GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+RANKS=${RANKS:-$([ "$GPUS" -ge 4 ] && echo "2 4" || echo 2)}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "multi-gpu: $*: ok"; }
+bad() { fail=$((fail + 1)); echo "FAIL: multi-gpu: $*"; }
+# run N LOG PROG OPTIONS...: PROG on N ranks (sharing GPUs where there are fewer)
+run() {
+  n=$1 log=$2
+  shift 2
+  share=
+  [ "$n" -gt "$GPUS" ] && share=-stn_share_gpus
+  # shellcheck disable=SC2086
+  timeout 600 mpiexec -n "$n" "$@" $share >"$log" 2>&1 </dev/null # mpiexec would read the loop's input
+}
+newton() { grep -c "SNES Function norm" "$1"; }
+krylov_counts() { awk '/Linear solve converged/ {printf "%s ", $NF}' "$1"; }
+counts_close() {
+  echo "$1|$2" | awk -F'|' '{n = split($1, a, " "); m = split($2, b, " "); if (n != m || n == 0) {print 0; exit}
+                             for (i = 1; i <= n; i++) if (a[i] - b[i] > 1 || b[i] - a[i] > 1) {print 0; exit}; print 1}'
+}
+# The Solve stage's events that moved whole vectors (at least 1 KiB a copy on average): name,
+# copies and megabytes each way (the last five columns of -log_view's event table).
+vector_copies() {
+  awk '/--- Event Stage [0-9]+: Solve/{t=1} /--- Event Stage [0-9]+: Main/{t=0} t && NF >= 20 && $2 ~ /^[0-9]+$/ {
+      n = NF; c2g = $(n-4); s2g = $(n-3); g2c = $(n-2); s2c = $(n-1);
+      if ((c2g > 0 && s2g * 1e6 / c2g >= 1024) || (g2c > 0 && s2c * 1e6 / g2c >= 1024))
+        printf "%s(%d to GPU %.3g MB, %d to CPU %.3g MB) ", $1, c2g, s2g, g2c, s2c }' "$1"
+}
+
+LIBDIR=$PETSC_DIR/lib
+mpicc -O2 -I"$PETSC_DIR/include" tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm ||
+  { echo "FAIL: cannot build vecdiff"; exit 1; }
+for name in bratu2d sfi3d cavity; do
+  ("$STENCILC" "examples/$name.stn" -o "$B/$name" >"$OUTDIR/$name.build" 2>&1; echo "$?" >"$B/$name.build-rc") &
+done
+wait
+
+# name:grid:params:uneven grid (3 ranks)
+cases="bratu2d:-da_grid_x 129 -da_grid_y 129:-par 6:-da_grid_x 100 -da_grid_y 101
+sfi3d:-da_grid_x 65 -da_grid_y 65 -da_grid_z 65:-par 6:-da_grid_x 31 -da_grid_y 32 -da_grid_z 34
+cavity:-da_grid_x 129 -da_grid_y 129:-lidvelocity 10 -grashof 1000:-da_grid_x 98 -da_grid_y 131"
+jacobi="-pc_type jacobi -ksp_rtol 1e-10 -ksp_max_it 20000 -snes_rtol 1e-10 -snes_atol 1e-12"
+mg="-ksp_rtol 1e-10 -snes_rtol 1e-10 -snes_atol 1e-12"
+mon="-snes_monitor -ksp_converged_reason"
+
+# same NAME LABEL TOL LOG1 BIN1 LOGN BINN: Newton counts equal, solutions within TOL
+same() {
+  n1=$(newton "$4") nn=$(newton "$6")
+  rel=$($B/vecdiff "$7" "$5" --rel "$3" 2>&1 | tail -1)
+  line="$1: $2: Newton $((n1 - 1)) vs $((nn - 1)), solution $rel"
+  if [ "$n1" -gt 1 ] && [ "$n1" = "$nn" ] && $B/vecdiff "$7" "$5" --rel "$3" >/dev/null 2>&1; then ok "same answers: $line"
+  else bad "same answers: $line"; tail -15 "$6"; fi
+}
+
+while IFS=: read -r name grid params uneven; do
+  if [ "$(cat "$B/$name.build-rc")" != 0 ]; then bad "$name: stencilc -o failed"; cat "$OUTDIR/$name.build"; continue; fi
+  for kind in jacobi mg; do
+    opts=$jacobi
+    [ $kind = mg ] && opts=$mg
+    # shellcheck disable=SC2086
+    run 1 "$OUTDIR/$name.$kind.1.log" $B/$name $grid $params $opts $mon -snes_view_solution "binary:$B/$name.$kind.1.bin"
+    for n in $RANKS; do
+      # shellcheck disable=SC2086
+      run "$n" "$OUTDIR/$name.$kind.$n.log" $B/$name $grid $params $opts $mon -snes_view_solution "binary:$B/$name.$kind.$n.bin"
+      if [ $kind = jacobi ]; then
+        same "$name" "$n ranks, Jacobi, stngmres" 1e-10 "$OUTDIR/$name.$kind.1.log" "$B/$name.$kind.1.bin" "$OUTDIR/$name.$kind.$n.log" "$B/$name.$kind.$n.bin"
+      else
+        same "$name" "$n ranks, multigrid" 1e-8 "$OUTDIR/$name.$kind.1.log" "$B/$name.$kind.1.bin" "$OUTDIR/$name.$kind.$n.log" "$B/$name.$kind.$n.bin"
+        k1=$(krylov_counts "$OUTDIR/$name.$kind.1.log") kn=$(krylov_counts "$OUTDIR/$name.$kind.$n.log")
+        if [ "$(counts_close "$k1" "$kn")" = 1 ]; then ok "multigrid: $name: $n ranks: Krylov [$kn] against one rank's [$k1]"
+        else bad "multigrid: $name: $n ranks: Krylov [$kn] against one rank's [$k1]"; fi
+      fi
+    done
+  done
+  # An uneven split: 3 ranks on a grid 3 does not divide, against one rank.
+  # shellcheck disable=SC2086
+  run 1 "$OUTDIR/$name.uneven.1.log" $B/$name $uneven $params $jacobi $mon -snes_view_solution "binary:$B/$name.uneven.1.bin"
+  # shellcheck disable=SC2086
+  run 3 "$OUTDIR/$name.uneven.3.log" $B/$name $uneven $params $jacobi $mon -snes_view_solution "binary:$B/$name.uneven.3.bin"
+  same "$name" "3 ranks on $(echo "$uneven" | sed 's/-da_grid_. //g; s/ /x/g'), Jacobi" 1e-10 "$OUTDIR/$name.uneven.1.log" "$B/$name.uneven.1.bin" "$OUTDIR/$name.uneven.3.log" "$B/$name.uneven.3.bin"
+  # Residency on the largest rank count, both solvers, without output options.
+  n=$(echo "$RANKS" | awk '{print $NF}')
+  for kind in jacobi mg; do
+    opts=$jacobi
+    [ $kind = mg ] && opts=$mg
+    # shellcheck disable=SC2086
+    run "$n" "$OUTDIR/$name.$kind.stage.log" $B/$name $grid $params $opts -log_view
+    moved=$(vector_copies "$OUTDIR/$name.$kind.stage.log")
+    echo "multi-gpu: residency: $name: $n ranks, $kind: vector copies in the solve: ${moved:-none}"
+  done
+done <<EOF
+$cases
+EOF
+
+# More ranks on the node than GPUs, without -stn_share_gpus: a clear error, not a shared GPU.
+n=$((GPUS + 1))
+timeout 120 mpiexec -n $n $B/bratu2d -da_grid_x 33 -da_grid_y 33 >"$OUTDIR/too-many-ranks.log" 2>&1 </dev/null
+rc=$?
+if [ $rc != 0 ] && grep -q "ranks run on this node but it has $GPUS GPU" "$OUTDIR/too-many-ranks.log"; then ok "$n ranks on $GPUS GPUs: refused, saying why"
+else bad "$n ranks on $GPUS GPUs: exit $rc, no clear error"; tail -5 "$OUTDIR/too-many-ranks.log"; fi
+
+echo "multi-gpu: $pass passed, $fail failed ($GPUS GPUs, ranks $RANKS)"
+[ $fail = 0 ]
