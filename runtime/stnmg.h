@@ -21,11 +21,12 @@ PetscBool StnDMUsesSGDIA(DM da);
    DMCreateMatrix makes it, whether or not da makes SG-DIA matrices. */
 PetscErrorCode StnDMCreateAIJ(DM da, MatType type, Mat *A);
 /* From now on the transfers between da and the grids made from it are stencilc's (stntransfer.c:
-   matrix-free, on the device where the vectors are) wherever the grids halve, on one rank. */
+   matrix-free, on the device where the vectors are) wherever the grids halve. */
 PetscErrorCode StnDMUseTransfers(DM da);
-/* The grids of P, an interpolation made by StnDMUseTransfers' DMCreateInterpolation; *ok is
-   PETSC_FALSE when P is not one, or its vectors are not on the device. */
-PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **g, PetscBool *ok);
+/* The layouts of P's interpolation and restriction (whole grids), P an interpolation made by
+   StnDMUseTransfers' DMCreateInterpolation on one rank; *ok is PETSC_FALSE when P is not one,
+   its vectors are not on the device, or it runs on several ranks. */
+PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, const StnTransferGrid **restrict_, PetscBool *ok);
 /* How many grids halving da gives: while every direction halves (n - 1 even, or n even when
    periodic) to at least 2 * stencil width + 1 points, and the grid has more than
    STN_MG_COARSE_UNKNOWNS unknowns. */

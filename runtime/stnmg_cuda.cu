@@ -6,9 +6,10 @@
 
 enum { kThreads = 256 };
 
-static long points(const int n[3]) { return (long)n[0] * n[1] * n[2]; }
+__host__ __device__ static long points(const int n[3]) { return (long)n[0] * n[1] * n[2]; }
 
-/* Interpolation and restriction: one thread per output value, blocks of kThreads along a row
+/* Interpolation and restriction: one thread per output value of the output box (g.os, g.om),
+   blocks of kThreads along a row
    of values (x, then the dof values of a point) and one block row per (j, k), so neighbouring
    threads read and write neighbouring values and only divide by the dof to find their point (a
    constant DOF the compiler turns into a multiplication; 0: g.dof). Each reads its input from
@@ -18,7 +19,7 @@ __global__ static void __launch_bounds__(kThreads) interpolate_kernel(const StnT
 {
   const int dof = DOF ? DOF : g.dof, v = (int)(blockIdx.x * blockDim.x + threadIdx.x), i = v / dof, c = v - i * dof;
 
-  if (i < g.nf[0]) stn_transfer_interpolate_point(&g, dof, c, c + 1, add, i, (int)blockIdx.y, (int)blockIdx.z, coarse, fine);
+  if (i < g.om[0]) stn_transfer_interpolate_point(&g, dof, c, c + 1, add, g.os[0] + i, g.os[1] + (int)blockIdx.y, g.os[2] + (int)blockIdx.z, coarse, fine);
 }
 
 template <int DOF>
@@ -26,7 +27,7 @@ __global__ static void __launch_bounds__(kThreads) restrict_kernel(const StnTran
 {
   const int dof = DOF ? DOF : g.dof, v = (int)(blockIdx.x * blockDim.x + threadIdx.x), i = v / dof, c = v - i * dof;
 
-  if (i < g.nc[0]) stn_transfer_restrict_point(&g, dof, c, c + 1, add, i, (int)blockIdx.y, (int)blockIdx.z, fine, coarse);
+  if (i < g.om[0]) stn_transfer_restrict_point(&g, dof, c, c + 1, add, g.os[0] + i, g.os[1] + (int)blockIdx.y, g.os[2] + (int)blockIdx.z, fine, coarse);
 }
 
 /* The launch over points n[0] x n[1] x n[2] of dof values; 0 when a direction has more points
@@ -42,21 +43,21 @@ __global__ static void inject_kernel(const StnTransferGrid g, const double *__re
 {
   long p = (long)blockIdx.x * blockDim.x + threadIdx.x;
 
-  if (p >= (long)g.nc[0] * g.nc[1] * g.nc[2]) return;
-  stn_transfer_inject_point(&g, (int)(p % g.nc[0]), (int)(p / g.nc[0] % g.nc[1]), (int)(p / ((long)g.nc[0] * g.nc[1])), fine, coarse);
+  if (p >= points(g.om)) return;
+  stn_transfer_inject_point(&g, g.os[0] + (int)(p % g.om[0]), g.os[1] + (int)(p / g.om[0] % g.om[1]), g.os[2] + (int)(p / ((long)g.om[0] * g.om[1])), fine, coarse);
 }
 
 __global__ static void rscale_kernel(const StnTransferGrid g, double *__restrict__ coarse)
 {
   long p = (long)blockIdx.x * blockDim.x + threadIdx.x;
 
-  if (p >= (long)g.nc[0] * g.nc[1] * g.nc[2]) return;
-  stn_transfer_rscale_point(&g, (int)(p % g.nc[0]), (int)(p / g.nc[0] % g.nc[1]), (int)(p / ((long)g.nc[0] * g.nc[1])), coarse);
+  if (p >= points(g.om)) return;
+  stn_transfer_rscale_point(&g, g.os[0] + (int)(p % g.om[0]), g.os[1] + (int)(p / g.om[0] % g.om[1]), g.os[2] + (int)(p / ((long)g.om[0] * g.om[1])), coarse);
 }
 
 extern "C" int StnTransferRScaleCUDA(const StnTransferGrid *g, double *coarse)
 {
-  long n = points(g->nc);
+  long n = points(g->om);
 
   if (n > 0) rscale_kernel<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads>>>(*g, coarse);
   return (int)cudaGetLastError();
@@ -66,8 +67,8 @@ extern "C" int StnTransferInterpolateCUDA(const StnTransferGrid *g, int add, con
 {
   dim3 grid;
 
-  if (points(g->nf) == 0) return 0;
-  if (!grid_of(g->nf, g->dof, &grid)) return (int)cudaErrorInvalidConfiguration;
+  if (points(g->om) == 0) return 0;
+  if (!grid_of(g->om, g->dof, &grid)) return (int)cudaErrorInvalidConfiguration;
   switch (g->dof) {
   case 1: interpolate_kernel<1><<<grid, kThreads>>>(*g, add, coarse, fine); break;
   case 2: interpolate_kernel<2><<<grid, kThreads>>>(*g, add, coarse, fine); break;
@@ -82,8 +83,8 @@ extern "C" int StnTransferRestrictCUDA(const StnTransferGrid *g, int add, const 
 {
   dim3 grid;
 
-  if (points(g->nc) == 0) return 0;
-  if (!grid_of(g->nc, g->dof, &grid)) return (int)cudaErrorInvalidConfiguration;
+  if (points(g->om) == 0) return 0;
+  if (!grid_of(g->om, g->dof, &grid)) return (int)cudaErrorInvalidConfiguration;
   switch (g->dof) {
   case 1: restrict_kernel<1><<<grid, kThreads>>>(*g, add, fine, coarse); break;
   case 2: restrict_kernel<2><<<grid, kThreads>>>(*g, add, fine, coarse); break;
@@ -96,7 +97,7 @@ extern "C" int StnTransferRestrictCUDA(const StnTransferGrid *g, int add, const 
 
 extern "C" int StnTransferInjectCUDA(const StnTransferGrid *g, const double *fine, double *coarse)
 {
-  long n = points(g->nc);
+  long n = points(g->om);
 
   if (n > 0) inject_kernel<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads>>>(*g, fine, coarse);
   return (int)cudaGetLastError();

@@ -4,9 +4,11 @@
    (stntransfer.c) go through the same point functions below, so both compute the same values
    in the same order. Plain C: no CUDA or PETSc header.
 
-   Vectors are one rank's whole grid, x fastest, dof values per point. In a direction that is
-   not periodic the fine grid has 2 nc - 1 points and fine point 2I is coarse point I; periodic,
-   it has 2 nc, and fine point 2 nc - 1 lies between coarse points nc - 1 and 0.
+   Arrays are boxes of a grid, x fastest, dof values per point (StnTransferGrid's layout): on one
+   rank the whole grids; on several a rank's own points and the ghosted local arrays PETSc's
+   DMGlobalToLocal fills. In a direction that is not periodic the fine grid has 2 nc - 1 points
+   and fine point 2I is coarse point I; periodic, it has 2 nc, and fine point 2 nc - 1 lies
+   between coarse points nc - 1 and 0.
      interpolate  fine (+)= P coarse: bilinear (trilinear) in the coarse points around each fine
                   point, the operator of PETSc's DMCreateInterpolation for these grids;
      restrict     coarse (+)= P^T fine, its transpose (weights 1, 1/2, 1/4, 1/8);
@@ -31,6 +33,13 @@ typedef struct {
   int dim, dof;
   int nf[3], nc[3]; /* fine and coarse points per direction; 1 where the grid has no direction */
   int periodic[3];
+  /* The layout, in global point indices: the fine array holds points [fs, fs + fm), the coarse
+     one [cs, cs + cm), and a call computes the points [os, os + om) of its output grid. A
+     ghosted array's box may start at -1 or end past n in a periodic direction: its ghost points
+     hold the wrapped values there, so indices are taken as they are (wrap 0); arrays of whole
+     grids (wrap 1) wrap them. stn_transfer_whole sets the one-rank layout. */
+  int fs[3], fm[3], cs[3], cm[3], os[3], om[3];
+  int wrap;
 } StnTransferGrid;
 
 #ifdef __cplusplus
@@ -46,6 +55,25 @@ int StnNoiseCUDA(double *x, long n, long start);
 }
 #endif
 
+/* The layout of one rank's whole grids, each call computing its whole output grid (out_fine:
+   the fine one, for interpolate; else the coarse one). */
+STN_HD static inline void stn_transfer_whole(StnTransferGrid *g, int out_fine)
+{
+  for (int d = 0; d < 3; d++) {
+    g->fs[d] = g->cs[d] = g->os[d] = 0;
+    g->fm[d] = g->nf[d];
+    g->cm[d] = g->nc[d];
+    g->om[d] = out_fine ? g->nf[d] : g->nc[d];
+  }
+  g->wrap = 1;
+}
+
+/* Where global point (i, j, k) lies in an array holding the box [s, s + m), times dof. */
+STN_HD static inline long stn_transfer_at(const int s[3], const int m[3], int dof, int i, int j, int k)
+{
+  return (((long)(k - s[2]) * m[1] + (j - s[1])) * m[0] + (i - s[0])) * dof;
+}
+
 /* The loops below run over fixed counts with the missing points skipped, so that a compiler
    keeps the small arrays in registers (indexed by constants once unrolled); the points taken
    and the order of the sums are those of the plain loops over the points that exist. */
@@ -60,7 +88,7 @@ int StnNoiseCUDA(double *x, long n, long start);
 STN_HD static inline int stn_transfer_sides(const StnTransferGrid *g, int d, int f, int side[2], double w[2])
 {
   side[0] = f / 2;
-  side[1] = side[0] + 1 == g->nc[d] ? 0 : side[0] + 1; /* only a periodic direction wraps */
+  side[1] = side[0] + 1 == g->nc[d] && g->wrap ? 0 : side[0] + 1; /* only a periodic direction reaches nc */
   if (d >= g->dim || f % 2 == 0) {
     w[0] = 1.0, w[1] = 0.0;
     return 1;
@@ -75,7 +103,7 @@ STN_HD static inline void stn_transfer_interpolate_point(const StnTransferGrid *
 {
   int    at[3] = {i, j, k}, s[3][2], n[3];
   double w[3][2];
-  long   out = (((long)k * g->nf[1] + j) * g->nf[0] + i) * dof;
+  long   out = stn_transfer_at(g->fs, g->fm, dof, i, j, k);
 
   STN_UNROLL
   for (int d = 0; d < 3; d++) n[d] = stn_transfer_sides(g, d, at[d], s[d], w[d]);
@@ -87,7 +115,7 @@ STN_HD static inline void stn_transfer_interpolate_point(const StnTransferGrid *
       for (int a = 0; a < 2; a++) {
         STN_UNROLL
         for (int e = 0; e < 2; e++)
-          if (b < n[2] && a < n[1] && e < n[0]) sum += w[2][b] * w[1][a] * w[0][e] * coarse[(((long)s[2][b] * g->nc[1] + s[1][a]) * g->nc[0] + s[0][e]) * dof + c];
+          if (b < n[2] && a < n[1] && e < n[0]) sum += w[2][b] * w[1][a] * w[0][e] * coarse[stn_transfer_at(g->cs, g->cm, dof, s[0][e], s[1][a], s[2][b]) + c];
       }
     }
     fine[out + c] = add ? fine[out + c] + sum : sum;
@@ -95,13 +123,15 @@ STN_HD static inline void stn_transfer_interpolate_point(const StnTransferGrid *
 }
 
 /* Values c0 to c1 - 1 of coarse point (i, j, k) from the fine points whose interpolation reads
-   it: 2i - 1, 2i, 2i + 1 along each direction, those that exist (all, wrapped, in a periodic
-   direction). */
+   it: 2i - 1, 2i, 2i + 1 along each direction, those the fine array holds (wrapped in a periodic
+   direction of a whole grid). On several ranks the fine array is a rank's own points and the
+   sum its part of the value, the ranks' parts summed after (each fine point counted once: by
+   the coarse point, owned or ghost, whose unwrapped index reads it). */
 STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, int dof, int c0, int c1, int add, int i, int j, int k, const double *fine, double *coarse)
 {
   int    at[3] = {i, j, k}, f[3][3], has[3][3];
   double w[3][3];
-  long   out = (((long)k * g->nc[1] + j) * g->nc[0] + i) * dof;
+  long   out = stn_transfer_at(g->cs, g->cm, dof, i, j, k);
 
   STN_UNROLL
   for (int d = 0; d < 3; d++) {
@@ -109,9 +139,9 @@ STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, 
     for (int o = -1; o <= 1; o++) {
       int x = 2 * at[d] + o;
       if (d >= g->dim) x = o ? -1 : 0; /* no such direction: the one point 0, weight 1 */
-      else if (g->periodic[d]) x = (x + g->nf[d]) % g->nf[d];
-      has[d][o + 1] = x >= 0 && x < g->nf[d];
-      f[d][o + 1]   = has[d][o + 1] ? x : 0;
+      else if (g->periodic[d] && g->wrap) x = (x + g->nf[d]) % g->nf[d];
+      has[d][o + 1] = x >= g->fs[d] && x < g->fs[d] + g->fm[d];
+      f[d][o + 1]   = has[d][o + 1] ? x : g->fs[d];
       w[d][o + 1]   = o ? 0.5 : 1.0;
     }
   }
@@ -123,7 +153,7 @@ STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, 
       for (int a = 0; a < 3; a++) {
         STN_UNROLL
         for (int e = 0; e < 3; e++)
-          if (has[2][b] && has[1][a] && has[0][e]) sum += w[2][b] * w[1][a] * w[0][e] * fine[(((long)f[2][b] * g->nf[1] + f[1][a]) * g->nf[0] + f[0][e]) * dof + c];
+          if (has[2][b] && has[1][a] && has[0][e]) sum += w[2][b] * w[1][a] * w[0][e] * fine[stn_transfer_at(g->fs, g->fm, dof, f[0][e], f[1][a], f[2][b]) + c];
       }
     }
     coarse[out + c] = add ? coarse[out + c] + sum : sum;
@@ -137,7 +167,7 @@ STN_HD static inline void stn_transfer_rscale_point(const StnTransferGrid *g, in
 {
   int    at[3] = {i, j, k};
   double sum   = 1.0;
-  long   out   = (((long)k * g->nc[1] + j) * g->nc[0] + i) * g->dof;
+  long   out   = stn_transfer_at(g->cs, g->cm, g->dof, i, j, k);
 
   for (int d = 0; d < g->dim; d++) {
     double w = 1.0;
@@ -154,7 +184,7 @@ STN_HD static inline void stn_transfer_rscale_point(const StnTransferGrid *g, in
 STN_HD static inline void stn_transfer_inject_point(const StnTransferGrid *g, int i, int j, int k, const double *fine, double *coarse)
 {
   int  fi = 2 * i, fj = g->dim > 1 ? 2 * j : 0, fk = g->dim > 2 ? 2 * k : 0;
-  long in = (((long)fk * g->nf[1] + fj) * g->nf[0] + fi) * g->dof, out = (((long)k * g->nc[1] + j) * g->nc[0] + i) * g->dof;
+  long in = stn_transfer_at(g->fs, g->fm, g->dof, fi, fj, fk), out = stn_transfer_at(g->cs, g->cm, g->dof, i, j, k);
 
   for (int c = 0; c < g->dof; c++) coarse[out + c] = fine[in + c];
 }

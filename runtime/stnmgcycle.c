@@ -40,7 +40,8 @@ typedef struct {
   const PetscScalar     *A;
   Mat                    mf;     /* or the operator without its matrix (stnmatfree.h), box its P's */
   Vec                    dinv;   /* 1 / its diagonal */
-  const StnTransferGrid *grid;   /* this level and the next coarser one */
+  const StnTransferGrid *grid;   /* this level and the next coarser one: the interpolation's layout */
+  const StnTransferGrid *rgrid;  /*   and the restriction's */
   PetscInt               steps;  /* Chebyshev steps per smoothing */
   PetscReal              emax, emin;
   PetscObjectId          id[2];  /* the operator and the interpolation the above came from */
@@ -146,7 +147,7 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
     PetscBool fits;
 
     PetscCall(smoother_fits(mgl[l], lv, &fits));
-    if (fits) PetscCall(StnTransferGetGrid(mgl[l]->interpolate, &lv->grid, &fits));
+    if (fits) PetscCall(StnTransferGetGrid(mgl[l]->interpolate, &lv->grid, &lv->rgrid, &fits));
     if (fits && mgl[l]->restrct != mgl[l]->interpolate) fits = PETSC_FALSE; /* a restriction of its own */
     if (!fits || !mgl[l]->r) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(KSPGetTolerances(mgl[l]->smoothd, NULL, NULL, NULL, &lv->steps));
@@ -275,7 +276,7 @@ static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
     PetscCall(smooth(lv, ba, xa, ra, PETSC_TRUE));
     PetscCall(step(lv, xa, ba, NULL, NULL, 0.0, 0.0, 1.0, ra)); /* r = b - A x */
     PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
-    STN_CUDA_CALL(StnTransferRestrictCUDA(lv->grid, 0, ra, bc));
+    STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, ra, bc));
     PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
     PetscCall(VecCUDARestoreArrayWrite(mgl[l]->r, &ra));
     PetscCall(VecCUDARestoreArrayWrite(X, &xa));

@@ -2,9 +2,15 @@
 ** stntransfer.c: the transfers between the grids of a hierarchy (interpolation, its transpose,
 ** injection) as shell matrices over stnmg_cuda.h's point functions, on the device where
 ** the vectors are. They replace PETSc's for grids that halve (2 nc - 1 or, periodic, 2 nc fine
-** points per direction) on one rank: PETSc's are AIJ matrices assembled on the host for every
-** level at setup, which took longer than the whole solve on large grids, and applied through
-** cuSPARSE. Elsewhere PETSc's own are used.
+** points per direction): PETSc's are AIJ matrices assembled on the host for every level at
+** setup, which took longer than the whole solve on large grids, and applied through cuSPARSE.
+** Elsewhere PETSc's own are used, and for the injection on several ranks.
+**
+** On several ranks each rank computes its own points: the interpolation reads the coarse
+** vector's ghosted local form (DMGlobalToLocal; PETSc's coarsening keeps the coarse points
+** around a rank's fine points within its ghosts, checked in transfer_grid), and the
+** restriction sums each rank's own fine points into the coarse ghosted local form, which
+** DMLocalToGlobal adds up over the ranks.
 **
 ** PCMG, SNES's grid sequencing and the restriction of the Newton iterate ask the coarser DM of
 ** a pair (DMCreateInterpolation(coarse, fine)); DMCoarsen and DMRefine do not copy those two
@@ -20,14 +26,88 @@
 typedef enum { INTERPOLATE, RESTRICT, INJECT } TransferKind;
 
 typedef struct {
-  StnTransferGrid g;
-  PetscBool       gpu; /* the vectors live in device memory */
+  StnTransferGrid g;        /* the interpolation's layout (and, on one rank, every transfer's) */
+  StnTransferGrid restr;    /* the restriction's: into the coarse ghosted local form on several ranks */
+  StnTransferGrid scale;    /* the scale vector's: the coarse points of this rank */
+  PetscBool       gpu;      /* the vectors live in device memory */
+  DM              coarse;   /* several ranks: the coarse grid with a box stencil, for its ghosted
+                               local vectors (a star stencil's lack the corners); else NULL */
 } Transfer;
 
 static PetscErrorCode (*petsc_interpolation)(DM, DM, Mat *, Vec *);
 static PetscErrorCode (*petsc_injection)(DM, DM, Mat *);
 
-/* The pair's grid, when the fine one halves into the coarse one on one rank; else *ok false. */
+/* box[d] of a DMDA's owned (ghosts false) or ghosted points: start s, size m; 0 and 1 past dim. */
+static PetscErrorCode da_box(DM da, PetscInt dim, PetscBool ghosts, int s[3], int m[3])
+{
+  PetscInt st[3] = {0, 0, 0}, sz[3] = {1, 1, 1};
+
+  PetscFunctionBeginUser;
+  if (ghosts) PetscCall(DMDAGetGhostCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
+  else PetscCall(DMDAGetCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
+  for (int d = 0; d < 3; d++) {
+    s[d] = d < dim ? (int)st[d] : 0;
+    m[d] = d < dim ? (int)sz[d] : 1;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* *box: dmc itself when its stencil is a box, else its twin with a box stencil of the same width:
+   the same grid, ranks, ownership and vector type. */
+static PetscErrorCode box_twin(DM dmc, DM *box)
+{
+  PetscInt         dim, M, N, P, m, n, p, dof, s;
+  DMBoundaryType   bt[3];
+  DMDAStencilType  st;
+  const PetscInt  *lx, *ly, *lz;
+  VecType          vtype;
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(dmc, &dim, &M, &N, &P, &m, &n, &p, &dof, &s, &bt[0], &bt[1], &bt[2], &st));
+  if (st == DMDA_STENCIL_BOX) {
+    PetscCall(PetscObjectReference((PetscObject)dmc));
+    *box = dmc;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(DMDAGetOwnershipRanges(dmc, &lx, &ly, &lz));
+  PetscCall(DMDACreate(PetscObjectComm((PetscObject)dmc), box));
+  PetscCall(DMSetDimension(*box, dim));
+  PetscCall(DMDASetSizes(*box, M, N, P));
+  PetscCall(DMDASetNumProcs(*box, m, n, p));
+  PetscCall(DMDASetOwnershipRanges(*box, lx, ly, lz));
+  PetscCall(DMDASetBoundaryType(*box, bt[0], bt[1], bt[2]));
+  PetscCall(DMDASetDof(*box, dof));
+  PetscCall(DMDASetStencilType(*box, DMDA_STENCIL_BOX));
+  PetscCall(DMDASetStencilWidth(*box, s));
+  PetscCall(DMGetVecType(dmc, &vtype));
+  PetscCall(DMSetVecType(*box, vtype));
+  PetscCall(DMSetUp(*box));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: the layouts of this rank's transfers (stnmg_cuda.h), and whether the coarse
+   points its fine points interpolate from all lie in its coarse ghosted box. */
+static PetscErrorCode rank_layouts(DM dmc, DM dmf, PetscInt dim, Transfer *t, PetscBool *ok)
+{
+  int fs[3], fm[3], gs[3], gm[3], cs[3], cm[3];
+
+  PetscFunctionBeginUser;
+  PetscCall(da_box(dmf, dim, PETSC_FALSE, fs, fm));
+  PetscCall(da_box(dmc, dim, PETSC_TRUE, gs, gm));
+  PetscCall(da_box(dmc, dim, PETSC_FALSE, cs, cm));
+  for (int d = 0; d < 3; d++) {
+    const int first = fs[d] / 2, last = (fs[d] + fm[d] - 1 + 1) / 2; /* the coarse points fine [fs, fs + fm) reads */
+    if (fm[d] > 0 && (first < gs[d] || last >= gs[d] + gm[d])) *ok = PETSC_FALSE;
+    t->g.fs[d] = t->restr.fs[d] = fs[d], t->g.fm[d] = t->restr.fm[d] = fm[d];
+    t->g.cs[d] = t->restr.cs[d] = t->restr.os[d] = gs[d], t->g.cm[d] = t->restr.cm[d] = t->restr.om[d] = gm[d];
+    t->g.os[d] = fs[d], t->g.om[d] = fm[d];
+    t->scale.cs[d] = t->scale.os[d] = cs[d], t->scale.cm[d] = t->scale.om[d] = cm[d];
+  }
+  t->g.wrap = t->restr.wrap = t->scale.wrap = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The pair's layouts, when the fine grid halves into the coarse one; else *ok false. */
 static PetscErrorCode transfer_grid(DM dmc, DM dmf, Transfer *t, PetscBool *ok)
 {
   PetscInt       dim, nc[3], nf[3], dof;
@@ -39,7 +119,7 @@ static PetscErrorCode transfer_grid(DM dmc, DM dmf, Transfer *t, PetscBool *ok)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dmf), &size));
   PetscCall(DMDAGetInfo(dmf, &dim, &nf[0], &nf[1], &nf[2], NULL, NULL, NULL, &dof, NULL, &bt[0], &bt[1], &bt[2], NULL));
   PetscCall(DMDAGetInfo(dmc, NULL, &nc[0], &nc[1], &nc[2], NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-  *ok = size == 1 ? PETSC_TRUE : PETSC_FALSE;
+  *ok      = PETSC_TRUE;
   t->g.dim = (int)dim;
   t->g.dof = (int)dof;
   for (int d = 0; d < 3; d++) {
@@ -48,59 +128,104 @@ static PetscErrorCode transfer_grid(DM dmc, DM dmf, Transfer *t, PetscBool *ok)
     t->g.nc[d]       = d < dim ? (int)nc[d] : 1;
     if (d < dim && nf[d] != (t->g.periodic[d] ? 2 * nc[d] : 2 * nc[d] - 1)) *ok = PETSC_FALSE;
   }
+  stn_transfer_whole(&t->g, 1);
+  t->restr = t->scale = t->g;
+  stn_transfer_whole(&t->restr, 0);
+  stn_transfer_whole(&t->scale, 0);
+  if (size > 1 && *ok) {
+    PetscCall(box_twin(dmc, &t->coarse));
+    PetscCall(rank_layouts(t->coarse, dmf, dim, t, ok));
+  }
   PetscCall(DMGetVecType(dmf, &vtype));
   PetscCall(PetscStrbeginswith(vtype, "stncuda", &t->gpu));
   if (!t->gpu) PetscCall(PetscStrendswith(vtype, "cuda", &t->gpu));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* out (+)= op(in), out's array written only, unless add. */
-static PetscErrorCode apply(Mat A, TransferKind kind, Vec in, Vec out, int add)
+/* y (+)= op(x) for the layout g, on the arrays (device or host). */
+static PetscErrorCode transfer_arrays(const Transfer *t, TransferKind kind, const StnTransferGrid *g, const PetscScalar *x, PetscScalar *y, int add)
 {
-  Transfer              *t;
-  const StnTransferGrid *g;
-  const PetscScalar     *x;
-  PetscScalar           *y;
-  const int             *n;
-  PetscLogDouble         flops;
+  const PetscLogDouble flops = kind == INJECT ? 0 : 3.0 * (1 << g->dim) * g->dof * g->om[0] * g->om[1] * g->om[2];
 
   PetscFunctionBeginUser;
-  PetscCall(MatShellGetContext(A, &t));
-  g     = &t->g;
-  n     = kind == INTERPOLATE ? g->nf : g->nc;
-  flops = kind == INJECT ? 0 : 3.0 * (1 << g->dim) * g->dof * n[0] * n[1] * n[2];
+  (void)t;
 #if defined(PETSC_HAVE_CUDA)
   if (t->gpu) {
     int rc;
 
-    PetscCall(VecCUDAGetArrayRead(in, &x));
-    if (add) PetscCall(VecCUDAGetArray(out, &y));
-    else PetscCall(VecCUDAGetArrayWrite(out, &y));
     PetscCall(PetscLogGpuTimeBegin());
     rc = kind == INTERPOLATE ? StnTransferInterpolateCUDA(g, add, x, y) : kind == RESTRICT ? StnTransferRestrictCUDA(g, add, x, y) : StnTransferInjectCUDA(g, x, y);
     PetscCall(PetscLogGpuTimeEnd());
     PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the grid transfer kernel failed: %s", StnCUDALastError());
     PetscCall(PetscLogGpuFlops(flops));
-    if (add) PetscCall(VecCUDARestoreArray(out, &y));
-    else PetscCall(VecCUDARestoreArrayWrite(out, &y));
-    PetscCall(VecCUDARestoreArrayRead(in, &x));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
-  PetscCall(VecGetArrayRead(in, &x));
-  if (add) PetscCall(VecGetArray(out, &y));
-  else PetscCall(VecGetArrayWrite(out, &y));
-  for (int k = 0; k < n[2]; k++)
-    for (int j = 0; j < n[1]; j++)
-      for (int i = 0; i < n[0]; i++) {
+  for (int k = g->os[2]; k < g->os[2] + g->om[2]; k++)
+    for (int j = g->os[1]; j < g->os[1] + g->om[1]; j++)
+      for (int i = g->os[0]; i < g->os[0] + g->om[0]; i++) {
         if (kind == INTERPOLATE) stn_transfer_interpolate_point(g, g->dof, 0, g->dof, add, i, j, k, x, y);
         else if (kind == RESTRICT) stn_transfer_restrict_point(g, g->dof, 0, g->dof, add, i, j, k, x, y);
         else stn_transfer_inject_point(g, i, j, k, x, y);
       }
   PetscCall(PetscLogFlops(flops));
-  if (add) PetscCall(VecRestoreArray(out, &y));
-  else PetscCall(VecRestoreArrayWrite(out, &y));
-  PetscCall(VecRestoreArrayRead(in, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y (+)= op(x) for vectors x and y where t's vectors live; y's array written only, unless add. */
+static PetscErrorCode transfer_vecs(const Transfer *t, TransferKind kind, const StnTransferGrid *g, Vec x, Vec y, int add)
+{
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+
+  PetscFunctionBeginUser;
+#if defined(PETSC_HAVE_CUDA)
+  if (t->gpu) {
+    PetscCall(VecCUDAGetArrayRead(x, &xa));
+    if (add) PetscCall(VecCUDAGetArray(y, &ya));
+    else PetscCall(VecCUDAGetArrayWrite(y, &ya));
+    PetscCall(transfer_arrays(t, kind, g, xa, ya, add));
+    if (add) PetscCall(VecCUDARestoreArray(y, &ya));
+    else PetscCall(VecCUDARestoreArrayWrite(y, &ya));
+    PetscCall(VecCUDARestoreArrayRead(x, &xa));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  PetscCall(VecGetArrayRead(x, &xa));
+  if (add) PetscCall(VecGetArray(y, &ya));
+  else PetscCall(VecGetArrayWrite(y, &ya));
+  PetscCall(transfer_arrays(t, kind, g, xa, ya, add));
+  if (add) PetscCall(VecRestoreArray(y, &ya));
+  else PetscCall(VecRestoreArrayWrite(y, &ya));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* out (+)= op(in), out's array written only, unless add. On several ranks the interpolation
+   reads the coarse vector's ghosted form, and the restriction sums the ranks' parts. */
+static PetscErrorCode apply(Mat A, TransferKind kind, Vec in, Vec out, int add)
+{
+  Transfer *t;
+  Vec       local;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(A, &t));
+  if (!t->coarse) {
+    PetscCall(transfer_vecs(t, kind, kind == INTERPOLATE ? &t->g : &t->restr, in, out, add)); /* the restriction's layout: coarse output */
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(DMGetLocalVector(t->coarse, &local));
+  if (kind == INTERPOLATE) {
+    PetscCall(DMGlobalToLocalBegin(t->coarse, in, INSERT_VALUES, local));
+    PetscCall(DMGlobalToLocalEnd(t->coarse, in, INSERT_VALUES, local));
+    PetscCall(transfer_vecs(t, kind, &t->g, local, out, add));
+  } else { /* RESTRICT: every point of the ghosted box written, then the ranks' parts added up */
+    PetscCall(transfer_vecs(t, kind, &t->restr, in, local, 0));
+    if (!add) PetscCall(VecZeroEntries(out));
+    PetscCall(DMLocalToGlobalBegin(t->coarse, local, ADD_VALUES, out));
+    PetscCall(DMLocalToGlobalEnd(t->coarse, local, ADD_VALUES, out));
+  }
+  PetscCall(DMRestoreLocalVector(t->coarse, &local));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -131,6 +256,7 @@ static PetscErrorCode TransferDestroy(Mat A)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(A, &t));
+  PetscCall(DMDestroy(&t->coarse));
   PetscCall(PetscFree(t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -148,13 +274,22 @@ static PetscErrorCode transfer_shell(DM dmc, DM dmf, PetscBool interpolation, Ma
   *A = NULL;
   PetscCall(PetscNew(&t));
   PetscCall(transfer_grid(dmc, dmf, t, &ok));
-  if (!ok) {
+  if (!ok || (t->coarse && !interpolation)) { /* the injection on several ranks: PETSc's */
+    PetscCall(DMDestroy(&t->coarse));
     PetscCall(PetscFree(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   const PetscInt nf = (PetscInt)t->g.dof * t->g.nf[0] * t->g.nf[1] * t->g.nf[2], nc = (PetscInt)t->g.dof * t->g.nc[0] * t->g.nc[1] * t->g.nc[2];
   const PetscInt rows = interpolation ? nf : nc, cols = interpolation ? nc : nf;
-  PetscCall(MatCreateShell(PetscObjectComm((PetscObject)out), rows, cols, rows, cols, t, A));
+  Vec            vf, vc;
+  PetscInt       mf, mc;
+  PetscCall(DMGetGlobalVector(dmf, &vf));
+  PetscCall(DMGetGlobalVector(dmc, &vc));
+  PetscCall(VecGetLocalSize(vf, &mf));
+  PetscCall(VecGetLocalSize(vc, &mc));
+  PetscCall(DMRestoreGlobalVector(dmf, &vf));
+  PetscCall(DMRestoreGlobalVector(dmc, &vc));
+  PetscCall(MatCreateShell(PetscObjectComm((PetscObject)out), interpolation ? mf : mc, interpolation ? mc : mf, rows, cols, t, A));
   PetscCall(DMGetVecType(out, &vtype));
   PetscCall(MatShellSetVecType(*A, vtype));
   PetscCall(MatShellSetOperation(*A, MATOP_DESTROY, (void (*)(void))TransferDestroy));
@@ -173,15 +308,16 @@ static PetscErrorCode row_scale(Mat P, DM dmc, Vec *scale)
 #if defined(PETSC_HAVE_CUDA)
   if (t->gpu) {
     PetscCall(VecCUDAGetArrayWrite(*scale, &c));
-    PetscCheck(StnTransferRScaleCUDA(&t->g, c) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the grid transfer kernel failed: %s", StnCUDALastError());
+    PetscCheck(StnTransferRScaleCUDA(&t->scale, c) == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the grid transfer kernel failed: %s", StnCUDALastError());
     PetscCall(VecCUDARestoreArrayWrite(*scale, &c));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
+  const StnTransferGrid *g = &t->scale;
   PetscCall(VecGetArrayWrite(*scale, &c));
-  for (int k = 0; k < t->g.nc[2]; k++)
-    for (int j = 0; j < t->g.nc[1]; j++)
-      for (int i = 0; i < t->g.nc[0]; i++) stn_transfer_rscale_point(&t->g, i, j, k, c);
+  for (int k = g->os[2]; k < g->os[2] + g->om[2]; k++)
+    for (int j = g->os[1]; j < g->os[1] + g->om[1]; j++)
+      for (int i = g->os[0]; i < g->os[0] + g->om[0]; i++) stn_transfer_rscale_point(g, i, j, k, c);
   PetscCall(VecRestoreArrayWrite(*scale, &c));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -244,7 +380,7 @@ static PetscErrorCode refine_hook(DM coarse, DM fine, void *ctx)
   return StnDMUseTransfers(fine);
 }
 
-PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **g, PetscBool *ok)
+PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, const StnTransferGrid **restrict_, PetscBool *ok)
 {
   PetscBool shell;
   void (*mult)(void) = NULL;
@@ -256,7 +392,8 @@ PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **g, PetscBool *o
   if (shell) PetscCall(MatShellGetOperation(P, MATOP_MULT, &mult));
   if (mult != (void (*)(void))Interpolate) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatShellGetContext(P, &t));
-  *g  = &t->g;
-  *ok = t->gpu;
+  *interpolate = &t->g;
+  *restrict_   = &t->restr;
+  *ok          = t->gpu && !t->coarse; /* the fused cycle's transfers: whole grids, one rank */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -9,7 +9,7 @@
 #                C operator (tests/runtime/fastdiv_test.c); plain C
 #   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
 #                DMCreateInterpolation (and its scale) and DMCreateInjection
-#                (tests/runtime/transfer_test.c)
+#                (tests/runtime/transfer_test.c), on 1 to 4 MPI ranks
 #
 # Builds into build/tests/ with mpicc and PETSc's pkg-config flags, the flags generated programs
 # use. Prints one line per case; exits non-zero if anything fails to build or any case fails.
@@ -58,14 +58,20 @@ if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Irunti
 fi
 
 fail=$vecfail
-# The grid transfers of the SG-DIA hierarchy (runtime/stntransfer.c) against PETSc's, one rank.
+# The grid transfers of the SG-DIA hierarchy (runtime/stntransfer.c) against PETSc's, on 1 to 4
+# ranks (3 splits one direction, 4 two: the boxes meet at corners).
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
 if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS \
      -o build/tests/transfer_test tests/runtime/transfer_test.c runtime/stntransfer.c $PETSC_LIBS -lm; then
   echo "FAIL: building tests/runtime/transfer_test.c"
   fail=1
-elif ! build/tests/transfer_test; then
-  fail=1
+else
+  for np in 1 2 3 4; do
+    if ! $MPIEXEC --oversubscribe -n $np build/tests/transfer_test "$@"; then
+      echo "FAIL: transfer_test on $np ranks"
+      fail=1
+    fi
+  done
 fi
 for np in 1 2 4; do
   if ! $MPIEXEC --oversubscribe -n $np build/tests/sgdia_test "$@"; then

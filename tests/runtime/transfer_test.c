@@ -3,7 +3,8 @@
 ** DMCreateInterpolation and DMCreateInjection on the same pair of DMDA grids: interpolation,
 ** its transpose (restriction), their Add forms, injection and the scale vector 1 / (P^T 1)
 ** (DMCreateInterpolationScale's, which stencilc's builds from the weights), on random vectors, in 1D, 2D and
-** 3D, periodic or not, with 1 and 3 unknowns per point. The weights are powers of two, so the
+** 3D, periodic or not, with 1 and 3 unknowns per point, on any number of ranks (tests/runtime/run.sh
+** runs 1 to 4: on several the ranks' boxes meet at edges and corners; the injection is then PETSc's). The weights are powers of two, so the
 ** two agree to the rounding of a different order of summation.
 */
 #include <petscdmda.h>
@@ -52,6 +53,14 @@ static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
   PetscCall(StnDMUseTransfers(dmc));
   PetscCall(DMCreateInterpolation(dmc, dmf, &P[1], &sc[1]));
   PetscCall(DMCreateInjection(dmc, dmf, &R[1]));
+  {
+    PetscBool ours;
+    PetscCall(PetscObjectTypeCompare((PetscObject)P[1], MATSHELL, &ours)); /* not PETSc's AIJ, which it falls back on */
+    if (!ours) {
+      failures++;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: transfer: on %s the interpolation is PETSc's, not stencilc's\n", grid));
+    }
+  }
 
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   PetscCall(DMCreateGlobalVector(dmc, &xc));
