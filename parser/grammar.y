@@ -222,10 +222,13 @@ let
   : KW_LET word '=' expr ';'       { $$ = ast_span(ast_let(A, @2, $2, $4), @$); }
   ;
 
-/* coefficient k = 1 + x * y "conductivity"; */
+/* coefficient k = 1 + x * y "conductivity";  or  coefficient k: file "conductivity";
+   (sema checks the word after ':' is file) */
 coefficient
   : KW_COEFFICIENT IDENT '=' expr desc_opt ';'
                                    { $$ = ast_span(ast_coef(A, @2, $2, $4, $5), @$); }
+  | KW_COEFFICIENT IDENT ':' IDENT desc_opt ';'
+                                   { $$ = ast_span(ast_coef_source(A, @2, $2, ast_name(A, @4, $4), $5), @$); }
   ;
 
 /* def upwind(v, down, here, up) = ...; */
