@@ -449,6 +449,9 @@ static int after_param(const Parser *ps) {
   return ps->prev.len == 3 && strncmp(t, "let", 3) == 0 ? 2 : 0;
 }
 
+/* Whether the token before the lookahead is the word file (coefficient k: file). */
+static bool after_file(const Parser *ps) { return ps->prev.len == 4 && strncmp(ps->src->text + ps->prev.off, "file", 4) == 0; }
+
 static const char *closer_of(char open) { return open == '(' ? "')'" : open == '[' ? "']'" : "'}'"; }
 
 /* Bison calls this with the parser's state at a syntax error: what came, and
@@ -533,6 +536,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   diag_error(ps->diag, at, "unexpected %s%s", what, expect);
   if (strcmp(got_name, "'='") == 0 && wants_eq)
     diag_hint(ps->diag, "to compare two values write '=='; '=' only gives a name or an entry its value");
+  else if (strcmp(got_name, "'='") == 0 && after_file(ps))
+    diag_hint(ps->diag, "a coefficient read from a file has no expression: write 'coefficient NAME: file;' (the "
+                        "program reads its values from the file -NAME_file names) or 'coefficient NAME = expr;'");
   else if (got_keyword && wants_ident && after_param(ps)) {
     int n = (int)strlen(got_name) - 2;
     diag_hint(ps->diag, "a parameter or let may be named like a declaration's keyword ('initial', 'width', ...), "
