@@ -9,7 +9,8 @@
 #   tests/explain/NAME.txt  the exact --explain output for examples/NAME.stn; the
 #                           --explain-svg picture checked by tests/explain/svg.py
 #   nvcc                    compiles every example's CUDA kernels and the runtime's, and
-#                           the kernels of tests/solve's coefficient programs
+#                           the kernels of tests/solve's coefficient programs (expressions
+#                           and files)
 #   tests/cli.sh            command-line behaviour and hostile inputs
 #   tests/runtime/run.sh    the SG-DIA matrix against AIJ, on 1, 2, 4 ranks; the GPU vector
 #                           kernels' CPU reference (tests/runtime/vecref.c)
@@ -206,8 +207,10 @@ if command -v nvcc >/dev/null 2>&1; then
   printf '#define STN_PROGRAM_DOF 5\n#define STN_PROGRAM_NSTEN 11\n' >"$tmp/cu/stn_program.h"
   check_instances "dof 5, 11 block diagonals" "$tmp/cu" "<0, 0>"
   # Coefficients inline their expression at each read, in the kernels too (wrapped by StnMod on
-  # a periodic axis): the test programs' own kernels compile.
-  for stn in tests/solve/coefficient.stn tests/solve/coefficient_periodic.stn; do
+  # a periodic axis), or read a file's values from the device array in the AppCtx
+  # (user.k[IX(i + 1, j)]): the test programs' own kernels compile.
+  for stn in tests/solve/coefficient.stn tests/solve/coefficient_periodic.stn tests/solve/coefficient_file.stn \
+             tests/solve/coefficient_file_periodic.stn; do
     name=$(basename "$stn" .stn)
     rm -rf "$tmp/cu"
     "$STENCILC" "$stn" -o "$tmp/prog" --emit-dir "$tmp/cu" >"$tmp/err" 2>&1 || { bad "$stn: -o failed"; cat "$tmp/err"; continue; }
