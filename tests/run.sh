@@ -133,6 +133,12 @@ if "$STENCILC" --explain tests/solve/coefficient.stn >"$tmp/explain" 2>"$tmp/err
    grep -q '^COEFFICIENTS: values given at every grid point that are not unknowns' "$tmp/explain" &&
    grep -qF '  k = 1 + a * sin(2 * pi * x) * cos(pi * y): conductivity  (coefficient.stn:19)' "$tmp/explain"; then ok
 else bad "--explain tests/solve/coefficient.stn: no COEFFICIENTS section with k's expression"; cat "$tmp/err"; fi
+# A coefficient read from a file: where its values come from, and its reads in the equations.
+if "$STENCILC" --explain tests/solve/coefficient_file.stn >"$tmp/explain" 2>"$tmp/err" && ! [ -s "$tmp/err" ] &&
+   grep -q '^  A coefficient from a file is read when the program starts' "$tmp/explain" &&
+   grep -qF '  k: from the file -k_file names: conductivity  (coefficient_file.stn:17)' "$tmp/explain" &&
+   grep -qF 'ke = (k + k[1,0])/2' "$tmp/explain"; then ok
+else bad "--explain tests/solve/coefficient_file.stn: no COEFFICIENTS section naming -k_file, or no k[1,0]"; cat "$tmp/err"; fi
 "$STENCILC" --explain examples/bratu2d.stn -o "$tmp/prog" >/dev/null 2>&1
 rc1=$?
 "$STENCILC" --explain-svg "$tmp/no/such/dir.svg" examples/bratu2d.stn >"$tmp/out" 2>/dev/null
