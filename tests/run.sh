@@ -215,7 +215,7 @@ if command -v nvcc >/dev/null 2>&1; then
   # Coefficients inline their expression at each read, in the kernels too (wrapped by StnMod on
   # a periodic axis), or read a file's values from the device array in the AppCtx
   # (user.k[IX(i + 1, j)]): the test programs' own kernels compile.
-  for stn in tests/solve/coefficient.stn tests/solve/coefficient_periodic.stn tests/solve/coefficient_file.stn \
+  for stn in tests/solve/coefficient.stn tests/solve/coefficient_periodic.stn tests/solve/coefficient_file.stn tests/solve/coefficient_file3d.stn \
              tests/solve/coefficient_file_periodic.stn; do
     name=$(basename "$stn" .stn)
     rm -rf "$tmp/cu"

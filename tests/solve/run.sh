@@ -114,7 +114,10 @@
 #                 changes the solution;
 #                 -snes_test_jacobian at rounding level (k adds no column); on a
 #                 grid periodic in x (coefficient_file_periodic.stn against
-#                 coefficient_periodic.stn) the ghosts wrap, 1 and 2 ranks; no
+#                 coefficient_periodic.stn) the ghosts wrap, 1 and 2 ranks; in
+#                 3D on a box stencil, periodic in z (coefficient_file3d.stn, its
+#                 file written byte by byte from LANGUAGE.md's description of the
+#                 format) as c as an expression, 1 and 4 ranks; no
 #                 -k_file, a missing file, a file that is not a vector, one of
 #                 another grid's size and -snes_grid_sequence are refused in a
 #                 sentence naming the option, the file and the lengths
@@ -1829,6 +1832,35 @@ if [ -s "$OUT/kper.k" ] && compile coefficient_file_periodic "$CFP" &&
   done
 else
   bad "coefficient files: no periodic file, or $STENCILC_SRC $CFP or tests/solve/coefficient_periodic.stn -o failed"; show "$LOG/coefficient_file_periodic.stencilc"
+fi
+# 3D, a box stencil, periodic in z: the file written byte by byte as LANGUAGE.md 4.6 spells the
+# format (not by PETSc), against c as an expression.
+C3=tests/solve/coefficient_file3d.stn
+sed 's/^coefficient c: file;/coefficient c = 1 + x + 2 * y * y + 3 * z;/' "$C3" >"$OUT/coefficient_expr3d.stn"
+if python3 -c "
+import struct, sys
+M, N, P = 9, 8, 7
+v = [1 + i / (M - 1) + 2 * (j / (N - 1)) ** 2 + 3 * (k / P) for k in range(P) for j in range(N) for i in range(M)]
+open(sys.argv[1], 'wb').write(struct.pack('>ii', 1211214, len(v)) + struct.pack('>%dd' % len(v), *v))" "$OUT/c3d.k" &&
+   compile coefficient_file3d "$C3" && compile coefficient_expr3d "$OUT/coefficient_expr3d.stn"; then
+  for n in 1 4; do
+    lf=$LOG/coefficient_file3d.$n le=$LOG/coefficient_expr3d.$n
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lf" "$OUT/coefficient_file3d" -c_file "$OUT/c3d.k" $TIGHT -snes_monitor -snes_view_solution "binary:$lf.bin"
+    rcf=$?
+    # shellcheck disable=SC2086
+    mpirun "$n" "$le" "$OUT/coefficient_expr3d" $TIGHT -snes_monitor -snes_view_solution "binary:$le.bin"
+    rce=$?
+    itf=$(newton "$lf") ite=$(newton "$le") f0f=$(fnorm "$lf" 0) f0e=$(fnorm "$le" 0)
+    if solved "$lf" $rcf && solved "$le" $rce && [ "$itf" = "$ite" ] && close "$f0f" "$f0e" 1e-12 && same_ok "$lf.bin" "$le.bin" 1e-8; then
+      ok "coefficient files: 3D box stencil, periodic z, on $n rank(s) = c as an expression: first norm $f0f ($f0e), $itf Newton iterations, solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+    else
+      bad "coefficient files: 3D on $n rank(s): file exit $rcf, $itf iterations, first norm $f0f; expression exit $rce, $ite iterations, first norm $f0e; solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+      show "$lf"; show "$le"
+    fi
+  done
+else
+  bad "coefficient files: no 3D file (python3), or $STENCILC_SRC $C3 or its expression twin -o failed"; show "$LOG/coefficient_file3d.stencilc"
 fi
 section_done coefficient-files
 times=${times# }
