@@ -791,29 +791,22 @@ static void gpu_functions(Program *P) {
         "   Jacobian's product without its matrix (-stn_operator matfree). */\n", out);
   fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};\n\n",
           P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
-  if (!grid_context(P)) {
-    fputs("/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
-          "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
-          "  PetscFunctionBeginUser;\n"
-          "  PetscCall(StnResidualCUDA(info, X, F, &kernels, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n"
-          "/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */\n"
-          "static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)\n{\n"
-          "  PetscFunctionBeginUser;\n"
-          "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
-          "#endif\n\n", out);
-    return;
-  }
-  fputs("/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
-        "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
-        "  AppCtx *grid_user;\n\n  PetscFunctionBeginUser;\n"
-        "  PetscCall(GridContext(info, (AppCtx *)user, &grid_user));\n"
-        "  PetscCall(StnResidualCUDA(info, X, F, &kernels, grid_user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n"
-        "/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */\n"
-        "static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)\n{\n"
-        "  AppCtx *grid_user;\n\n  PetscFunctionBeginUser;\n"
-        "  PetscCall(GridContext(info, (AppCtx *)user, &grid_user));\n"
-        "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, grid_user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
-        "#endif\n\n", out);
+  /* With coefficients read from files the kernels get the grid's context, not main's AppCtx. */
+  bool ctx = grid_context(P);
+  const char *decl = ctx ? "  AppCtx *grid_user;\n\n" : "";
+  const char *set = ctx ? "  PetscCall(GridContext(info, (AppCtx *)user, &grid_user));\n" : "";
+  const char *arg = ctx ? "grid_user" : "user";
+  fprintf(out, "/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
+               "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
+               "%s  PetscFunctionBeginUser;\n%s"
+               "  PetscCall(StnResidualCUDA(info, X, F, &kernels, %s));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n",
+          decl, set, arg);
+  fprintf(out, "/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */\n"
+               "static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)\n{\n"
+               "%s  PetscFunctionBeginUser;\n%s"
+               "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, %s));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
+               "#endif\n\n",
+          decl, set, arg);
 }
 
 /* DMDASetUniformCoordinates with the .stn's domain, for the output, then tail. */
