@@ -4,7 +4,8 @@
 #   tests/errors/NAME.stn   an invalid program; NAME.err is the exact message
 #                           stencilc --check must print (exit status 1, no stdout)
 #   tests/ast/NAME.ast      the exact --dump-ast output for examples/NAME.stn
-#   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn
+#   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn (and
+#                           tests/solve/coefficient_file.stn)
 #   tests/emit/NAME.c       the exact generated C, .h and .cu for examples/NAME.stn (a few)
 #   tests/explain/NAME.txt  the exact --explain output for examples/NAME.stn; the
 #                           --explain-svg picture checked by tests/explain/svg.py
@@ -84,8 +85,9 @@ for stn in examples/*.stn; do
 done
 
 # The IR of every example, and the generated C of a few, are golden too:
-# a change to the passes or the emitter shows up as a reviewable diff.
-for stn in examples/*.stn; do
+# a change to the passes or the emitter shows up as a reviewable diff. (Also the IR of
+# tests/solve/coefficient_file.stn: reads of a coefficient from a file, 'coef k[1,0]'.)
+for stn in examples/*.stn tests/solve/coefficient_file.stn; do
   name=$(basename "$stn" .stn)
   "$STENCILC" --dump-ir "$stn" >"$tmp/ir" 2>"$tmp/err"
   if [ $regen = 1 ]; then cp "$tmp/ir" "tests/ir/$name.ir"; fi
