@@ -549,8 +549,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   else if (got_keyword && wants_ident)
     diag_hint(ps->diag, "%s is a reserved word of the language; choose another name", got_name);
   else if (wants_decl && !wants_semi)
-    diag_hint(ps->diag, "a declaration starts with grid, fields, stencil, param, let, def, precedence, mirror, "
-                        "residual, jacobian or initial");
+    diag_hint(ps->diag, "a declaration starts with grid, fields, stencil, param, let, coefficient, def, precedence, "
+                        "mirror, residual, jacobian or initial");
   else if (got_compare)
     diag_hint(ps->diag, "comparisons do not chain: write 'a < b and b < c'");
   else if (ps->nopen > 0) {
