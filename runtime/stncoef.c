@@ -41,7 +41,8 @@ static PetscErrorCode scalar_dmda(DM da, DM *cda)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Puts the global vector g of cda, ghosted, on da under name. */
+/* Puts the global vector g of cda, ghosted, on da under name; on the device already when its
+   vectors are, so that the solve copies nothing (the kernels read it there). */
 static PetscErrorCode attach(DM da, DM cda, Vec g, const char *name)
 {
   char key[256];
@@ -51,6 +52,18 @@ static PetscErrorCode attach(DM da, DM cda, Vec g, const char *name)
   PetscCall(DMCreateLocalVector(cda, &local)); /* the local vector keeps cda */
   PetscCall(DMGlobalToLocalBegin(cda, g, INSERT_VALUES, local));
   PetscCall(DMGlobalToLocalEnd(cda, g, INSERT_VALUES, local));
+#if defined(PETSC_HAVE_CUDA)
+  {
+    PetscBool          cuda;
+    const PetscScalar *a;
+
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)local, &cuda, VECSEQCUDA, VECMPICUDA, ""));
+    if (cuda) {
+      PetscCall(VecCUDAGetArrayRead(local, &a)); /* copied to the device here, once */
+      PetscCall(VecCUDARestoreArrayRead(local, &a));
+    }
+  }
+#endif
   key_of(name, key, sizeof key);
   PetscCall(PetscObjectCompose((PetscObject)da, key, (PetscObject)local));
   PetscCall(VecDestroy(&local)); /* da holds it */
@@ -198,7 +211,7 @@ PetscErrorCode StnCoefficientGetArrayDevice(DM da, const char *name, const doubl
 
   PetscFunctionBeginUser;
   PetscCall(local_of(da, name, &local));
-  PetscCall(VecCUDAGetArrayRead(local, &a)); /* copied to the device the first time only */
+  PetscCall(VecCUDAGetArrayRead(local, &a)); /* on the device since it was loaded (attach) */
   *array = a;
   PetscCall(VecCUDARestoreArrayRead(local, &a));
   PetscFunctionReturn(PETSC_SUCCESS);
