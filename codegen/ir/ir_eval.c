@@ -3,8 +3,8 @@
 ** compile time (a user's Jacobian entry against the derived one). Operands
 ** precede their users in the pool, so one forward sweep evaluates every
 ** node. Field reads (and reads of coefficients from files) get pseudo-random
-** values in [0.5, 1.5], a different value per (field, offset), from the sample's seed: the same seed gives
-** the same values on every machine.
+** values in [0.5, 1.5], a different value per (field, offset), from the
+** sample's seed: the same seed gives the same values on every machine.
 */
 #include <math.h>
 #include <stdlib.h>

@@ -645,7 +645,8 @@ static void coef_source(Sema *s, const Node *c) {
   }
 }
 
-/* -k_file, the option of coefficient k, and the parameter k_file would be one option. */
+/* -k_file, the option of coefficient k, and the parameter k_file would be one option; so would
+   -k_file and -K_file (PETSc's options ignore case). */
 static void coef_option_clashes(Sema *s) {
   const Model *m = s->m;
   for (int c = 0; c < m->ncoefs; c++) {
@@ -653,6 +654,15 @@ static void coef_option_clashes(Sema *s) {
     if (!k->coef.source) continue;
     char option[300];
     snprintf(option, sizeof option, "%s_file", k->coef.name);
+    for (int e = 0; e < c; e++) {
+      const Node *o = m->coefs[e];
+      if (o->coef.source && strcasecmp(o->coef.name, k->coef.name) == 0) {
+        diag_error(s->d, k->loc, "coefficients '%s' and '%s' would read one option: PETSc's options ignore case, so "
+                   "-%s would name the file of both", o->coef.name, k->coef.name, option);
+        previous(s, o);
+        diag_hint(s->d, "rename one of them");
+      }
+    }
     for (int i = 0; i < m->nparams; i++)
       if (m->param_elem[i] == 0 && strcasecmp(m->params[i]->param.name, option) == 0) {
         diag_error(s->d, m->params[i]->loc, "parameter '%s' and the file of coefficient '%s' would be one option, -%s",
