@@ -147,7 +147,7 @@ PetscErrorCode StnCoefficientLoad(DM da, const char *name, const char *where)
   MPI_Comm    comm = PetscObjectComm((PetscObject)da);
   char        option[256], path[PETSC_MAX_PATH_LEN] = "", grid[96];
   PetscBool   set, readable;
-  PetscInt    length, points;
+  PetscInt    length, points, refine;
   PetscViewer viewer;
   DM          cda;
   Vec         g;
@@ -158,6 +158,11 @@ PetscErrorCode StnCoefficientLoad(DM da, const char *name, const char *where)
   PetscCheck(set && path[0], comm, PETSC_ERR_USER_INPUT,
              "coefficient %s (%s) is read from a file: give it with %s FILE, a PETSc binary file of one value per grid point (VecView of a vector of a dof-1 DMDA of the grid, with PetscViewerBinaryOpen)",
              name, where, option);
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-snes_grid_sequence", &refine, &set));
+  PetscCheck(!set || refine <= 0, comm, PETSC_ERR_SUP,
+             "-snes_grid_sequence %" PetscInt_FMT " would solve on finer grids than the one of %s %s, which have no values of coefficient %s (%s): "
+             "solve on the file's grid, or give the file of the finest grid and use -pc_type mg",
+             refine, option, path, name, where);
   PetscCall(PetscTestFile(path, 'r', &readable));
   PetscCheck(readable, comm, PETSC_ERR_FILE_OPEN, "%s %s: cannot read the file (coefficient %s, %s)", option, path, name, where);
   PetscCall(file_length(comm, path, option, &length));

@@ -10,7 +10,8 @@
 **
 ** Multigrid's coarser grids (DMCoarsen: -pc_type mg, the runtime's own hierarchy) get the values
 ** injected from the finer grid, at the points the two grids share; a finer grid than the file's
-** (-snes_grid_sequence) has none, and reading it there is an error that says so.
+** has none: -snes_grid_sequence is refused when the file is loaded, and reading a coefficient on
+** a grid without it is an error that says so.
 */
 #ifndef STNCOEF_H
 #define STNCOEF_H

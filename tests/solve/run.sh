@@ -1794,7 +1794,7 @@ elif compile coefficient_file "$CF" && { [ -x "$OUT/coefficient" ] || compile co
            "-k_file $OUT/missing.k:-k_file $OUT/missing.k: cannot read the file (coefficient k, coefficient_file.stn:17)" \
            "-k_file $OUT/notavec.k:-k_file $OUT/notavec.k: the file does not start with a vector in PETSc's binary format" \
            "-k_file $OUT/k65.k:-k_file $OUT/k65.k: the file holds 4225 values, but coefficient k (coefficient_file.stn:17) needs one per grid point: 1089 on this 33 x 33 grid" \
-           "-k_file $OUT/k33.k -snes_grid_sequence 1:not on this finer 65 x 65 grid: -snes_grid_sequence refines past the file's grid"; do
+           "-k_file $OUT/k33.k -snes_grid_sequence 1:-snes_grid_sequence 1 would solve on finer grids than the one of -k_file $OUT/k33.k"; do
     opts=${c%%:*} want=${c#*:}
     l=$LOG/coefficient_file.bad.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
     # shellcheck disable=SC2086
