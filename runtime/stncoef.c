@@ -142,19 +142,18 @@ static PetscErrorCode file_length(MPI_Comm comm, const char *path, const char *o
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnCoefficientLoad(DM da, const char *name, const char *where)
+/* The file of coefficient name, from its option (into option and path), checked: given, no grid
+   sequencing, readable, a vector of one value per point of da's grid. */
+static PetscErrorCode file_of(DM da, const char *name, const char *where, char *option, size_t osize, char *path, size_t psize)
 {
-  MPI_Comm    comm = PetscObjectComm((PetscObject)da);
-  char        option[256], path[PETSC_MAX_PATH_LEN] = "", grid[96];
-  PetscBool   set, readable;
-  PetscInt    length, points, refine;
-  PetscViewer viewer;
-  DM          cda;
-  Vec         g;
+  MPI_Comm  comm = PetscObjectComm((PetscObject)da);
+  char      grid[96];
+  PetscBool set, readable;
+  PetscInt  length, points, refine;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscSNPrintf(option, sizeof option, "-%s_file", name));
-  PetscCall(PetscOptionsGetString(NULL, NULL, option, path, sizeof path, &set));
+  PetscCall(PetscSNPrintf(option, osize, "-%s_file", name));
+  PetscCall(PetscOptionsGetString(NULL, NULL, option, path, psize, &set));
   PetscCheck(set && path[0], comm, PETSC_ERR_USER_INPUT,
              "coefficient %s (%s) is read from a file: give it with %s FILE, a PETSc binary file of one value per grid point (VecView of a vector of a dof-1 DMDA of the grid, with PetscViewerBinaryOpen)",
              name, where, option);
@@ -170,11 +169,22 @@ PetscErrorCode StnCoefficientLoad(DM da, const char *name, const char *where)
   PetscCheck(length == points, comm, PETSC_ERR_FILE_UNEXPECTED,
              "%s %s: the file holds %" PetscInt_FMT " values, but coefficient %s (%s) needs one per grid point: %" PetscInt_FMT " on this %s grid", option, path, length, name,
              where, points, grid);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
+PetscErrorCode StnCoefficientLoad(DM da, const char *name, const char *where)
+{
+  char        option[256], path[PETSC_MAX_PATH_LEN] = "";
+  PetscViewer viewer;
+  DM          cda;
+  Vec         g;
+
+  PetscFunctionBeginUser;
+  PetscCall(file_of(da, name, where, option, sizeof option, path, sizeof path));
   PetscCall(scalar_dmda(da, &cda));
   PetscCall(DMCreateGlobalVector(cda, &g));
   PetscCall(PetscObjectSetName((PetscObject)g, name));
-  PetscCall(PetscViewerBinaryOpen(comm, path, FILE_MODE_READ, &viewer));
+  PetscCall(PetscViewerBinaryOpen(PetscObjectComm((PetscObject)da), path, FILE_MODE_READ, &viewer));
   PetscCall(VecLoad(g, viewer)); /* the DMDA's VecLoad: natural ordering in the file */
   PetscCall(PetscViewerDestroy(&viewer));
   PetscCall(attach(da, cda, g, name));
