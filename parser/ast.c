@@ -177,6 +177,14 @@ Node *ast_coef(Arena *a, Loc at, const char *name, Node *value, const char *desc
   return n;
 }
 
+Node *ast_coef_source(Arena *a, Loc at, const char *name, Node *source, const char *desc) {
+  Node *n = node(a, N_COEF, at);
+  n->coef.name = name;
+  n->coef.source = source;
+  n->coef.desc = desc;
+  return n;
+}
+
 Node *ast_def(Arena *a, Loc at, const char *name, Node *params, Node *body) {
   Node *n = node(a, N_DEF, at);
   n->def.name = name;
@@ -379,13 +387,15 @@ static void dump(Dumper *d, const Node *n, int indent) {
     head(d, n, indent, "let %s", n->let.name);
     dump(d, n->let.value, indent + 1);
     break;
-  case N_COEF:
+  case N_COEF: {
+    const char *from = n->coef.source ? n->coef.source->name.name : NULL;
     if (n->coef.desc)
-      head(d, n, indent, "coefficient %s \"%s\"", n->coef.name, n->coef.desc);
+      head(d, n, indent, "coefficient %s%s%s \"%s\"", n->coef.name, from ? ": " : "", from ? from : "", n->coef.desc);
     else
-      head(d, n, indent, "coefficient %s", n->coef.name);
-    dump(d, n->coef.value, indent + 1);
+      head(d, n, indent, "coefficient %s%s%s", n->coef.name, from ? ": " : "", from ? from : "");
+    if (n->coef.value) dump(d, n->coef.value, indent + 1);
     break;
+  }
   case N_DEF: {
     char buf[256] = "";
     int len = 0;

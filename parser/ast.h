@@ -37,7 +37,8 @@ typedef enum NodeKind {
   N_CHOICES,    /* list: items (list of N_NAME, a parameter's choices in order) */
   N_VALUES,     /* list: items (expressions, a list parameter's default in order) */
   N_LET,        /* let: name, value */
-  N_COEF,       /* coef: name, value, desc (a coefficient: a value on the grid, not an unknown) */
+  N_COEF,       /* coef: name, value, source, desc (a coefficient: a value on the grid, not an unknown;
+                   value for k = expr, or source, the N_NAME after ':', for k: file) */
   N_DEF,        /* def: name, params (list of N_NAME), body */
   N_PRECEDENCE, /* list: items (list of N_GROUP, highest first) */
   N_GROUP,      /* list: items (list of N_NAME, faces of equal rank) */
@@ -100,7 +101,7 @@ struct Node {
     struct { Shape shape; long long width; Loc width_loc; } stencil;
     struct { const char *name; Node *type, *value, *lo, *hi; const char *desc; } param;
     struct { const char *name; Node *value; } let;
-    struct { const char *name; Node *value; const char *desc; } coef;
+    struct { const char *name; Node *value, *source; const char *desc; } coef;
     struct { const char *name; Node *params; int nparams; Node *body; } def;
     struct { Node *items; } list;
     struct { BlockWhat what; const char *field; Loc field_loc; Node *items; Node *mark; } block;
@@ -126,6 +127,8 @@ Node *ast_stencil(Arena *a, Loc at, Shape shape, Node *width);
 Node *ast_param(Arena *a, Loc at, const char *name, Node *type, Node *value, Node *lo, Node *hi, const char *desc);
 Node *ast_let(Arena *a, Loc at, const char *name, Node *value);
 Node *ast_coef(Arena *a, Loc at, const char *name, Node *value, const char *desc);
+/* coefficient NAME: SOURCE [desc]; (source: the N_NAME of the word, sema checks it is file) */
+Node *ast_coef_source(Arena *a, Loc at, const char *name, Node *source, const char *desc);
 Node *ast_def(Arena *a, Loc at, const char *name, Node *params, Node *body);
 Node *ast_block(Arena *a, Loc at, BlockWhat what, const char *field, Loc field_loc, Node *items);
 /* block with its mark (a word after the field: sema checks it is `approximate`); returns block. */

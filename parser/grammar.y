@@ -222,10 +222,13 @@ let
   : KW_LET word '=' expr ';'       { $$ = ast_span(ast_let(A, @2, $2, $4), @$); }
   ;
 
-/* coefficient k = 1 + x * y "conductivity"; */
+/* coefficient k = 1 + x * y "conductivity";  or  coefficient k: file "conductivity";
+   (sema checks the word after ':' is file) */
 coefficient
   : KW_COEFFICIENT IDENT '=' expr desc_opt ';'
                                    { $$ = ast_span(ast_coef(A, @2, $2, $4, $5), @$); }
+  | KW_COEFFICIENT IDENT ':' IDENT desc_opt ';'
+                                   { $$ = ast_span(ast_coef_source(A, @2, $2, ast_name(A, @4, $4), $5), @$); }
   ;
 
 /* def upwind(v, down, here, up) = ...; */
@@ -446,6 +449,9 @@ static int after_param(const Parser *ps) {
   return ps->prev.len == 3 && strncmp(t, "let", 3) == 0 ? 2 : 0;
 }
 
+/* Whether the token before the lookahead is the word file (coefficient k: file). */
+static bool after_file(const Parser *ps) { return ps->prev.len == 4 && strncmp(ps->src->text + ps->prev.off, "file", 4) == 0; }
+
 static const char *closer_of(char open) { return open == '(' ? "')'" : open == '[' ? "']'" : "'}'"; }
 
 /* Bison calls this with the parser's state at a syntax error: what came, and
@@ -530,6 +536,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   diag_error(ps->diag, at, "unexpected %s%s", what, expect);
   if (strcmp(got_name, "'='") == 0 && wants_eq)
     diag_hint(ps->diag, "to compare two values write '=='; '=' only gives a name or an entry its value");
+  else if (strcmp(got_name, "'='") == 0 && after_file(ps))
+    diag_hint(ps->diag, "a coefficient read from a file has no expression: write 'coefficient NAME: file;' (the "
+                        "program reads its values from the file -NAME_file names) or 'coefficient NAME = expr;'");
   else if (got_keyword && wants_ident && after_param(ps)) {
     int n = (int)strlen(got_name) - 2;
     diag_hint(ps->diag, "a parameter or let may be named like a declaration's keyword ('initial', 'width', ...), "
@@ -540,8 +549,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Parser *ps) {
   else if (got_keyword && wants_ident)
     diag_hint(ps->diag, "%s is a reserved word of the language; choose another name", got_name);
   else if (wants_decl && !wants_semi)
-    diag_hint(ps->diag, "a declaration starts with grid, fields, stencil, param, let, def, precedence, mirror, "
-                        "residual, jacobian or initial");
+    diag_hint(ps->diag, "a declaration starts with grid, fields, stencil, param, let, coefficient, def, precedence, "
+                        "mirror, residual, jacobian or initial");
   else if (got_compare)
     diag_hint(ps->diag, "comparisons do not chain: write 'a < b and b < c'");
   else if (ps->nopen > 0) {

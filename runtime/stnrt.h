@@ -1,7 +1,7 @@
 /*
 ** stnrt.h: the stencilc runtime, linked into every generated program: the
-** SG-DIA matrix (sgdia.h), the report at the end of a solve and the
-** pictures (plot.c).
+** SG-DIA matrix (sgdia.h), the report at the end of a solve, the
+** pictures (plot.c) and the coefficients read from files (stncoef.h).
 */
 #ifndef STNRT_H
 #define STNRT_H
@@ -18,6 +18,7 @@
 #include "stntune.h"     /* StnTuneLaunch: the generated kernels' launch shapes */
 #include "stnmg.h"       /* StnDMUseSGDIA, StnPCMGSetDefaults: multigrid from the stencil */
 #include "stnmatfree.h"  /* StnMatFreeCreate: the Jacobian's product without its matrix */
+#include "stncoef.h"     /* StnCoefficientLoad: coefficients read from files */
 
 /* Prints how the solve ended: the Newton iterations and the final
    residual norm, or, when it failed, why, in words, with what to try.

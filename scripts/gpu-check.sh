@@ -22,9 +22,11 @@
 #     parameters, keyword-named and list parameters, lets shared with a
 #     jacobian block, a guarded derivative, a hand-written Jacobian on
 #     mirrored walls, coefficients read at neighbours, wrapped on a periodic
-#     grid): each program's GPU run gives
+#     grid, coefficients read from files, on the device through the kernels'
+#     AppCtx): each program's GPU run gives
 #     the CPU run's Newton count and solution to 1e-10, the approximate
-#     Jacobian and the mirror also under the GPU's default multigrid (the
+#     Jacobian, the mirror and the file coefficient (its values injected on
+#     the coarser levels) also under the GPU's default multigrid (the
 #     Newton count of the CPU with the same hierarchy).
 # Then the vector kernels of the Krylov solve: tests/gpu/vec-tests.sh (ours
 # against PETSc's host vectors, every launch shape against the reference,
@@ -72,6 +74,14 @@ LIBDIR=$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}lib
 INCS="-I$PETSC_DIR/include ${PETSC_ARCH:+-I$PETSC_DIR/$PETSC_ARCH/include}"
 # shellcheck disable=SC2086
 cc -O2 $INCS tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm || { echo "FAIL: cannot build vecdiff"; exit 1; }
+# The files of the coefficients read from files (tests/solve/coefficient_file_write.c): k of
+# coefficient.stn on 33^2 and 129^2, k of coefficient_periodic.stn on its 32 x 17 grid.
+# shellcheck disable=SC2086
+if ! { cc -O2 $INCS tests/solve/coefficient_file_write.c -o $B/kwrite -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm &&
+       $B/kwrite -o $B/k33.k && $B/kwrite -da_grid_x 129 -da_grid_y 129 -o $B/k129.k &&
+       $B/kwrite -periodic -a 2 -da_grid_x 32 -da_grid_y 17 -o $B/kper.k; }; then
+  echo "FAIL: cannot write the coefficient files"; exit 1
+fi
 
 # name:grid options:solver options
 cases="bratu2d:-da_grid_x 129 -da_grid_y 129:-par 6
@@ -106,6 +116,8 @@ degenerate_gradient:tests/solve/degenerate_gradient.stn:
 mirror_jacobian:tests/solve/mirror_jacobian.stn:
 coefficient:tests/solve/coefficient.stn:
 coefficient_periodic:tests/solve/coefficient_periodic.stn:
+coefficient_file:tests/solve/coefficient_file.stn:-k_file $B/k33.k
+coefficient_file_periodic:tests/solve/coefficient_file_periodic.stn:-k_file $B/kper.k
 keyword_params:tests/solve/keyword_params.stn:-width 4 -initial 0.3
 list_params:tests/solve/list_params.stn:-blocks 3,2 -w 2,0.5"
 if want language; then
@@ -312,12 +324,14 @@ want language && echo "$langcases" | while IFS=: read -r name src grid; do
   # and solution to 1e-10. (Not against another preconditioner: with zero flux the constant
   # mode's eigenvalue is sigma h^2, the Jacobian's condition about 5e6 at 129^2, and two runs to
   # a residual 1e-10 of the first differ by 1e-5, as the GPU's multigrid and the CPU's Jacobi did.)
-  case $name in neumann2d | nldiffusion2d) ;; *) continue ;; esac
+  case $name in neumann2d | nldiffusion2d | coefficient_file) ;; *) continue ;; esac
+  file=""
+  [ "$name" = coefficient_file ] && file="-k_file $B/k129.k"
   # shellcheck disable=SC2086
-  "$B/$name" -da_grid_x 129 -da_grid_y 129 -snes_rtol 1e-10 -stn_device gpu -snes_monitor -ksp_view -snes_view_solution "binary:$B/$name.mg.bin" >"$OUTDIR/$name.mg.log" 2>&1
+  "$B/$name" -da_grid_x 129 -da_grid_y 129 $file -snes_rtol 1e-10 -stn_device gpu -snes_monitor -ksp_view -snes_view_solution "binary:$B/$name.mg.bin" >"$OUTDIR/$name.mg.log" 2>&1
   mrc=$?
   # shellcheck disable=SC2086
-  "$B/$name" -da_grid_x 129 -da_grid_y 129 -snes_rtol 1e-10 -pc_type mg -stn_levels_mat_type sgdia -stn_device cpu -snes_monitor -snes_view_solution "binary:$B/$name.mgref.bin" >"$OUTDIR/$name.mgref.log" 2>&1
+  "$B/$name" -da_grid_x 129 -da_grid_y 129 $file -snes_rtol 1e-10 -pc_type mg -stn_levels_mat_type sgdia -stn_device cpu -snes_monitor -snes_view_solution "binary:$B/$name.mgref.bin" >"$OUTDIR/$name.mgref.log" 2>&1
   crc=$?
   its_gpu=$(($(grep -c "SNES Function norm" "$OUTDIR/$name.mg.log") - 1))
   its_cpu=$(($(grep -c "SNES Function norm" "$OUTDIR/$name.mgref.log") - 1))

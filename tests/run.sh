@@ -4,12 +4,14 @@
 #   tests/errors/NAME.stn   an invalid program; NAME.err is the exact message
 #                           stencilc --check must print (exit status 1, no stdout)
 #   tests/ast/NAME.ast      the exact --dump-ast output for examples/NAME.stn
-#   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn
+#   tests/ir/NAME.ir        the exact --dump-ir output for examples/NAME.stn (and
+#                           tests/solve/coefficient_file.stn)
 #   tests/emit/NAME.c       the exact generated C, .h and .cu for examples/NAME.stn (a few)
 #   tests/explain/NAME.txt  the exact --explain output for examples/NAME.stn; the
 #                           --explain-svg picture checked by tests/explain/svg.py
 #   nvcc                    compiles every example's CUDA kernels and the runtime's, and
-#                           the kernels of tests/solve's coefficient programs
+#                           the kernels of tests/solve's coefficient programs (expressions
+#                           and files)
 #   tests/cli.sh            command-line behaviour and hostile inputs
 #   tests/runtime/run.sh    the SG-DIA matrix against AIJ, on 1, 2, 4 ranks; the GPU vector
 #                           kernels' CPU reference (tests/runtime/vecref.c)
@@ -83,8 +85,9 @@ for stn in examples/*.stn; do
 done
 
 # The IR of every example, and the generated C of a few, are golden too:
-# a change to the passes or the emitter shows up as a reviewable diff.
-for stn in examples/*.stn; do
+# a change to the passes or the emitter shows up as a reviewable diff. (Also the IR of
+# tests/solve/coefficient_file.stn: reads of a coefficient from a file, 'coef k[1,0]'.)
+for stn in examples/*.stn tests/solve/coefficient_file.stn; do
   name=$(basename "$stn" .stn)
   "$STENCILC" --dump-ir "$stn" >"$tmp/ir" 2>"$tmp/err"
   if [ $regen = 1 ]; then cp "$tmp/ir" "tests/ir/$name.ir"; fi
@@ -132,6 +135,12 @@ if "$STENCILC" --explain tests/solve/coefficient.stn >"$tmp/explain" 2>"$tmp/err
    grep -q '^COEFFICIENTS: values given at every grid point that are not unknowns' "$tmp/explain" &&
    grep -qF '  k = 1 + a * sin(2 * pi * x) * cos(pi * y): conductivity  (coefficient.stn:19)' "$tmp/explain"; then ok
 else bad "--explain tests/solve/coefficient.stn: no COEFFICIENTS section with k's expression"; cat "$tmp/err"; fi
+# A coefficient read from a file: where its values come from, and its reads in the equations.
+if "$STENCILC" --explain tests/solve/coefficient_file.stn >"$tmp/explain" 2>"$tmp/err" && ! [ -s "$tmp/err" ] &&
+   grep -q '^  A coefficient from a file is read when the program starts' "$tmp/explain" &&
+   grep -qF '  k: from the file -k_file names: conductivity  (coefficient_file.stn:17)' "$tmp/explain" &&
+   grep -qF 'ke = (k + k[1,0])/2' "$tmp/explain"; then ok
+else bad "--explain tests/solve/coefficient_file.stn: no COEFFICIENTS section naming -k_file, or no k[1,0]"; cat "$tmp/err"; fi
 "$STENCILC" --explain examples/bratu2d.stn -o "$tmp/prog" >/dev/null 2>&1
 rc1=$?
 "$STENCILC" --explain-svg "$tmp/no/such/dir.svg" examples/bratu2d.stn >"$tmp/out" 2>/dev/null
@@ -206,8 +215,10 @@ if command -v nvcc >/dev/null 2>&1; then
   printf '#define STN_PROGRAM_DOF 5\n#define STN_PROGRAM_NSTEN 11\n' >"$tmp/cu/stn_program.h"
   check_instances "dof 5, 11 block diagonals" "$tmp/cu" "<0, 0>"
   # Coefficients inline their expression at each read, in the kernels too (wrapped by StnMod on
-  # a periodic axis): the test programs' own kernels compile.
-  for stn in tests/solve/coefficient.stn tests/solve/coefficient_periodic.stn; do
+  # a periodic axis), or read a file's values from the device array in the AppCtx
+  # (user.k[IX(i + 1, j)]): the test programs' own kernels compile.
+  for stn in tests/solve/coefficient.stn tests/solve/coefficient_periodic.stn tests/solve/coefficient_file.stn tests/solve/coefficient_file3d.stn \
+             tests/solve/coefficient_file_periodic.stn; do
     name=$(basename "$stn" .stn)
     rm -rf "$tmp/cu"
     "$STENCILC" "$stn" -o "$tmp/prog" --emit-dir "$tmp/cu" >"$tmp/err" 2>&1 || { bad "$stn: -o failed"; cat "$tmp/err"; continue; }

@@ -317,7 +317,7 @@ static void spacing_value(const Program *P, int d) {
 /* The grid spacing the expressions under roots read, as locals. */
 static void declare_spacing(Program *P, const Ref *roots, int n, const char *indent) {
   bool used[BV_COUNT];
-  emit_c_grid_uses(&P->E, roots, n, used);
+  emit_c_grid_uses(&P->E, roots, n, used, NULL);
   for (int d = 0; d < P->m->dim; d++) {
     if (!used[BV_HX + d]) continue;
     fprintf(P->out, "%sconst %s h%s = ", indent, P->E.cuda ? "double" : "PetscReal", axis_names[d]);
@@ -332,6 +332,30 @@ void emit_function_spacing(Program *P, CaseRoots roots_of) {
   free(roots);
 }
 
+/* The coefficients read from files that the expressions under roots_of read: each one's
+   ghosted local array on this function's grid (the runtime keeps it on the DM), taken before
+   the loops (before) and given back after them. */
+static void coef_arrays(Program *P, CaseRoots roots_of, bool before) {
+  const Model *m = P->m;
+  if (!m->ncoefs) return;
+  Ref *roots = xmalloc((size_t)emit_max_roots(P) * (size_t)m->nclasses * sizeof *roots);
+  bool grid[BV_COUNT], *used = xcalloc((size_t)m->ncoefs, sizeof *used);
+  emit_c_grid_uses(&P->E, roots, all_roots(P, roots_of, roots), grid, used);
+  for (int c = 0; c < m->ncoefs; c++) {
+    if (!used[c]) continue;
+    const Node *k = m->coefs[c];
+    if (before) {
+      P->E.coef_array[c] = emit_c_local(&P->E, P->E.coef[c]);
+      fprintf(P->out, "  const PetscScalar %s%s; /* coefficient %s, %s:%d: the values of -%s_file on this grid */\n",
+              array_stars(P), P->E.coef_array[c], k->coef.name, P->o->stn_name, ast_line(P->ir->src, k), k->coef.name);
+      fprintf(P->out, "  PetscCall(StnCoefficientGetArray(info->da, \"%s\", &%s));\n", k->coef.name, P->E.coef_array[c]);
+    } else
+      fprintf(P->out, "  PetscCall(StnCoefficientRestoreArray(info->da, \"%s\", &%s));\n", k->coef.name, P->E.coef_array[c]);
+  }
+  free(used);
+  free(roots);
+}
+
 /* The body shared by the point functions: the spacing and the uniform
    values, the loops over the owned points, and the switch over kinds of
    points (with around, if given, called before and after it inside the
@@ -340,6 +364,7 @@ static void loop_over_points(Program *P, BlockWhat what, CaseRoots roots_of, Cas
                              void (*around)(Program *, const char *, bool)) {
   emit_c_function_begin(&P->E);
   P->E.array = "x";
+  coef_arrays(P, roots_of, true);
   emit_function_spacing(P, roots_of);
   emit_uniform_temps(P, roots_of);
   const char *in = open_loops(P, "s", "m");
@@ -347,6 +372,7 @@ static void loop_over_points(Program *P, BlockWhat what, CaseRoots roots_of, Cas
   emit_point_branches(P, what, roots_of, body, in);
   if (around) around(P, in, false);
   close_loops(P);
+  coef_arrays(P, roots_of, false);
 }
 
 /* ---- the parts of the file ---- */
@@ -418,6 +444,20 @@ static void help_string(Program *P) {
     if (p->param.lo && n < (int)sizeof line)
       snprintf(line + n, sizeof line - (size_t)n, "%s in [%g, %g]", *type ? "" : ",", m->param_lo[i], m->param_hi[i]);
     strncat(line, "\n", sizeof line - strlen(line) - 1);
+    fputs("\n  ", out);
+    c_string(out, line);
+  }
+  bool files = false;
+  for (int c = 0; c < m->ncoefs; c++) {
+    const Node *k = m->coefs[c];
+    if (!k->coef.source) continue;
+    if (!files) {
+      fputs("\n  ", out);
+      c_string(out, "Coefficients read from files (PETSc binary vectors, one value per grid point; required):\n");
+      files = true;
+    }
+    snprintf(line, sizeof line, "  -%s_file <FILE>: coefficient %s%s%s\n", k->coef.name, k->coef.name, k->coef.desc ? ", " : "",
+             k->coef.desc ? k->coef.desc : "");
     fputs("\n  ", out);
     c_string(out, line);
   }
@@ -712,6 +752,29 @@ static void form_jacobian(Program *P) {
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
+/* With coefficients read from files, the kernels' context on a grid: a copy of the parameters
+   that the grid's DM keeps, with the device arrays of the coefficients on that grid. Returns
+   whether the program has one. */
+static bool grid_context(Program *P) {
+  const Model *m = P->m;
+  FILE *out = P->out;
+  bool any = false;
+  for (int c = 0; c < m->ncoefs; c++) any |= P->E.coef[c] != NULL;
+  if (!any) return false;
+  fputs("/* The kernels' context on info's grid: the parameters, and the device arrays of the coefficients\n"
+        "   read from files on this grid (each grid of a multigrid hierarchy has its own). The DM keeps\n"
+        "   it, so it lives as long as the grid. */\n"
+        "static PetscErrorCode GridContext(DMDALocalInfo *info, const AppCtx *user, AppCtx **grid_user)\n{\n"
+        "  PetscFunctionBeginUser;\n"
+        "  PetscCall(StnCoefficientGridContext(info->da, user, sizeof(AppCtx), (void **)grid_user));\n", out);
+  for (int c = 0; c < m->ncoefs; c++)
+    if (P->E.coef[c])
+      fprintf(out, "  PetscCall(StnCoefficientGetArrayDevice(info->da, \"%s\", &(*grid_user)->%s));\n", m->coefs[c]->coef.name,
+              P->E.coef[c]);
+  fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+  return true;
+}
+
 /* The GPU twins of FormFunctionLocal and FormJacobianLocal: the kernels are in the .cu file,
    the launches in the runtime (StnResidualCUDA); here the kernels' context and their table. */
 static void gpu_functions(Program *P) {
@@ -728,15 +791,22 @@ static void gpu_functions(Program *P) {
         "   Jacobian's product without its matrix (-stn_operator matfree). */\n", out);
   fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};\n\n",
           P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
-  fputs("/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
-        "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
-        "  PetscFunctionBeginUser;\n"
-        "  PetscCall(StnResidualCUDA(info, X, F, &kernels, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n"
-        "/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */\n"
-        "static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)\n{\n"
-        "  PetscFunctionBeginUser;\n"
-        "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, user));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
-        "#endif\n\n", out);
+  /* With coefficients read from files the kernels get the grid's context, not main's AppCtx. */
+  bool ctx = grid_context(P);
+  const char *decl = ctx ? "  AppCtx *grid_user;\n\n" : "";
+  const char *set = ctx ? "  PetscCall(GridContext(info, (AppCtx *)user, &grid_user));\n" : "";
+  const char *arg = ctx ? "grid_user" : "user";
+  fprintf(out, "/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
+               "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
+               "%s  PetscFunctionBeginUser;\n%s"
+               "  PetscCall(StnResidualCUDA(info, X, F, &kernels, %s));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n",
+          decl, set, arg);
+  fprintf(out, "/* The Jacobian on the GPU, straight into the SG-DIA values in device memory. */\n"
+               "static PetscErrorCode FormJacobianLocalCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, void *user)\n{\n"
+               "%s  PetscFunctionBeginUser;\n%s"
+               "  PetscCall(StnJacobianCUDA(info, X, J, P, &kernels, %s));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
+               "#endif\n\n",
+          decl, set, arg);
 }
 
 /* DMDASetUniformCoordinates with the .stn's domain, for the output, then tail. */
@@ -787,6 +857,11 @@ static void main_function(Program *P) {
           2 * m->width + 1, P->o->stn_name);
   fputs("  PetscCall(DMSetUp(da));\n  PetscCall(StnAppSetUpGrid(&app, da)); /* GPU vectors */\n", out);
   for (int f = 0; f < m->nfields; f++) fprintf(out, "  PetscCall(DMDASetFieldName(da, %d, \"%s\"));\n", f, m->fields[f].name);
+  for (int c = 0; c < m->ncoefs; c++)
+    if (P->E.coef[c])
+      fprintf(out, "  PetscCall(StnCoefficientLoad(da, \"%s\", \"%s:%d\")); /* coefficient %s: the file -%s_file names */\n",
+              m->coefs[c]->coef.name, P->o->stn_name, ast_line(P->ir->src, m->coefs[c]), m->coefs[c]->coef.name,
+              m->coefs[c]->coef.name);
   fputs("  PetscCall(DMDAGetLocalInfo(da, &info));\n  PetscCall(SetParameters(&info, &user));\n"
         "", out);
   if (P->ir->approximate)
@@ -823,8 +898,9 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
   const Model *m = ir->m;
   *P = (Program){ir, m, o, out, {0}, NULL, false, false, false};
   if (cname_check_table()) ice("cnames.c: the reserved table is out of order at '%s'", cname_check_table());
-  const char **user = xmalloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *user);
-  char **cn = xmalloc(((size_t)m->nfields + (size_t)m->nparams + 1) * sizeof *cn);
+  size_t nnames = (size_t)m->nfields + (size_t)m->nparams + (size_t)m->ncoefs + 1;
+  const char **user = xmalloc(nnames * sizeof *user);
+  char **cn = xmalloc(nnames * sizeof *cn);
   P->named = xmalloc(((size_t)ir->nnodes + 1) * sizeof *P->named);
   char **name = xcalloc((size_t)ir->nnodes + 1, sizeof *name);
   /* One C name per field and per parameter; a list's slots are its name indexed, blocks[1]. */
@@ -832,7 +908,13 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
   for (int f = 0; f < m->nfields; f++) user[nuser++] = m->fields[f].name;
   for (int i = 0; i < m->nparams; i++)
     if (m->param_elem[i] == 0) user[nuser++] = m->params[i]->param.name;
-  cname_assign(user, nuser, cn);
+  int nfile = 0;  /* the coefficients read from files: AppCtx members too, named last */
+  for (int c = 0; c < m->ncoefs; c++)
+    if (m->coefs[c]->coef.source) user[nuser + nfile++] = m->coefs[c]->coef.name;
+  cname_assign(user, nuser + nfile, cn);
+  char **coef = xcalloc((size_t)m->ncoefs + 1, sizeof *coef);
+  for (int c = 0, k = 0; c < m->ncoefs; c++)
+    if (m->coefs[c]->coef.source) coef[c] = cn[nuser + k++];
   for (int i = m->nparams - 1, j = nuser - 1; i >= 0; i--) {  /* spread from the back: slot >= name's place */
     char *base = cn[j];
     if (!m->param_len[i]) {
@@ -846,7 +928,8 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
     if (m->param_elem[i] == 0) free(base), j--;
   }
   free(user);
-  P->E = (CEmit){ir, out, cn, cn + m->nfields, "x", "info->", "user->", name, false, NULL, 0, 0, 0, NULL};
+  P->E = (CEmit){ir, out, cn, cn + m->nfields, coef, xcalloc((size_t)m->ncoefs + 1, sizeof(const char *)), "x",
+                 "info->", "user->", name, false, NULL, 0, 0, 0, NULL};
   for (int i = 0; i < m->nfields * m->nclasses; i++)
     for (int e = 0; e < ir->points[i].nentries; e++) P->any_given |= ir->points[i].entries[e].given != IR_NONE;
 }
@@ -854,6 +937,9 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
 void emit_program_free(Program *P) {
   const Model *m = P->m;
   for (int i = 0; i < m->nfields + m->nparams; i++) free(P->E.field[i]);
+  for (int c = 0; c < m->ncoefs; c++) free(P->E.coef[c]);
+  free(P->E.coef);
+  free(P->E.coef_array);
   emit_c_free(&P->E);
   free(P->E.name);
   free(P->E.field);

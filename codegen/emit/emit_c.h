@@ -30,6 +30,9 @@ typedef struct CEmit {
   FILE        *out;
   char       **field;   /* C names of fields, by index (cnames.h) */
   char       **param;   /* C names of parameters */
+  char       **coef;    /* C names of coefficients read from files (AppCtx members), by index; NULL
+                           for those given by an expression */
+  const char **coef_array;  /* C: the local array of each in the current function, "k" in k[j][i + 1] */
   const char  *array;   /* the array field reads come from: "x" */
   const char  *grid;    /* prefix of grid sizes and boxes: "info->" in C, "info." in CUDA */
   const char  *params;  /* prefix of parameters: "user->" in C, "user." in CUDA */
@@ -55,8 +58,11 @@ void emit_c_forget(CEmit *E, const Ref *named, int n);
 void emit_c_function_begin(CEmit *E);
 /* Frees what E holds itself: the names and the scratch stream. */
 void emit_c_free(CEmit *E);
-/* Which grid values (i, hx, nx, ...) the expressions under roots read. */
-void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT]);
+/* Which grid values (i, hx, nx, ...) the expressions under roots read, and (when coefs is not
+   NULL) which coefficients read from files, by index. */
+void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT], bool *coefs);
+/* A new local of the current function named after hint (hint_, hint_2, ... when taken). */
+const char *emit_c_local(CEmit *E, const char *hint);
 /* Defines StnMod, the language's mod, when the program calls it (in the CUDA text as a
    __device__ function). */
 void emit_c_mod_function(const Ir *ir, FILE *out, bool cuda);

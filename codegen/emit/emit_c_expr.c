@@ -104,17 +104,17 @@ static void index_text(FILE *out, const char *var, int off) {
   else fprintf(out, "%s %c %d", var, off < 0 ? '-' : '+', abs(off));
 }
 
-static void field_read(CEmit *E, const IrNode *n) {
+/* The indices of a read at offset off: [IX(i + 1, j)] on the device (flat arrays, IX is the
+   ghosted index), [j][i + 1] in C. */
+static void read_indices(CEmit *E, const int *off) {
   static const char *const vars[MAX_DIM] = {"i", "j", "k"};
-  const int *off = E->ir->offsets[n->b];
-  fputs(E->array, E->out);
-  if (E->cuda) {  /* flat arrays on the device: IX(i, j, k) is the ghosted index */
+  if (E->cuda) {
     fputs("[IX(", E->out);
     for (int d = 0; d < E->ir->m->dim; d++) {
       if (d) fputs(", ", E->out);
       index_text(E->out, vars[d], off[d]);
     }
-    fprintf(E->out, ")].%s", E->field[n->a]);
+    fputs(")]", E->out);
     return;
   }
   for (int d = E->ir->m->dim - 1; d >= 0; d--) {
@@ -122,7 +122,20 @@ static void field_read(CEmit *E, const IrNode *n) {
     index_text(E->out, vars[d], off[d]);
     fputc(']', E->out);
   }
+}
+
+static void field_read(CEmit *E, const IrNode *n) {
+  fputs(E->array, E->out);
+  read_indices(E, E->ir->offsets[n->b]);
   fprintf(E->out, ".%s", E->field[n->a]);
+}
+
+/* A coefficient read from a file: its ghosted local array, k[j][i + 1] in C (the function's
+   local), user.k[IX(i + 1, j)] in CUDA (the array on the device, in the kernel's AppCtx). */
+static void coef_read(CEmit *E, const IrNode *n) {
+  if (E->cuda) fprintf(E->out, "%s%s", E->params, E->coef[n->a]);
+  else fputs(E->coef_array[n->a], E->out);
+  read_indices(E, E->ir->offsets[n->b]);
 }
 
 /* A grid size: the DMDA's, info->mx in C and info.mx in CUDA. */
@@ -205,6 +218,7 @@ static void expr(CEmit *E, Ref r, int context) {
   case IR_PARAM: fprintf(out, "%s%s", E->params, E->param[n->a]); break;
   case IR_GRID:  grid_value(E, n->a); break;
   case IR_FIELD: field_read(E, n); break;
+  case IR_COEF:  coef_read(E, n); break;
   case IR_NEG:
     fputc('-', out);
     operand(E, n->a, P_UNARY);
@@ -381,6 +395,8 @@ static const char *new_local(CEmit *E, const char *hint) {
   return l->s;
 }
 
+const char *emit_c_local(CEmit *E, const char *hint) { return new_local(E, hint); }
+
 static void locals_clear(CEmit *E) {
   for (int i = 0; i < E->caplocals; i++) free(E->locals[i].s);
   free(E->locals);
@@ -465,12 +481,13 @@ void emit_c_function_begin(CEmit *E) {
   memset(E->name, 0, (size_t)E->ir->nnodes * sizeof *E->name);
 }
 
-void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT]) {
+void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV_COUNT], bool *coefs) {
   const Ir *ir = E->ir;
   char *seen = xcalloc((size_t)ir->nnodes, 1);
   Ref *stack = xmalloc(((size_t)ir->nnodes * 3 + (size_t)nroots + 1) * sizeof *stack);
   int top = 0;
   for (int i = 0; i < BV_COUNT; i++) used[i] = false;
+  for (int i = 0; coefs && i < ir->m->ncoefs; i++) coefs[i] = false;
   for (int i = 0; i < nroots; i++)
     if (roots[i] != IR_NONE) stack[top++] = roots[i];
   while (top > 0) {
@@ -479,6 +496,7 @@ void emit_c_grid_uses(const CEmit *E, const Ref *roots, int nroots, bool used[BV
     seen[r] = 1;
     const IrNode *n = &ir->nodes[r];
     if (n->op == IR_GRID) used[n->a] = true;
+    if (n->op == IR_COEF && coefs) coefs[n->a] = true;
     if (leaf(n)) continue;
     Ref ops[3] = {n->a, n->b, n->c};
     for (int k = 0; k < 3; k++)

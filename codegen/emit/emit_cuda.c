@@ -22,6 +22,13 @@
 #include "util.h"
 
 
+/* The number of coefficients read from files. */
+static int file_coefs(const Model *m) {
+  int n = 0;
+  for (int c = 0; c < m->ncoefs; c++) n += m->coefs[c]->coef.source != NULL;
+  return n;
+}
+
 static void guard_name(const Program *P, char *buf, size_t size) {
   snprintf(buf, size, "STN_%s", P->o->h_name);
   for (char *c = buf; *c; c++) *c = (*c >= 'a' && *c <= 'z') ? (char)(*c - 32) : (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ? *c : '_';
@@ -51,7 +58,8 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   }
   fputs("} Field;\n\n", out);
   fprintf(out, "/* The parameters of %s; the grid's sizes come with each call (DMDALocalInfo in C,\n"
-               "   StnLocalInfo in the kernels, which take the parameters by value). */\ntypedef struct {\n", o->stn_name);
+               "   StnLocalInfo in the kernels, which take the parameters by value)%s. */\ntypedef struct {\n", o->stn_name,
+          file_coefs(m) ? ", and the kernels'\n   arrays of the coefficients read from files (the C functions get theirs from the grid's DM)" : "");
   for (int i = 0; i < m->nparams; i++) {
     if (m->param_elem[i] > 0) continue;  /* a list is one array member, double blocks[2] */
     if (m->param_len[i])
@@ -64,7 +72,11 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
     }
     fprintf(out, "%s:%d */\n", o->stn_name, ast_line(ir->src, m->params[i]));
   }
-  if (P->any_given || m->nparams == 0) /* a struct needs a member */
+  for (int c = 0; c < m->ncoefs; c++)
+    if (P->E.coef[c])
+      fprintf(out, "  const double *%s; /* coefficient %s, %s:%d: its values on the device, set for each grid's kernels */\n",
+              P->E.coef[c], m->coefs[c]->coef.name, o->stn_name, ast_line(ir->src, m->coefs[c]));
+  if (P->any_given || m->nparams == 0) /* a struct needs a member (emit_c.c's main sets it) */
     fputs("  int    check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n", out);
   fputs("} AppCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"

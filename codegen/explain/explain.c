@@ -216,10 +216,10 @@ static void expr(Printer *P, Str *b, Ref r, bool expand) {
     str_add(b, buf);
     break;
   case IR_GRID:  str_add(b, builtin_values[n->a].name); break;
-  case IR_FIELD: {
+  case IR_FIELD: case IR_COEF: {
     char text[512];  /* a longer name is cut, as the fixed buffers elsewhere here cut it */
     ir_offset_text(ir, n->b, buf, sizeof buf, true);
-    snprintf(text, sizeof text, "%s%s", ir->m->fields[n->a].name, buf);
+    snprintf(text, sizeof text, "%s%s", n->op == IR_FIELD ? ir->m->fields[n->a].name : ir->m->coefs[n->a]->coef.name, buf);
     str_add(b, text);
     break;
   }
@@ -483,12 +483,35 @@ static void explain_coefs(const Ir *ir, FILE *out) {
   const Model *m = ir->m;
   if (!m->ncoefs) return;
   const char *stn = path_base(ir->src->name);
+  bool expr = false, file = false;
+  for (int c = 0; c < m->ncoefs; c++) {
+    file |= m->coefs[c]->coef.source != NULL;
+    expr |= m->coefs[c]->coef.source == NULL;
+  }
   fprintf(out, "\nCOEFFICIENTS: values given at every grid point that are not unknowns. The equations read\n"
                "  them like fields, at neighbours too, but they have no rows and no Jacobian columns (the\n"
-               "  derivative with respect to a coefficient is 0). Each is its expression at the point read,\n"
-               "  on whatever grid the program runs (every multigrid level evaluates it on its own points).\n");
+               "  derivative with respect to a coefficient is 0).");
+  if (!file)
+    fputs(" Each is its expression at the point read,\n"
+          "  on whatever grid the program runs (every multigrid level evaluates it on its own points).\n", out);
+  else {
+    fputc('\n', out);
+    if (expr)
+      fputs("  A coefficient with an expression is that expression at the point read, on whatever grid\n"
+            "  the program runs (every multigrid level evaluates it on its own points).\n", out);
+    fputs("  A coefficient from a file is read when the program starts, from the file that its option\n"
+          "  -NAME_file names (PETSc's binary format, as VecView writes a vector of the grid: one value\n"
+          "  per point, x fastest). It is kept in a ghosted vector, so reads at neighbours cross to\n"
+          "  other ranks like a field's; multigrid's coarser levels take its values at their points.\n", out);
+  }
   for (int c = 0; c < m->ncoefs; c++) {
     const Node *n = m->coefs[c];
+    if (n->coef.source) {
+      fprintf(out, "  %s: from the file -%s_file names", n->coef.name, n->coef.name);
+      if (n->coef.desc) fprintf(out, ": %s", n->coef.desc);
+      fprintf(out, "  (%s:%d)\n", stn, ast_line(ir->src, n));
+      continue;
+    }
     int len;
     const char *text = ast_text(ir->src, n->coef.value, &len);
     fprintf(out, "  %s = %.*s", n->coef.name, len, text);

@@ -92,7 +92,7 @@ static double bound_of(const Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, doubl
     if (a >= BV_HX && a <= BV_HZ) return (m->axes[a - BV_HX].hi - m->axes[a - BV_HX].lo) / 2;
     return index_max;
   }
-  if (op == IR_FIELD) return any;
+  if (op == IR_FIELD || op == IR_COEF) return any;  /* a file's values are any numbers */
   double A = ir->nodes[a].bound, B = b == IR_NONE ? 0 : ir->nodes[b].bound;
   bool fa = isfinite(A), fb = isfinite(B);
   switch (op) {
@@ -148,7 +148,7 @@ Ref ir_node(Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
     ir->hint = xrealloc(ir->hint, (size_t)ir->cap * sizeof *ir->hint);
   }
   Ref r = ir->nnodes++;
-  bool uniform = op == IR_GRID ? !builtin_values[a].pointwise : op != IR_FIELD;
+  bool uniform = op == IR_GRID ? !builtin_values[a].pointwise : op != IR_FIELD && op != IR_COEF;
   if (op > IR_FIELD)
     uniform = ir->nodes[a].uniform && (b == IR_NONE || ir->nodes[b].uniform) && (c == IR_NONE || ir->nodes[c].uniform);
   ir->nodes[r] = (IrNode){op, fn, a, b, c, num, uniform, bound_of(ir, op, fn, a, b, c, num)};

@@ -4,8 +4,10 @@
 ** hash-consed expression DAGs: a node is an operation and the indices (Ref)
 ** of its operands, which always come earlier in the pool, so the pool is in
 ** topological order and equal subexpressions are the same Ref (CSE for
-** free). Lets and functions are inlined while lowering; x, y, z become
-** lo + i*hx.
+** free). Lets, functions and coefficients given by an expression are
+** inlined while lowering; x, y, z become lo + i*hx. A coefficient read from
+** a file stays a leaf, IR_COEF, read from its array like a field but never
+** differentiated.
 **
 ** What the program computes is then a table of roots, one IrPoint per
 ** (field, class of grid point): the residual, the Jacobian entries (derived
@@ -35,6 +37,8 @@ typedef enum IrOp {
   IR_CONST,                                   /* num */
   IR_PARAM,                                   /* a: parameter index */
   IR_GRID,                                    /* a: BuiltinValue among i j k hx hy hz nx ny nz */
+  IR_COEF,                                    /* a: coefficient index (Model.coefs) of one read from a file,
+                                                 b: offset index (Ir.offsets); constant, derivative 0 */
   IR_FIELD,                                   /* a: field index, b: offset index (Ir.offsets) */
   IR_NEG, IR_NOT,                             /* a */
   IR_ADD, IR_SUB, IR_MUL, IR_DIV, IR_POW,     /* a, b */

@@ -171,7 +171,7 @@ static Ref build(Derive *D, Ref r) {
   Ir *ir = D->ir;
   IrNode n = ir->nodes[r];
   switch (n.op) {
-  case IR_CONST: case IR_PARAM: case IR_GRID:
+  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF:  /* a coefficient is not an unknown */
     return num(ir, 0);
   case IR_FIELD:
     return num(ir, n.a == D->field && n.b == D->offset ? 1 : 0);

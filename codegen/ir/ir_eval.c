@@ -2,9 +2,9 @@
 ** ir_eval.c: evaluating the whole pool at one sample point, for checks at
 ** compile time (a user's Jacobian entry against the derived one). Operands
 ** precede their users in the pool, so one forward sweep evaluates every
-** node. Field reads get pseudo-random values in [0.5, 1.5], a different
-** value per (field, offset), from the sample's seed: the same seed gives
-** the same values on every machine.
+** node. Field reads (and reads of coefficients from files) get pseudo-random
+** values in [0.5, 1.5], a different value per (field, offset), from the
+** sample's seed: the same seed gives the same values on every machine.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -29,6 +29,7 @@ static double eval(const Ir *ir, const IrSample *s, Ref r, const double *values)
   case IR_PARAM: return s->params[n->a];
   case IR_GRID:  return s->grid[n->a];
   case IR_FIELD: return draw(s->seed, n->a, n->b);
+  case IR_COEF:  return draw(s->seed, -1 - n->a, n->b);  /* a file's values: drawn apart from the fields' */
   default: {
     double a = values[n->a], b = n->b == IR_NONE ? 0 : values[n->b], c = n->c == IR_NONE ? 0 : values[n->c];
     return ir_fold(n->op, n->fn, a, b, c);

@@ -94,7 +94,7 @@ static bool constant(Lower *L, Ref r, double *v) {
     bool k;
     switch (n.op) {
     case IR_CONST: k = true; y = n.num; break;
-    case IR_PARAM: case IR_GRID: case IR_FIELD: k = false; break;
+    case IR_PARAM: case IR_GRID: case IR_COEF: case IR_FIELD: k = false; break;
     case IR_SELECT: k = constant(L, n.a, &x) && constant(L, x != 0 ? n.b : n.c, &y); break;
     default:
       k = constant(L, n.a, &x) && (n.b == IR_NONE || constant(L, n.b, &y));
@@ -229,10 +229,18 @@ static Ref field_read(Lower *L, int field, const int *comp, int ncomp) {
   return ir_node(L->ir, IR_FIELD, 0, field, ir_offset(L->ir, off), IR_NONE, 0);
 }
 
+/* Coefficient c read from its file at offset comp from the point lowered at: a leaf. */
+static Ref coef_read(Lower *L, const Node *c, const int *comp, int ncomp) {
+  int off[MAX_DIM];
+  for (int d = 0; d < MAX_DIM; d++) off[d] = L->shift[d] + (d < ncomp ? comp[d] : 0);
+  return ir_node(L->ir, IR_COEF, 0, c->index, ir_offset(L->ir, off), IR_NONE, 0);
+}
+
 /* Coefficient c read at offset off (NULL: the point itself, or inside a coefficient the point
    it is lowered at). Its expression names no field and no neighbour (sema), so only the
    indices move. */
 static Ref coef_value(Lower *L, const Node *c, const int *comp, int ncomp) {
+  if (c->coef.source) return coef_read(L, c, comp, ncomp);
   int saved[MAX_DIM];
   bool was = L->shifted;
   memcpy(saved, L->shift, sizeof saved);

@@ -34,7 +34,7 @@
 const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "mirror", "stencil"};
 
 static const char *const op_names[IR_OP_COUNT] = {
-  "const", "param", "grid", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
+  "const", "param", "grid", "coef", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
   "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "select", "call",
 };
 
@@ -136,7 +136,7 @@ static Ref simplify(Simplify *S, Ref r) {
   IrNode n = ir->nodes[r];
   Ref out;
   switch (n.op) {
-  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_FIELD:
+  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF: case IR_FIELD:
     out = r;
     break;
   case IR_NEG: case IR_NOT:
@@ -589,6 +589,10 @@ void ir_verify(const Ir *ir, const char *after) {
       if (n->a < 0 || n->a >= m->nfields || n->b < 0 || n->b >= ir->noffsets)
         ice("IR after %s: %%%d: field %d offset %d", after, r, n->a, n->b);
       break;
+    case IR_COEF:
+      if (n->a < 0 || n->a >= m->ncoefs || !m->coefs[n->a]->coef.source || n->b < 0 || n->b >= ir->noffsets)
+        ice("IR after %s: %%%d: coefficient %d offset %d", after, r, n->a, n->b);
+      break;
     case IR_NEG: case IR_NOT:
       verify_ref(ir, n->a, r, after, "an operand");
       break;
@@ -677,6 +681,10 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
     case IR_FIELD:
       ir_offset_text(ir, n->b, buf, sizeof buf, false);
       fprintf(out, " %s%s", m->fields[n->a].name, buf);
+      break;
+    case IR_COEF:
+      ir_offset_text(ir, n->b, buf, sizeof buf, false);
+      fprintf(out, " %s%s", m->coefs[n->a]->coef.name, buf);
       break;
     case IR_CALL:
       fprintf(out, " %s %%%d", builtin_funcs[n->fn].name, n->a);

@@ -625,11 +625,61 @@ static void let(Sema *s, Node *l, Ctx cx) {
   declare(s, l->let.name, l);
 }
 
-/* coefficient k = value; the value is checked as at one grid point without fields (CX_COEF). */
+/* coefficient k: file; -- the word after ':' says where the values come from; file is the one
+   source (4.6). The program's option -k_file names the file, so it must not be PETSc's. */
+static void coef_source(Sema *s, const Node *c) {
+  const Node *w = c->coef.source;
+  if (strcmp(w->name.name, "file") != 0) {
+    diag_error(s->d, w->loc, "a coefficient's values come from 'file', not from '%s'", w->name.name);
+    diag_hint(s->d, "write 'coefficient %s: file;' to read it from a file at run time, or "
+                    "'coefficient %s = expr;' to compute it", c->coef.name, c->coef.name);
+    return;
+  }
+  char option[300];
+  snprintf(option, sizeof option, "%s_file", c->coef.name);
+  const char *clash = petsc_option_clash(option);
+  if (clash) {
+    diag_error(s->d, c->loc, "a coefficient read from a file cannot be called '%s': its option -%s would be PETSc's",
+               c->coef.name, option);
+    diag_hint(s->d, "PETSc reserves -%s%s; rename the coefficient", clash, clash[strlen(clash) - 1] == '_' ? "..." : "");
+  }
+}
+
+/* -k_file, the option of coefficient k, and the parameter k_file would be one option; so would
+   -k_file and -K_file (PETSc's options ignore case). */
+static void coef_option_clashes(Sema *s) {
+  const Model *m = s->m;
+  for (int c = 0; c < m->ncoefs; c++) {
+    const Node *k = m->coefs[c];
+    if (!k->coef.source) continue;
+    char option[300];
+    snprintf(option, sizeof option, "%s_file", k->coef.name);
+    for (int e = 0; e < c; e++) {
+      const Node *o = m->coefs[e];
+      if (o->coef.source && strcasecmp(o->coef.name, k->coef.name) == 0) {
+        diag_error(s->d, k->loc, "coefficients '%s' and '%s' would read one option: PETSc's options ignore case, so "
+                   "-%s would name the file of both", o->coef.name, k->coef.name, option);
+        previous(s, o);
+        diag_hint(s->d, "rename one of them");
+      }
+    }
+    for (int i = 0; i < m->nparams; i++)
+      if (m->param_elem[i] == 0 && strcasecmp(m->params[i]->param.name, option) == 0) {
+        diag_error(s->d, m->params[i]->loc, "parameter '%s' and the file of coefficient '%s' would be one option, -%s",
+                   m->params[i]->param.name, k->coef.name, option);
+        diag_note(s->d, k->loc, "coefficient '%s' is read from the file its option -%s names", k->coef.name, option);
+        diag_hint(s->d, "rename the parameter or the coefficient");
+      }
+  }
+}
+
+/* coefficient k = value; the value is checked as at one grid point without fields (CX_COEF).
+   coefficient k: file; has no value: its values are read when the program runs. */
 static void coef(Sema *s, Node *c) {
   Model *m = s->m;
   c->index = m->ncoefs;
-  expr(s, c->coef.value, CX_COEF, NULL);
+  if (c->coef.source) coef_source(s, c);
+  else expr(s, c->coef.value, CX_COEF, NULL);
   m->coefs[m->ncoefs++] = c;
   declare(s, c->coef.name, c);
 }
@@ -725,7 +775,10 @@ static void block(Sema *s, Node *b) {
     if (decl) {
       diag_error(s->d, b->block.field_loc, "'%s' is %s; %s %s block is for a field", b->block.field,
                  sema_kind_name(decl), block_article(b->block.what), ast_block_keyword(b->block.what));
-      if (decl->kind == N_COEF)
+      if (decl->kind == N_COEF && decl->coef.source)
+        diag_hint(s->d, "a coefficient is not solved for: its values are read from the file that -%s_file "
+                        "names; declare '%s' in 'fields' to make it an unknown", b->block.field, b->block.field);
+      else if (decl->kind == N_COEF)
         diag_hint(s->d, "a coefficient is not solved for: its value is the expression at line %d, at every "
                         "grid point; declare '%s' in 'fields' to make it an unknown", ast_line(s->d->src, decl),
                   b->block.field);
@@ -928,6 +981,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
       diag_hint(d, "add 'residual %s { interior: ...; boundary: ...; }': one equation per field", m->fields[i].name);
     }
   }
+  coef_option_clashes(&s);
   s.mirror_used = arena_alloc(a, sizeof *s.mirror_used * (size_t)(m->nfields + 1));
   if (s.have_grid) {
     sema_mirrors(&s);

@@ -343,8 +343,12 @@ static void coef_outside_error(Sema *s, const Read *rd, int c, int axis, const N
   else
     diag_error(s->d, rd->at, "this read of coefficient '%s' lies outside the grid at %s, where the rule at line %d "
                "applies", coef, name, ast_line(s->d->src, rule));
-  diag_hint(s->d, "a coefficient has values at the grid's points only; read it towards the inside, or give the "
-                  "value outside by its expression in a let");
+  if (m->coefs[rd->field]->coef.source)
+    diag_hint(s->d, "a coefficient has values at the grid's points only (its file has one per point); read it "
+                    "towards the inside");
+  else
+    diag_hint(s->d, "a coefficient has values at the grid's points only; read it towards the inside, or give the "
+                    "value outside by its expression in a let");
 }
 
 static void outside_error(Sema *s, const Read *rd, int c, int axis, const Node *rule) {

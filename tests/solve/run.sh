@@ -102,6 +102,25 @@
 #                 another -blocks changes the solution; a wrong count of values,
 #                 a bare -blocks, a value out of range and 2.5 for an int are
 #                 refused in a sentence; -help shows both lists
+#  18 coefficient files  tests/solve/coefficient_file.stn ('coefficient k: file;')
+#                 reading files that tests/solve/coefficient_file_write.c writes
+#                 by hand (VecView, binary) against tests/solve/coefficient.stn,
+#                 whose k is the same expression: the same first residual norm
+#                 (1e-12), Newton iterations and solution (1e-8) with ILU, on 2
+#                 ranks (a file written on 2 ranks too), with -pc_type mg (the
+#                 coarser levels injected from the file's grid), 1 and 2 ranks,
+#                 and Galerkin multigrid, with the same Krylov residual norms
+#                 (1e-8: the coarser levels see the same k); another file
+#                 changes the solution;
+#                 -snes_test_jacobian at rounding level (k adds no column); on a
+#                 grid periodic in x (coefficient_file_periodic.stn against
+#                 coefficient_periodic.stn) the ghosts wrap, 1 and 2 ranks; in
+#                 3D on a box stencil, periodic in z (coefficient_file3d.stn, its
+#                 file written byte by byte from LANGUAGE.md's description of the
+#                 format) as c as an expression, 1 and 4 ranks; no
+#                 -k_file, a missing file, a file that is not a vector, one of
+#                 another grid's size and -snes_grid_sequence are refused in a
+#                 sentence naming the option, the file and the lengths
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1694,6 +1713,156 @@ else
   bad "list params: $STENCILC_SRC $LP -o failed"; show "$LOG/list_params.stencilc"
 fi
 section_done list-params
+
+# ---- 18 coefficients read from files ----------------------------------------------
+CF=tests/solve/coefficient_file.stn
+CFP=tests/solve/coefficient_file_periodic.stn
+KWRITE=$OUT/coefficient_file_write
+# ksp_close A B TOL: the logs' Krylov residual norms (-ksp_monitor), as many and each pair within
+# TOL relative; prints the count and the largest difference. Under multigrid they show that
+# the coarser levels see the same k (the solution alone would not: it is the fine grid's).
+ksp_close() {
+  sed -n 's/.*KSP Residual norm \([^ ]*\).*/\1/p' "$1" >"$OUT/ksp.a"
+  sed -n 's/.*KSP Residual norm \([^ ]*\).*/\1/p' "$2" >"$OUT/ksp.b"
+  [ "$(wc -l <"$OUT/ksp.a")" = "$(wc -l <"$OUT/ksp.b")" ] || { echo "$(wc -l <"$OUT/ksp.a") against $(wc -l <"$OUT/ksp.b") Krylov norms"; return 1; }
+  paste "$OUT/ksp.a" "$OUT/ksp.b" | awk -v t="$3" '{n++; d = $1 - $2; if (d < 0) d = -d; m = $2 < 0 ? -$2 : $2; r = m > 0 ? d / m : d; if (r > w) w = r}
+    END {printf "%d Krylov norms within %.1e", n, w; exit !(n > 0 && w <= t)}'
+}
+# kfile NAME [RANKS] OPTIONS...: $OUT/NAME.k, k written by coefficient_file_write.c; status in $?.
+kfile() {
+  kn=$1; shift
+  kr=1; case ${1:-} in [0-9]) kr=$1; shift ;; esac
+  mpirun "$kr" "$LOG/$kn.kwrite" "$KWRITE" -o "$OUT/$kn.k" "$@" && [ -s "$OUT/$kn.k" ]
+}
+# shellcheck disable=SC2086
+if ! mpicc $PETSC_CFLAGS -O2 tests/solve/coefficient_file_write.c $PETSC_LIBS -lm -o "$KWRITE" >"$LOG/coefficient_file_write.cc" 2>&1; then
+  bad "coefficient files: tests/solve/coefficient_file_write.c does not compile"; show "$LOG/coefficient_file_write.cc"
+elif ! kfile k33 || ! kfile k33r2 2 || ! kfile k65 -da_grid_x 65 -da_grid_y 65 || ! kfile k65a9 -a 0.9 -da_grid_x 65 -da_grid_y 65 ||
+     ! kfile k9x11 -a 0.9 -da_grid_x 9 -da_grid_y 11 || ! kfile kper -periodic -a 2 -da_grid_x 32 -da_grid_y 17; then
+  bad "coefficient files: coefficient_file_write.c wrote no file"; show "$LOG/$kn.kwrite"
+elif ! cmp -s "$OUT/k33.k" "$OUT/k33r2.k"; then
+  bad "coefficient files: the file written on 2 ranks differs from the one written on 1 (natural ordering)"
+elif compile coefficient_file "$CF" && { [ -x "$OUT/coefficient" ] || compile coefficient tests/solve/coefficient.stn; }; then
+  ok "coefficient files: coefficient_file_write.c writes the same file on 1 and 2 ranks (natural ordering)"
+  # The same k from the file and as an expression: one discrete problem, on every grid of multigrid too.
+  for c in "1:k33:-pc_type ilu" "2:k33r2:-pc_type bjacobi" "1:k65:-pc_type mg -pc_mg_levels 4 -da_grid_x 65 -da_grid_y 65" \
+           "2:k65:-pc_type mg -pc_mg_levels 4 -da_grid_x 65 -da_grid_y 65" \
+           "1:k65:-pc_type mg -pc_mg_levels 4 -pc_mg_galerkin pmat -da_grid_x 65 -da_grid_y 65" \
+           "1:k65a9:-pc_type ilu -da_grid_x 65 -da_grid_y 65 -a 0.9 -f 20"; do
+    n=${c%%:*} rest=${c#*:}; k=${rest%%:*} opts=${rest#*:}
+    tag=$n.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    lf=$LOG/coefficient_file.$tag le=$LOG/coefficient_expr.$tag
+    # The expression program takes -a; the file program has no such parameter (the file is k).
+    fopts=$(echo "$opts" | sed 's/ -a [0-9.]*//')
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lf" "$OUT/coefficient_file" -k_file "$OUT/$k.k" $TIGHT $fopts -snes_monitor -ksp_monitor -snes_view_solution "binary:$lf.bin"
+    rcf=$?
+    # shellcheck disable=SC2086
+    mpirun "$n" "$le" "$OUT/coefficient" $TIGHT $opts -snes_monitor -ksp_monitor -snes_view_solution "binary:$le.bin"
+    rce=$?
+    itf=$(newton "$lf") ite=$(newton "$le") f0f=$(fnorm "$lf" 0) f0e=$(fnorm "$le" 0)
+    if solved "$lf" $rcf && solved "$le" $rce && [ "$itf" = "$ite" ] && [ "${itf:-0}" -ge 3 ] &&
+       close "$f0f" "$f0e" 1e-12 && same_ok "$lf.bin" "$le.bin" 1e-8 && ksp_close "$lf" "$le" 1e-8 >/dev/null; then
+      ok "coefficient files: '$opts' on $n rank(s), k from $k.k = k as an expression: first norm $f0f ($f0e), $itf Newton iterations, $(ksp_close "$lf" "$le" 1e-8), solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+    else
+      bad "coefficient files: '$opts' on $n rank(s): file exit $rcf, $itf iterations, first norm $f0f; expression exit $rce, $ite iterations, first norm $f0e; $(ksp_close "$lf" "$le" 1e-8); solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+      show "$lf"; show "$le"
+    fi
+  done
+  # The file is read: another file (amplitude 0.9 instead of 0.5) gives another solution.
+  la=$LOG/coefficient_file.1._pc_type_mg__pc_mg_levels_4__da_grid_x_65__da_grid_y_65
+  lc=$LOG/coefficient_file.other
+  # shellcheck disable=SC2086
+  run "$lc" "$OUT/coefficient_file" -k_file "$OUT/k65a9.k" -da_grid_x 65 -da_grid_y 65 $TIGHT -snes_view_solution "binary:$lc.bin"
+  if solved "$lc" $? && [ -s "$la.bin" ] && ! same_ok "$lc.bin" "$la.bin" 1e-4; then
+    ok "coefficient files: another file changes the solution ($(same "$lc.bin" "$la.bin" 1e-4))"
+  else bad "coefficient files: the solution does not depend on the file"; show "$lc"; fi
+  for mode in "-pc_type jacobi" "-stn_mat_type aij"; do
+    l=$LOG/coefficient_file.jac.$(echo "$mode" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/coefficient_file" -k_file "$OUT/k9x11.k" -da_grid_x 9 -da_grid_y 11 $mode -snes_test_jacobian -snes_max_it 2
+    worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | awk 'BEGIN {m = -1} {if ($1 + 0 > m) m = $1 + 0} END {print m}')
+    if awk -v m="$worst" 'BEGIN {exit !(m >= 0 && m <= 1e-6)}'; then ok "coefficient files: -snes_test_jacobian ($mode), max ||J - Jfd||/||J|| = $worst"
+    else bad "coefficient files: -snes_test_jacobian ($mode) ratio $worst"; show "$l"; fi
+  done
+  if grep -q '^#define NSTENCIL 5 ' "$OUT/coefficient_file.src/coefficient_file.h"; then
+    ok "coefficient files: the Jacobian has the 5 block diagonals of u's reads, none for k"
+  else bad "coefficient files: $OUT/coefficient_file.src/coefficient_file.h does not define NSTENCIL 5"; fi
+  # Refused in a sentence: no file, a missing file, not a vector, another grid's size, a finer grid.
+  printf 'not a vector\n' >"$OUT/notavec.k"
+  for c in ":is read from a file: give it with -k_file FILE" \
+           "-k_file $OUT/missing.k:-k_file $OUT/missing.k: cannot read the file (coefficient k, coefficient_file.stn:17)" \
+           "-k_file $OUT/notavec.k:-k_file $OUT/notavec.k: the file does not start with a vector in PETSc's binary format" \
+           "-k_file $OUT/k65.k:-k_file $OUT/k65.k: the file holds 4225 values, but coefficient k (coefficient_file.stn:17) needs one per grid point: 1089 on this 33 x 33 grid" \
+           "-k_file $OUT/k33.k -snes_grid_sequence 1:-snes_grid_sequence 1 would solve on finer grids than the one of -k_file $OUT/k33.k"; do
+    opts=${c%%:*} want=${c#*:}
+    l=$LOG/coefficient_file.bad.$(echo "$opts" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/coefficient_file" $opts
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q -- "$want" "$l"; then ok "coefficient files: '${opts:-no -k_file}' is refused: $(grep -o -m 1 -- "$want.*" "$l")"
+    else bad "coefficient files: '${opts:-no -k_file}': exit $rc, no '$want'"; show "$l"; fi
+  done
+  l=$LOG/coefficient_file.help
+  run "$l" "$OUT/coefficient_file" -help
+  if grep -q -- '-k_file <FILE>: coefficient k, conductivity' "$l"; then ok "coefficient files: -help lists -k_file"
+  else bad "coefficient files: -help does not list -k_file"; show "$l"; fi
+else
+  bad "coefficient files: $STENCILC_SRC $CF or tests/solve/coefficient.stn -o failed"; show "$LOG/coefficient_file.stencilc"
+fi
+# Periodic in x: the file's vector is ghosted like the state, so k[1,0] at the last column reads
+# the first column's value (k jumps there: a read at x = 1 changes the solution by about 17%).
+if [ -s "$OUT/kper.k" ] && compile coefficient_file_periodic "$CFP" &&
+   { [ -x "$OUT/coefficient_periodic" ] || compile coefficient_periodic tests/solve/coefficient_periodic.stn; }; then
+  for n in 1 2; do
+    lf=$LOG/coefficient_file_periodic.$n le=$LOG/coefficient_periodic_expr.$n
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lf" "$OUT/coefficient_file_periodic" -k_file "$OUT/kper.k" $TIGHT -snes_monitor -snes_view_solution "binary:$lf.bin"
+    rcf=$?
+    # shellcheck disable=SC2086
+    mpirun "$n" "$le" "$OUT/coefficient_periodic" $TIGHT -snes_monitor -snes_view_solution "binary:$le.bin"
+    rce=$?
+    itf=$(newton "$lf") ite=$(newton "$le") f1f=$(fnorm "$lf" 1) f1e=$(fnorm "$le" 1)
+    if solved "$lf" $rcf && solved "$le" $rce && [ "$itf" = "$ite" ] && close "$f1f" "$f1e" 1e-8 && same_ok "$lf.bin" "$le.bin" 1e-8; then
+      ok "coefficient files: periodic x on $n rank(s) = k as an expression: norm after one step $f1f ($f1e), $itf Newton iterations, solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+    else
+      bad "coefficient files: periodic x on $n rank(s): file exit $rcf, $itf iterations, norm $f1f; expression exit $rce, $ite iterations, norm $f1e; solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+      show "$lf"; show "$le"
+    fi
+  done
+else
+  bad "coefficient files: no periodic file, or $STENCILC_SRC $CFP or tests/solve/coefficient_periodic.stn -o failed"; show "$LOG/coefficient_file_periodic.stencilc"
+fi
+# 3D, a box stencil, periodic in z: the file written byte by byte as LANGUAGE.md 4.6 spells the
+# format (not by PETSc), against c as an expression.
+C3=tests/solve/coefficient_file3d.stn
+sed 's/^coefficient c: file;/coefficient c = 1 + x + 2 * y * y + 3 * z;/' "$C3" >"$OUT/coefficient_expr3d.stn"
+if python3 -c "
+import struct, sys
+M, N, P = 9, 8, 7
+v = [1 + i / (M - 1) + 2 * (j / (N - 1)) ** 2 + 3 * (k / P) for k in range(P) for j in range(N) for i in range(M)]
+open(sys.argv[1], 'wb').write(struct.pack('>ii', 1211214, len(v)) + struct.pack('>%dd' % len(v), *v))" "$OUT/c3d.k" &&
+   compile coefficient_file3d "$C3" && compile coefficient_expr3d "$OUT/coefficient_expr3d.stn"; then
+  for n in 1 4; do
+    lf=$LOG/coefficient_file3d.$n le=$LOG/coefficient_expr3d.$n
+    # shellcheck disable=SC2086
+    mpirun "$n" "$lf" "$OUT/coefficient_file3d" -c_file "$OUT/c3d.k" $TIGHT -snes_monitor -snes_view_solution "binary:$lf.bin"
+    rcf=$?
+    # shellcheck disable=SC2086
+    mpirun "$n" "$le" "$OUT/coefficient_expr3d" $TIGHT -snes_monitor -snes_view_solution "binary:$le.bin"
+    rce=$?
+    itf=$(newton "$lf") ite=$(newton "$le") f0f=$(fnorm "$lf" 0) f0e=$(fnorm "$le" 0)
+    if solved "$lf" $rcf && solved "$le" $rce && [ "$itf" = "$ite" ] && close "$f0f" "$f0e" 1e-12 && same_ok "$lf.bin" "$le.bin" 1e-8; then
+      ok "coefficient files: 3D box stencil, periodic z, on $n rank(s) = c as an expression: first norm $f0f ($f0e), $itf Newton iterations, solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+    else
+      bad "coefficient files: 3D on $n rank(s): file exit $rcf, $itf iterations, first norm $f0f; expression exit $rce, $ite iterations, first norm $f0e; solutions $(same "$lf.bin" "$le.bin" 1e-8)"
+      show "$lf"; show "$le"
+    fi
+  done
+else
+  bad "coefficient files: no 3D file (python3), or $STENCILC_SRC $C3 or its expression twin -o failed"; show "$LOG/coefficient_file3d.stencilc"
+fi
+section_done coefficient-files
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
