@@ -718,14 +718,43 @@ power=$("$STENCILC" examples/heat2d.stn -o "$OUT/heat2d_power" --emit-dir "$OUT/
 if [ "$plain" = 1 ] && [ "$cell" = 0 ] && grep -q "hx \* hy \* (k" "$OUT/heat2d_cell.stn" && [ "$power" = "static const PetscInt h_power[DOF] = {-2};" ]; then
   ok "multigrid: heat2d's interior equation scales as h^-2 (Jacobi on the GPU, --explain says so), times hx*hy as h^0"
 else bad "multigrid: the scaling of heat2d's equation: --explain plain $plain, scaled $cell, generated '$power'"; fi
+# The same hierarchy on several ranks (the GPU's, run here on CPUs): the transfers on each rank's
+# box, the coarsest grid inverted on every rank; its Krylov counts are one rank's, since Jacobi,
+# Chebyshev and the dense coarse solve do not depend on the split (3 ranks: 65 points as 22, 22, 21).
+if is_built bratu2d && is_built cavity; then
+  for case in "bratu2d -da_grid_x 65 -da_grid_y 65" "cavity -da_grid_x 65 -da_grid_y 65 -lidvelocity 10 -grashof 1000"; do
+    # shellcheck disable=SC2086 # a case is a word list
+    set -- $case
+    ex=$1
+    shift
+    for n in 1 3 4; do
+      # shellcheck disable=SC2086
+      mpirun "$n" "$LOG/mg.ranks.$ex.$n" "$OUT/$ex" "$@" $MG -stn_levels_mat_type sgdia -snes_view_solution "binary:$LOG/mg.ranks.$ex.$n.bin"
+      echo $? >"$LOG/mg.ranks.$ex.$n.rc"
+    done
+    k1=$(krylov "$LOG/mg.ranks.$ex.1")
+    for n in 3 4; do
+      kn=$(krylov "$LOG/mg.ranks.$ex.$n")
+      d=$(same "$LOG/mg.ranks.$ex.$n.bin" "$LOG/mg.ranks.$ex.1.bin" 1e-8)
+      if solved "$LOG/mg.ranks.$ex.$n" "$(cat "$LOG/mg.ranks.$ex.$n.rc")" && [ -n "$kn" ] && [ "$kn" = "$k1" ] &&
+         same_ok "$LOG/mg.ranks.$ex.$n.bin" "$LOG/mg.ranks.$ex.1.bin" 1e-8; then
+        ok "multigrid: $ex $* on $n ranks, SG-DIA levels: Krylov [ $kn] = one rank's, solution rel diff $d"
+      else
+        bad "multigrid: $ex $* on $n ranks, SG-DIA levels: Krylov [ $kn] against one rank's [ $k1], rel diff $d"
+        show "$LOG/mg.ranks.$ex.$n"
+      fi
+    done
+  done
+fi
 section_done multigrid
 
-# ---- 4 MPI: 1, 2 and 4 ranks, storage formats, preconditioners ---------------
+# ---- 4 MPI: 1 to 4 ranks, storage formats, preconditioners -------------------
+# (3 ranks split the medium grids unevenly: 17 points as 6, 6, 5)
 for ex in $EXAMPLES; do
   is_built "$ex" || continue
   ref=$OUT/sol/$ex.1.bin
   its1=""
-  for n in 1 2 4; do
+  for n in 1 2 3 4; do
     l=$LOG/mpi.$ex.$n
     sol=$OUT/sol/$ex.$n.bin
     # shellcheck disable=SC2046,SC2086
