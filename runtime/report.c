@@ -51,6 +51,12 @@ static const char *in_words(SNESConvergedReason reason)
   }
 }
 
+const char *StnSNESReasonInWords(SNESConvergedReason reason)
+{
+  const char *words = in_words(reason);
+  return words ? words : "see PETSc's documentation of SNESConvergedReason";
+}
+
 /* Why the linear solver failed, in words, into text: a NaN or Inf in the Jacobian, named by its
    grid point, fields and offset (the first one, from the lowest rank that holds one), or KSP's
    reason. */

@@ -19,6 +19,7 @@
 #include "stnmg.h"       /* StnDMUseSGDIA, StnPCMGSetDefaults: multigrid from the stencil */
 #include "stnmatfree.h"  /* StnMatFreeCreate: the Jacobian's product without its matrix */
 #include "stncoef.h"     /* StnCoefficientLoad: coefficients read from files */
+#include "stnts.h"       /* time-dependent programs: TS's IFunction and IJacobian */
 
 /* Prints how the solve ended: the Newton iterations and the final
    residual norm, or, when it failed, why, in words, with what to try.
@@ -27,6 +28,8 @@
    tolerances is not: the report says so. Needs the residual history
    (SNESSetConvergenceHistory) to know where the residual started. */
 PetscErrorCode StnReportSolve(SNES snes, const char *program, PetscBool *solved);
+/* Why a Newton solve failed, in words (report.c). */
+const char *StnSNESReasonInWords(SNESConvergedReason reason);
 
 /* Pictures, drawn by gnuplot (plot.c); where it is not installed the
    program says so in one line and carries on. StnRecordConvergence, before

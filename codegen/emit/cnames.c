@@ -27,7 +27,7 @@
    whose names are taken from this list). */
 static const char *const reserved[] = {
   "AppCtx", "DOF", "EOF", "FILE", "Field", "FormFunctionCUDA", "FormFunctionLocal", "FormFunctionLocalCUDA",
-  "FormInitialGuess", "FormJacobianCUDA", "FormJacobianLocal", "FormJacobianLocalCUDA", "I", "INFINITY", "IX",
+  "FormIFunctionLocal", "FormIJacobianLocal", "FormInitialGuess", "FormJacobianCUDA", "FormJacobianLocal", "FormJacobianLocalCUDA", "I", "INFINITY", "IX",
   "J", "NAN", "NSTENCIL", "NULL", "SetParameters",
   "StnLocalInfo", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary",
   "_Noreturn", "_Static_assert", "_Thread_local", "abort", "abs", "acos", "acosh", "alignas", "alignof",
@@ -44,12 +44,12 @@ static const char *const reserved[] = {
   "makedev", "malloc", "memcpy", "memset", "minor", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
   "nullptr", "nx", "ny", "nz", "offsetof", "operator", "or", "or_eq", "pow", "printf", "private", "protected",
   "public", "puts", "qsort", "rand", "realloc", "reason", "register", "reinterpret_cast", "remainder",
-  "restrict", "return", "round", "setjmp", "short", "signbit", "signed", "sin", "sinh", "size_t", "sizeof",
+  "restrict", "return", "round", "setjmp", "shift", "short", "signbit", "signed", "sin", "sinh", "size_t", "sizeof",
   "sqrt", "static", "static_assert", "static_cast", "stderr", "stdin", "stdout", "stencil_offsets",
-  "strcmp", "strlen", "struct", "switch", "tan", "tanh", "template", "tgamma", "this", "threadIdx",
-  "thread_local", "throw", "true", "trunc", "try", "typedef", "typeid", "typename", "union", "unix",
+  "strcmp", "strlen", "struct", "switch", "t", "tan", "tanh", "template", "tgamma", "this", "threadIdx",
+  "thread_local", "throw", "true", "trunc", "try", "ts", "typedef", "typeid", "typename", "union", "unix",
   "unsigned", "using", "va_arg", "va_end", "va_start", "virtual", "void", "volatile", "warpSize", "wchar_t",
-  "while", "xm", "xor", "xor_eq", "xs", "ym", "ys", "zm", "zs",
+  "while", "xdot", "xm", "xor", "xor_eq", "xs", "ym", "ys", "zm", "zs",
 };
 
 /* Prefixes of PETSc, MPI, CUDA and our runtime's names. */

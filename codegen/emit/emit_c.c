@@ -412,8 +412,12 @@ static void help_string(Program *P) {
   FILE *out = P->out;
   char line[1024];
   fprintf(out, "static char help[] = ");
-  snprintf(line, sizeof line, "Solves the equations of %s with PETSc's Newton-Krylov solver (SNES).\n",
-           P->o->stn_name);
+  if (m->time_dependent)
+    snprintf(line, sizeof line, "Integrates the equations of %s in time with PETSc's TS, a Newton-Krylov solve (SNES) per implicit step.\n",
+             P->o->stn_name);
+  else
+    snprintf(line, sizeof line, "Solves the equations of %s with PETSc's Newton-Krylov solver (SNES).\n",
+             P->o->stn_name);
   c_string(out, line);
   fputs("\n  ", out);
   c_string(out, "Parameters (default in brackets):\n");
@@ -469,8 +473,8 @@ static void help_string(Program *P) {
 static void declarations(Program *P) {
   const Ir *ir = P->ir;
   FILE *out = P->out;
-  fputs("#include <math.h>\n#include <petscdmda.h>\n#include <petscsnes.h>\n\n"
-        "#include \"stnrt.h\" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */\n", out);
+  fprintf(out, "#include <math.h>\n#include <petscdmda.h>\n#include <%s.h>\n\n", P->m->time_dependent ? "petscts" : "petscsnes");
+  fputs("#include \"stnrt.h\" /* the runtime: the SG-DIA matrix, the program's options and solve (stnapp.h) */\n", out);
   fprintf(out, "#include \"%s\" /* Field, AppCtx, NSTENCIL, DOF: shared with the CUDA kernels */\n\n", P->o->h_name);
   emit_c_mod_function(ir, out, false);
 
@@ -703,13 +707,27 @@ static int log_flops(Program *P, const char *logger, const char *info) {
 static void form_function(Program *P) {
   FILE *out = P->out;
   const char *st = array_stars(P);
-  fputs("/* F(x) at the locally owned points; x is the local (ghosted) state. */\n", out);
-  fprintf(out, "static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field %sx, Field %sf, AppCtx *user)\n{\n",
-          st, st);
+  if (P->m->time_dependent) {
+    fputs("/* F(t, x, xdot) at the locally owned points, TS's IFunction: x is the local (ghosted) state,\n"
+          "   xdot its time derivative (dt(u) in the .stn), t the time. */\n", out);
+    fprintf(out, "static PetscErrorCode FormIFunctionLocal(DMDALocalInfo *info, PetscReal t, const Field %sx, const Field %sxdot, Field %sf, AppCtx *user)\n{\n",
+            st, st, st);
+  } else {
+    fputs("/* F(x) at the locally owned points; x is the local (ghosted) state. */\n", out);
+    fprintf(out, "static PetscErrorCode FormFunctionLocal(DMDALocalInfo *info, const Field %sx, Field %sf, AppCtx *user)\n{\n",
+            st, st);
+  }
   fputs("  PetscFunctionBeginUser;\n", out);
   loop_over_points(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, NULL);
   log_flops(P, "PetscLogFlops", "info->");
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+/* The IJacobian's arguments after x: the time derivative and the shift (time-dependent). */
+static const char *time_args(const Program *P) {
+  if (!P->m->time_dependent) return "";
+  return P->m->dim == 1 ? ", const Field *xdot, PetscReal shift" : P->m->dim == 2 ? ", const Field **xdot, PetscReal shift"
+                                                                                 : ", const Field ***xdot, PetscReal shift";
 }
 
 /* With an approximate block, two matrices: the exact Jacobian (every entry derived), the
@@ -719,8 +737,8 @@ static void form_exact_jacobian(Program *P) {
   fputs("/* The exact Jacobian, the operator of Newton's linear systems: every entry is the\n"
         "   derivative of the residual (derived, or given in an exact block), the approximate\n"
         "   blocks' entries too. The rows go into J, SG-DIA or AIJ. */\n", out);
-  fprintf(out, "static PetscErrorCode FormJacobianExactLocal(DMDALocalInfo *info, const Field %sx, Mat J, AppCtx *user)\n{\n",
-          array_stars(P));
+  fprintf(out, "static PetscErrorCode FormJacobianExactLocal(DMDALocalInfo *info%s, const Field %sx%s, Mat J, AppCtx *user)\n{\n",
+          P->m->time_dependent ? ", PetscReal t" : "", array_stars(P), time_args(P));
   fputs("  StnBlockRows rows;\n\n  PetscFunctionBeginUser;\n"
         "  PetscCall(StnBlockRowsBegin(info, J, J, NSTENCIL, DOF, stencil_offsets, &rows));\n", out);
   P->exact = true;
@@ -733,22 +751,32 @@ static void form_jacobian(Program *P) {
   FILE *out = P->out;
   bool approx = P->ir->approximate;
   if (approx) form_exact_jacobian(P);
-  fputs("/* The Jacobian at the locally owned points, one block row per point: v[s][r][c] is\n"
-        "   d(F_r)/d(x_c at neighbour s), derived from the residual unless the .stn gives it.\n", out);
+  if (P->m->time_dependent)
+    fputs("/* TS's IJacobian, shift * dF/d(xdot) + dF/dx, at the locally owned points, one block row per\n"
+          "   point: v[s][r][c] is its entry for F_r and x_c at neighbour s, the part dF/dx derived from\n"
+          "   the residual unless the .stn gives it, the part of the time derivatives always derived.\n", out);
+  else
+    fputs("/* The Jacobian at the locally owned points, one block row per point: v[s][r][c] is\n"
+          "   d(F_r)/d(x_c at neighbour s), derived from the residual unless the .stn gives it.\n", out);
   if (approx)
     fputs("   The .stn's approximate entries make it the preconditioning matrix P only (SG-DIA or\n"
           "   AIJ); the operator J gets the exact Jacobian where it is a matrix, and is J w\n"
           "   without a matrix (GPU) or -snes_mf_operator's differences otherwise. */\n", out);
   else fputs("   The rows go into P, SG-DIA or AIJ (StnBlockRowsBegin says which). */\n", out);
-  fprintf(out, "static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field %sx, Mat J, Mat P, AppCtx *user)\n{\n",
-          array_stars(P));
+  if (P->m->time_dependent)
+    fprintf(out, "static PetscErrorCode FormIJacobianLocal(DMDALocalInfo *info, PetscReal t, const Field %sx%s, Mat J, Mat P, AppCtx *user)\n{\n",
+            array_stars(P), time_args(P));
+  else
+    fprintf(out, "static PetscErrorCode FormJacobianLocal(DMDALocalInfo *info, const Field %sx, Mat J, Mat P, AppCtx *user)\n{\n",
+            array_stars(P));
   fprintf(out, "  StnBlockRows rows;\n%s\n  PetscFunctionBeginUser;\n", approx ? "  PetscBool    assembled;\n" : "");
   fprintf(out, "  PetscCall(StnBlockRowsBegin(info, %s, P, NSTENCIL, DOF, stencil_offsets, &rows));\n", approx ? "P" : "J");
   loop_over_points(P, BLOCK_JACOBIAN, emit_jacobian_roots, emit_jacobian_body, store_block_row);
   fputs("  PetscCall(StnBlockRowsEnd(&rows));\n", out);
   if (approx)
     fputs("  PetscCall(StnOperatorAssembled(J, P, &assembled)); /* J is a matrix of its own */\n"
-          "  if (assembled) PetscCall(FormJacobianExactLocal(info, x, J, user));\n", out);
+          "  if (assembled) PetscCall(FormJacobianExactLocal(info, ", out);
+  if (approx) fputs(P->m->time_dependent ? "t, x, xdot, shift, J, user));\n" : "x, J, user));\n", out);
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
@@ -780,6 +808,7 @@ static bool grid_context(Program *P) {
 static void gpu_functions(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
+  if (m->time_dependent) return; /* time-dependent programs run on CPUs for now */
   fputs("#if defined(PETSC_HAVE_CUDA)\n", out);
   unsigned long hash = 2166136261u; /* FNV-1a of the .stn: a tuned shape belongs to these kernels */
   for (const char *c = P->ir->src->text; *c; c++) hash = ((hash ^ (unsigned char)*c) * 16777619u) & 0xffffffffu;
@@ -825,6 +854,31 @@ static void uniform_coordinates(Program *P, const char *tail) {
   fprintf(out, ")%s\n", tail);
 }
 
+/* The rest of main for a time-dependent program: TS with the IFunction and IJacobian, its SNES
+   set up as a steady program's, the time stepping from the initial condition, the output. */
+static void time_stepper(Program *P) {
+  FILE *out = P->out;
+  fputs("  /* ---- the time stepper: F(t, x, xdot) = 0 and its IJacobian; each implicit step a Newton solve ---- */\n"
+        "  PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));\n  PetscCall(TSSetDM(ts, da));\n"
+        "  PetscCall(DMDATSSetIFunctionLocal(da, INSERT_VALUES, (DMDATSIFunctionLocal)FormIFunctionLocal, &user));\n"
+        "  PetscCall(DMDATSSetIJacobianLocal(da, (DMDATSIJacobianLocal)FormIJacobianLocal, &user));\n"
+        "  PetscCall(StnTSSetDefaults(ts)); /* backward Euler, t from 0 to 1 in steps of 0.01: -ts_type, -ts_max_time, -ts_dt */\n"
+        "  PetscCall(TSGetSNES(ts, &snes));\n"
+        "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, ILU on CPUs */\n"
+        "  PetscCall(TSSetFromOptions(ts));\n"
+        "  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n", out);
+  if (P->o->hooks) fputs("  PetscCall(UserHooksSetUp(snes, &user)); /* your monitor, line-search check, convergence test: see \"user hooks\" */\n", out);
+  fputs("\n", out);
+  fputs("  /* ---- step in time from the initial condition, then the output: VTK, pictures ---- */\n"
+        "  PetscCall(DMCreateGlobalVector(da, &X));\n  PetscCall(FormInitialGuess(&info, &user, X));\n"
+        "  PetscCall(StnAppSolveTS(&app, ts, X, &reason));\n", out);
+  uniform_coordinates(P, ");");
+  fputs("  PetscCall(StnAppWriteOutputTS(&app, ts, X, reason));\n\n", out);
+  fputs("  PetscCall(VecDestroy(&X));\n  PetscCall(StnAppDestroy(&app));\n"
+        "  PetscCall(TSDestroy(&ts));\n  PetscCall(DMDestroy(&da));\n"
+        "  PetscCall(PetscFinalize());\n  return reason > 0 ? 0 : 1;\n}\n", out);
+}
+
 static void main_function(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
@@ -833,11 +887,16 @@ static void main_function(Program *P) {
   fputs("int main(int argc, char **argv)\n{\n"
         "  AppCtx              user; /* the parameters */\n"
         "  StnApp              app;  /* the program's options (-stn_*) and matrices: stnapp.h */\n"
-        "  DM                  da;\n  DMDALocalInfo       info;\n  SNES                snes;\n  Vec                 X;\n"
-        "  SNESConvergedReason reason;\n\n", out);
-  fprintf(out, "  PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */\n"
-               "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n"
-               "  PetscCall(StnAppSetFromOptions(&app, \"%s\"));\n\n", P->o->program);
+        "  DM                  da;\n  DMDALocalInfo       info;\n", out);
+  if (m->time_dependent)
+    fputs("  TS                  ts;\n  SNES                snes; /* the TS's, for each implicit step */\n  Vec                 X;\n"
+          "  TSConvergedReason   reason;\n\n", out);
+  else
+    fputs("  SNES                snes;\n  Vec                 X;\n  SNESConvergedReason reason;\n\n", out);
+  fputs("  PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */\n"
+        "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n", out);
+  if (m->time_dependent) fprintf(out, "  PetscCall(StnTSDeviceDefault(\"%s\")); /* on CPUs for now */\n", P->o->program);
+  fprintf(out, "  PetscCall(StnAppSetFromOptions(&app, \"%s\"));\n\n", P->o->program);
   const Node *grid = NULL;
   for (const Node *d = m->program->list.items; d; d = d->next)
     if (d->kind == N_GRID) grid = d;
@@ -869,6 +928,10 @@ static void main_function(Program *P) {
   if (P->any_given || m->nparams == 0) fputs("  user.check_jacobian = app.check_jacobian;\n", out);
   fputs("\n", out);
 
+  if (m->time_dependent) {
+    time_stepper(P);
+    return;
+  }
   fputs("  /* ---- the nonlinear solver: the residual and Jacobian on every grid of the hierarchy ---- */\n"
         "  PetscCall(SNESCreate(PETSC_COMM_WORLD, &snes));\n  PetscCall(SNESSetDM(snes, da));\n"
         "  PetscCall(DMDASNESSetFunctionLocal(da, INSERT_VALUES, (DMDASNESFunctionFn *)FormFunctionLocal, &user));\n"
@@ -929,7 +992,7 @@ void emit_program_init(Program *P, const Ir *ir, const EmitOptions *o, FILE *out
   }
   free(user);
   P->E = (CEmit){ir, out, cn, cn + m->nfields, coef, xcalloc((size_t)m->ncoefs + 1, sizeof(const char *)), "x",
-                 "info->", "user->", name, false, NULL, 0, 0, 0, NULL};
+                 "info->", "user->", name, false, NULL, 0, 0, 0, NULL, "xdot"};
   for (int i = 0; i < m->nfields * m->nclasses; i++)
     for (int e = 0; e < ir->points[i].nentries; e++) P->any_given |= ir->points[i].entries[e].given != IR_NONE;
 }

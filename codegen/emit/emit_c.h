@@ -41,6 +41,7 @@ typedef struct CEmit {
   LocalName   *locals;  /* names of the current function: a hash table of caplocals slots */
   int          nlocals, caplocals, ntemps;
   CScratch    *scratch; /* NULL until first needed */
+  const char  *dot_array; /* the array time derivatives, dt(u), come from: "xdot" */
 } CEmit;
 
 void emit_c_number(FILE *out, double v);

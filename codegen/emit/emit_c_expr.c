@@ -25,7 +25,7 @@ enum { P_PRIMARY = 0, P_UNARY = 2, P_MUL = 3, P_ADD = 4, P_REL = 6, P_EQ = 7, P_
 static int precedence(const IrNode *n) {
   switch (n->op) {
   case IR_CONST: return n->num < 0 ? P_UNARY : P_PRIMARY;
-  case IR_GRID:  return builtin_values[n->a].pointwise || n->a >= BV_NX ? P_UNARY : P_PRIMARY;  /* casts */
+  case IR_GRID:  return builtin_values[n->a].pointwise || (n->a >= BV_NX && n->a <= BV_NZ) ? P_UNARY : P_PRIMARY;  /* casts */
   case IR_NEG: case IR_NOT: return P_UNARY;
   case IR_MUL: case IR_DIV: return P_MUL;
   case IR_ADD: case IR_SUB: return P_ADD;
@@ -146,7 +146,7 @@ static void grid_size(CEmit *E, int bv) {
 static void grid_value(CEmit *E, int bv) {
   const char *real = E->cuda ? "(double)" : "(PetscReal)";
   if (bv <= BV_K) fprintf(E->out, "%s%s", real, builtin_values[bv].name);
-  else if (bv >= BV_NX) {
+  else if (bv >= BV_NX && bv <= BV_NZ) {
     fputs(real, E->out);
     grid_size(E, bv);
   } else fputs(builtin_values[bv].name, E->out);  /* the spacing: a local of the function */
@@ -219,6 +219,13 @@ static void expr(CEmit *E, Ref r, int context) {
   case IR_GRID:  grid_value(E, n->a); break;
   case IR_FIELD: field_read(E, n); break;
   case IR_COEF:  coef_read(E, n); break;
+  case IR_DOT: {  /* dt(u): the same read in the time derivative's array */
+    const char *array = E->array;
+    E->array = E->dot_array;
+    field_read(E, n);
+    E->array = array;
+    break;
+  }
   case IR_NEG:
     fputc('-', out);
     operand(E, n->a, P_UNARY);

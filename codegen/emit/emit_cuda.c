@@ -250,6 +250,13 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   P->E.grid = "info.";
   P->E.params = "user.";
   int stem = (int)strlen(o->c_name) - 2;  /* NAME of NAME.c */
+  if (m->time_dependent) {  /* TS programs run on CPUs for now: no kernels, nothing for nvcc to build */
+    fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s. %s is time-dependent (its\n"
+                 " * residuals take dt(...)): such programs run on CPUs for now, so there are no GPU kernels.\n */\n",
+            stem, o->c_name, o->stn_name, STENCILC_VERSION, o->stn_name);
+    emit_program_free(P);
+    return;
+  }
   fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: the residual, the Jacobian and\n"
                " * its product without the matrix on the GPU: thread blocks tile the grid in x and y,\n"
                " * each thread sweeping one or more points along the slowest direction. The\n"

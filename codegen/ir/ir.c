@@ -88,11 +88,12 @@ static double bound_of(const Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, doubl
     double lo = m->param_lo[a], hi = m->param_hi[a];
     return isfinite(lo) && isfinite(hi) ? fmax(fabs(lo), fabs(hi)) : any;
   }
+  if (op == IR_GRID && (a == BV_T || a == BV_SHIFT)) return any;  /* finite, but without a bound */
   if (op == IR_GRID) {  /* indices and sizes; the spacing is L / (n - 1) or L / n with n >= 3 */
     if (a >= BV_HX && a <= BV_HZ) return (m->axes[a - BV_HX].hi - m->axes[a - BV_HX].lo) / 2;
     return index_max;
   }
-  if (op == IR_FIELD || op == IR_COEF) return any;  /* a file's values are any numbers */
+  if (op == IR_FIELD || op == IR_COEF || op == IR_DOT) return any;  /* a file's values are any numbers */
   double A = ir->nodes[a].bound, B = b == IR_NONE ? 0 : ir->nodes[b].bound;
   bool fa = isfinite(A), fb = isfinite(B);
   switch (op) {
@@ -148,7 +149,7 @@ Ref ir_node(Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, double num) {
     ir->hint = xrealloc(ir->hint, (size_t)ir->cap * sizeof *ir->hint);
   }
   Ref r = ir->nnodes++;
-  bool uniform = op == IR_GRID ? !builtin_values[a].pointwise : op != IR_FIELD && op != IR_COEF;
+  bool uniform = op == IR_GRID ? !builtin_values[a].pointwise : op != IR_FIELD && op != IR_COEF && op != IR_DOT;
   if (op > IR_FIELD)
     uniform = ir->nodes[a].uniform && (b == IR_NONE || ir->nodes[b].uniform) && (c == IR_NONE || ir->nodes[c].uniform);
   ir->nodes[r] = (IrNode){op, fn, a, b, c, num, uniform, bound_of(ir, op, fn, a, b, c, num)};

@@ -36,9 +36,11 @@ enum { IR_MAX_NODES = 25000 };
 typedef enum IrOp {
   IR_CONST,                                   /* num */
   IR_PARAM,                                   /* a: parameter index */
-  IR_GRID,                                    /* a: BuiltinValue among i j k hx hy hz nx ny nz */
+  IR_GRID,                                    /* a: BuiltinValue among i j k hx hy hz nx ny nz t shift */
   IR_COEF,                                    /* a: coefficient index (Model.coefs) of one read from a file,
                                                  b: offset index (Ir.offsets); constant, derivative 0 */
+  IR_DOT,                                     /* a: field index, b: offset index (the point itself):
+                                                 its time derivative dt(u) */
   IR_FIELD,                                   /* a: field index, b: offset index (Ir.offsets) */
   IR_NEG, IR_NOT,                             /* a */
   IR_ADD, IR_SUB, IR_MUL, IR_DIV, IR_POW,     /* a, b */
@@ -68,6 +70,8 @@ typedef struct IrEntry {
   int         offset;   /* index into Ir.offsets */
   Ref         derived;  /* from differentiating the residual */
   Ref         given;    /* the value the user wrote, or IR_NONE */
+  Ref         dot;      /* d(residual)/d(dt(field)) on the point's own column, or IR_NONE: the
+                           shift pass adds shift * dot to derived and given (the IJacobian) */
   const Node *node;     /* the user's N_ENTRY, or NULL */
   bool        checked;  /* given was shown equal to derived at compile time */
   bool        approximate;  /* given comes from an approximate block: it fills the preconditioning
@@ -136,8 +140,10 @@ IrPoint *ir_point(const Ir *ir, int field, int cls);
 void ir_lower(Ir *ir, Diag *d);
 
 /* ir_derive.c: symbolic differentiation of root with respect to the
-   field read IR_FIELD(field, offset). */
+   field read IR_FIELD(field, offset); ir_derive_dot with respect to the time
+   derivative IR_DOT(field, offset). Each holds the other kind of leaf fixed. */
 Ref  ir_derive(Ir *ir, Ref root, int field, int offset);
+Ref  ir_derive_dot(Ir *ir, Ref root, int field, int offset);
 
 /* ir_mirror.c: the mirror declarations applied at every class: reads and entry columns
    beyond a mirrored face become the reads they mirror, entries on one column added. */
@@ -164,7 +170,7 @@ void ir_eval_params(const Ir *ir, IrSample *s, double *values);
 bool ir_h_power(const Ir *ir, int field, int *power);
 
 /* ir_passes.c: the pipeline. */
-typedef enum IrPass { PASS_LOWER, PASS_DERIVE, PASS_SIMPLIFY, PASS_CHECK, PASS_MIRROR, PASS_STENCIL, PASS_COUNT } IrPass;
+typedef enum IrPass { PASS_LOWER, PASS_DERIVE, PASS_SIMPLIFY, PASS_CHECK, PASS_MIRROR, PASS_STENCIL, PASS_SHIFT, PASS_COUNT } IrPass;
 extern const char *const ir_pass_names[PASS_COUNT];
 /* Runs every pass in order, verifying after each; dumps the IR to dump
    after pass dump_after (PASS_COUNT: never). False when a user error

@@ -39,6 +39,7 @@
 
 typedef struct Derive {
   Ir   *ir;
+  IrOp  var;    /* IR_FIELD or IR_DOT: the kind of leaf differentiated by */
   int   field, offset;
   Ref  *memo;   /* by node: its derivative, or IR_NONE when not yet built */
   bool *steep;  /* by node, once its memo is built: the derivative may be inf or NaN where the node is finite */
@@ -173,8 +174,8 @@ static Ref build(Derive *D, Ref r) {
   switch (n.op) {
   case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF:  /* a coefficient is not an unknown */
     return num(ir, 0);
-  case IR_FIELD:
-    return num(ir, n.a == D->field && n.b == D->offset ? 1 : 0);
+  case IR_FIELD: case IR_DOT:
+    return num(ir, n.op == D->var && n.a == D->field && n.b == D->offset ? 1 : 0);
   case IR_NEG:
     D->steep[r] = steep(D, n.a);
     return neg(ir, d(D, n.a));
@@ -213,11 +214,15 @@ static Ref d(Derive *D, Ref r) {
   return D->memo[r];
 }
 
-Ref ir_derive(Ir *ir, Ref root, int field, int offset) {
-  Derive D = {ir, field, offset, xmalloc(((size_t)root + 1) * sizeof(Ref)), xmalloc((size_t)root + 1), root + 1};
+static Ref derive_by(Ir *ir, Ref root, IrOp var, int field, int offset) {
+  Derive D = {ir, var, field, offset, xmalloc(((size_t)root + 1) * sizeof(Ref)), xmalloc((size_t)root + 1), root + 1};
   for (int i = 0; i <= root; i++) D.memo[i] = IR_NONE;
   Ref r = d(&D, root);
   free(D.memo);
   free(D.steep);
   return r;
 }
+
+Ref ir_derive(Ir *ir, Ref root, int field, int offset) { return derive_by(ir, root, IR_FIELD, field, offset); }
+
+Ref ir_derive_dot(Ir *ir, Ref root, int field, int offset) { return derive_by(ir, root, IR_DOT, field, offset); }

@@ -30,6 +30,7 @@ static double eval(const Ir *ir, const IrSample *s, Ref r, const double *values)
   case IR_GRID:  return s->grid[n->a];
   case IR_FIELD: return draw(s->seed, n->a, n->b);
   case IR_COEF:  return draw(s->seed, -1 - n->a, n->b);  /* a file's values: drawn apart from the fields' */
+  case IR_DOT:   return draw(s->seed ^ 0x5bd1e995ull, n->a, n->b);  /* dt(u): independent of u */
   default: {
     double a = values[n->a], b = n->b == IR_NONE ? 0 : values[n->b], c = n->c == IR_NONE ? 0 : values[n->c];
     return ir_fold(n->op, n->fn, a, b, c);

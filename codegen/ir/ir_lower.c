@@ -94,7 +94,7 @@ static bool constant(Lower *L, Ref r, double *v) {
     bool k;
     switch (n.op) {
     case IR_CONST: k = true; y = n.num; break;
-    case IR_PARAM: case IR_GRID: case IR_COEF: case IR_FIELD: k = false; break;
+    case IR_PARAM: case IR_GRID: case IR_COEF: case IR_DOT: case IR_FIELD: k = false; break;
     case IR_SELECT: k = constant(L, n.a, &x) && constant(L, x != 0 ? n.b : n.c, &y); break;
     default:
       k = constant(L, n.a, &x) && (n.b == IR_NONE || constant(L, n.b, &y));
@@ -338,6 +338,10 @@ static void remember_call(Lower *L, const Node *def, Ref *args, int n, Ref value
    the same argument (f2(a) = f1(a) + f1(a)) costs one lowering per level, not 2^levels. */
 static Ref call(Lower *L, const Node *e, const Binding *env) {
   Ref args[2] = {IR_NONE, IR_NONE};
+  if (e->decl && e->decl->kind == N_FIELD) {  /* dt(u): the time derivative at the point (sema) */
+    int here[MAX_DIM] = {0};
+    return ir_node(L->ir, IR_DOT, 0, e->decl->index, ir_offset(L->ir, here), IR_NONE, 0);
+  }
   if (e->decl) {  /* a def: bind its arguments, lower its body */
     const Node *def = e->decl;
     int np = def->def.nparams;
@@ -449,8 +453,8 @@ static void given_entries(Lower *L, IrPoint *p, bool approximate) {
     Ref read = col->kind == N_OFFSET ? field_read(L, col->decl->index, col->offset.comp, col->offset.ncomp)
                                      : field_read(L, col->decl->index, NULL, 0);
     IrEntry *x = &p->entries[p->nentries++];
-    *x = (IrEntry){L->ir->nodes[read].a, L->ir->nodes[read].b, IR_NONE, expr(L, en->entry.value, NULL), en,
-                   false, approximate};
+    *x = (IrEntry){.field = L->ir->nodes[read].a, .offset = L->ir->nodes[read].b, .derived = IR_NONE,
+                   .given = expr(L, en->entry.value, NULL), .dot = IR_NONE, .node = en, .approximate = approximate};
   }
 }
 

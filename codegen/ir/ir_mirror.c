@@ -39,6 +39,7 @@ static Ref reflect(Mirror *M, Ref r) {
   Ref out = r;
   switch (n.op) {
   case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF:  /* no mirror applies to a coefficient */
+  case IR_DOT:  /* dt(u) reads the point itself */
     break;
   case IR_FIELD: {
     int off[MAX_DIM], to[MAX_DIM];
@@ -93,6 +94,7 @@ static void mirror_entries(Mirror *M, IrPoint *p) {
     if (sema_mirror_offset(ir->m, x.field, M->cls, off, to)) x.offset = ir_offset(ir, to);
     x.derived = reflect(M, x.derived);
     x.given = reflect(M, x.given);
+    x.dot = reflect(M, x.dot);
     int k = 0;
     while (k < n && (out[k].field != x.field || out[k].offset != x.offset)) k++;
     if (k == n) {
@@ -110,7 +112,7 @@ static void mirror_entries(Mirror *M, IrPoint *p) {
   }
   int kept = 0;
   for (int e = 0; e < n; e++) {
-    if (out[e].given == IR_NONE && ir_is_const(ir, out[e].derived, 0)) continue;  /* the two cancel */
+    if (out[e].given == IR_NONE && out[e].dot == IR_NONE && ir_is_const(ir, out[e].derived, 0)) continue;  /* the two cancel */
     out[kept++] = out[e];
   }
   for (int a = 1; a < kept; a++)  /* a few entries: insertion sort */

@@ -23,6 +23,10 @@
 **             rules as written, so a hand-written entry is checked against
 **             the derivative with respect to the read it names
 **   stencil   the set of block diagonals the Jacobian uses, sorted
+**   shift     in a time-dependent program (dt(u) in a residual), the
+**             IJacobian: every entry on a column whose time derivative the
+**             residual reads becomes d(F)/du + shift * d(F)/d(dt(u)), its
+**             given value too (after check, which compares d(F)/du alone)
 */
 #include <math.h>
 #include <stdlib.h>
@@ -31,10 +35,10 @@
 #include "ir.h"
 #include "util.h"
 
-const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "mirror", "stencil"};
+const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "mirror", "stencil", "shift"};
 
 static const char *const op_names[IR_OP_COUNT] = {
-  "const", "param", "grid", "coef", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
+  "const", "param", "grid", "coef", "dot", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
   "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "select", "call",
 };
 
@@ -57,7 +61,8 @@ static int stencil_cmp(const void *pa, const void *pb) { return offset_cmp(sort_
 
 /* ---- derive ---- */
 
-/* The distinct field reads under root, as entries without values. */
+/* The distinct field reads under root, and the points whose time derivative it reads (dt(u),
+   a column of the point itself), as entries without values. */
 static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
   char *seen = xcalloc((size_t)root + 1, 1);
   Ref *stack = xmalloc(((size_t)root + 1) * sizeof *stack);
@@ -67,12 +72,15 @@ static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
   seen[root] = 1;
   while (top) {
     const IrNode *x = &ir->nodes[stack[--top]];
-    if (x->op == IR_FIELD) {
+    if (x->op == IR_FIELD || x->op == IR_DOT) {
+      int k = 0;
+      while (k < n && (reads[k].field != x->a || reads[k].offset != x->b)) k++;  /* u and dt(u) */
+      if (k < n) continue;
       if (n == cap) {
         cap = cap ? 2 * cap : 8;
         reads = xrealloc(reads, (size_t)cap * sizeof *reads);
       }
-      reads[n++] = (IrEntry){x->a, x->b, IR_NONE, IR_NONE, NULL, false, false};
+      reads[n++] = (IrEntry){.field = x->a, .offset = x->b, .derived = IR_NONE, .given = IR_NONE, .dot = IR_NONE};
       continue;
     }
     Ref ops[3] = {x->a, x->b, x->c};
@@ -99,6 +107,10 @@ static void derive(Ir *ir, Diag *d) {
       int n = collect_reads(ir, p->residual, &reads);
       for (int e = 0; e < n; e++) {
         reads[e].derived = too_large ? ir_const(ir, 0) : ir_derive(ir, p->residual, reads[e].field, reads[e].offset);
+        if (!too_large && m->time_dependent) {
+          Ref dot = ir_derive_dot(ir, p->residual, reads[e].field, reads[e].offset);
+          reads[e].dot = ir_is_const(ir, dot, 0) ? IR_NONE : dot;
+        }
         if (!too_large && ir->nnodes > IR_MAX_NODES) {
           diag_error(d, p->residual_rule->span, "the Jacobian of this residual makes the program too large (more "
                      "than %d operations)", IR_MAX_NODES);
@@ -136,7 +148,7 @@ static Ref simplify(Simplify *S, Ref r) {
   IrNode n = ir->nodes[r];
   Ref out;
   switch (n.op) {
-  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF: case IR_FIELD:
+  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF: case IR_DOT: case IR_FIELD:
     out = r;
     break;
   case IR_NEG: case IR_NOT:
@@ -173,7 +185,9 @@ static void simplify_all(Ir *ir) {
         IrEntry x = p->entries[e];
         x.derived = simplify(&S, x.derived);
         x.given = simplify(&S, x.given);
-        if (x.given == IR_NONE && ir_is_const(ir, x.derived, 0)) continue;  /* no coupling after all */
+        x.dot = simplify(&S, x.dot);
+        if (x.dot != IR_NONE && ir_is_const(ir, x.dot, 0)) x.dot = IR_NONE;
+        if (x.given == IR_NONE && x.dot == IR_NONE && ir_is_const(ir, x.derived, 0)) continue;  /* no coupling after all */
         p->entries[kept++] = x;
       }
       p->nentries = kept;
@@ -225,6 +239,7 @@ static void emitted_size(const Ir *ir, Diag *d) {
       for (int e = 0; e < p->nentries; e++) {
         count_under(ir, p->entries[e].derived, group, mark, stack, &total);
         count_under(ir, p->entries[e].given, group, mark, stack, &total);
+        count_under(ir, p->entries[e].dot, group, mark, stack, &total);
       }
       if (total > IR_MAX_NODES)
         diag_error(d, p->residual_rule->span, "the generated code would be too large (more than %d operations, "
@@ -254,6 +269,7 @@ static void sample_point(const Ir *ir, int cls, int s, const double *fixed, IrSa
     smp->grid[BV_HX + d] = (ax->hi - ax->lo) / (ax->periodic ? n : n - 1);
     smp->grid[BV_I + d] = pos == 0 ? 0 : pos == 2 ? n - 1 : (double)(1 + (s * 7 + d * 3) % (ax->points - 2));
   }
+  smp->grid[BV_T] = 0.37 + 0.29 * s;  /* a time-dependent entry checked at several times */
   ir_eval_params(ir, smp, values);
 }
 
@@ -566,6 +582,30 @@ static void stencil(Ir *ir) {
   free(used);
 }
 
+/* ---- shift ---- */
+
+/* The IJacobian of TS, a dF/d(u_t) + dF/du with a TS's shift: on every column the residual reads
+   the time derivative of, the entry (derived, and given when the .stn gives it) gains
+   shift * dot. The given entry was checked against the derived one without it (check). */
+static void shift(Ir *ir) {
+  const Model *m = ir->m;
+  if (!m->time_dependent) return;
+  Ref a = ir_node(ir, IR_GRID, 0, BV_SHIFT, IR_NONE, IR_NONE, 0);
+  for (int f = 0; f < m->nfields; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      IrPoint *p = ir_point(ir, f, c);
+      if (!p->residual_rule) continue;
+      for (int e = 0; e < p->nentries; e++) {
+        IrEntry *x = &p->entries[e];
+        if (x->dot == IR_NONE) continue;
+        Ref term = ir_binary(ir, IR_MUL, a, x->dot);
+        bool same = x->given == x->derived;
+        x->derived = ir_binary(ir, IR_ADD, x->derived, term);
+        if (x->given != IR_NONE) x->given = same ? x->derived : ir_binary(ir, IR_ADD, x->given, term);
+      }
+    }
+}
+
 /* ---- verifier ---- */
 
 static void verify_ref(const Ir *ir, Ref r, Ref below, const char *after, const char *what) {
@@ -582,10 +622,10 @@ void ir_verify(const Ir *ir, const char *after) {
       if (n->a < 0 || n->a >= m->nparams) ice("IR after %s: %%%d: parameter %d", after, r, n->a);
       break;
     case IR_GRID:
-      if (n->a < 0 || n->a >= BV_COUNT || (n->a >= BV_X && n->a <= BV_Z) || n->a >= BV_PI)
+      if (n->a < 0 || n->a >= BV_COUNT || (n->a >= BV_X && n->a <= BV_Z) || (n->a >= BV_PI && n->a < BV_T))
         ice("IR after %s: %%%d: grid value %d", after, r, n->a);
       break;
-    case IR_FIELD:
+    case IR_DOT: case IR_FIELD:
       if (n->a < 0 || n->a >= m->nfields || n->b < 0 || n->b >= ir->noffsets)
         ice("IR after %s: %%%d: field %d offset %d", after, r, n->a, n->b);
       break;
@@ -630,6 +670,7 @@ void ir_verify(const Ir *ir, const char *after) {
           ice("IR after %s: entry %d of field %d", after, e, f);
         if (x->derived != IR_NONE) verify_ref(ir, x->derived, ir->nnodes, after, "an entry");
         if (x->given != IR_NONE) verify_ref(ir, x->given, ir->nnodes, after, "an entry");
+        if (x->dot != IR_NONE) verify_ref(ir, x->dot, ir->nnodes, after, "an entry");
         if (e > 0 && x->derived != IR_NONE) {
           sort_ir = ir;
           if (entry_cmp(&p->entries[e - 1], x) >= 0) ice("IR after %s: entries of field %d not sorted", after, f);
@@ -662,7 +703,8 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
     if (!p->residual_rule) continue;
     mark(ir, p->residual, live);
     mark(ir, p->initial, live);
-    for (int e = 0; e < p->nentries; e++) mark(ir, p->entries[e].derived, live), mark(ir, p->entries[e].given, live);
+    for (int e = 0; e < p->nentries; e++)
+      mark(ir, p->entries[e].derived, live), mark(ir, p->entries[e].given, live), mark(ir, p->entries[e].dot, live);
   }
   fprintf(out, "# %s: IR after %s\n", ir->src->name, title);
   for (Ref r = 0; r < ir->nnodes; r++) {
@@ -678,7 +720,7 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
       break;
     }
     case IR_GRID:  fprintf(out, " %s", builtin_values[n->a].name); break;
-    case IR_FIELD:
+    case IR_DOT: case IR_FIELD:
       ir_offset_text(ir, n->b, buf, sizeof buf, false);
       fprintf(out, " %s%s", m->fields[n->a].name, buf);
       break;
@@ -720,6 +762,7 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
         if (x->given != IR_NONE)
           fprintf(out, "  %s %%%d (line %d)%s", x->approximate ? "approximate" : "given", x->given,
                   ast_line(ir->src, x->node), x->checked ? ", checked" : "");
+        if (x->dot != IR_NONE) fprintf(out, "  d/dt(%s) = %%%d", m->fields[x->field].name, x->dot);
         fputc('\n', out);
       }
     }
@@ -744,6 +787,7 @@ bool ir_build(Ir *ir, Diag *d, IrPass dump_after, FILE *dump) {
     case PASS_CHECK:    check(ir, d); warn_exact_approximations(ir, d); break;
     case PASS_MIRROR:   ir_mirror(ir); break;
     case PASS_STENCIL:  stencil(ir); break;
+    case PASS_SHIFT:    shift(ir); break;
     case PASS_COUNT:    break;
     }
     ir_verify(ir, ir_pass_names[pass]);

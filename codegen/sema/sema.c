@@ -121,8 +121,9 @@ void sema_suggest(Sema *s, const char *name, bool functions) {
     for (int i = 0; i < BF_COUNT; i++) consider(&b, name, builtin_funcs[i].name, INT_MAX);
   } else {
     consider_scope(&b, name, s->scope);
-    for (int i = 0; i < BV_COUNT; i++)
-      if (builtin_values[i].axis < s->m->dim || !s->have_grid) consider(&b, name, builtin_values[i].name, INT_MAX);
+    for (int i = 0; i < BV_SHIFT; i++)
+      if ((builtin_values[i].axis < s->m->dim || !s->have_grid) && (i != BV_T || s->m->time_dependent))
+        consider(&b, name, builtin_values[i].name, INT_MAX);
   }
   if (b.name) diag_hint(s->d, "did you mean '%s'?", b.name);
 }
@@ -146,6 +147,14 @@ static void declare(Sema *s, const char *name, const Node *decl) {
   int bv = builtin_value_lookup(name);
   /* k and z belong to 3D grids only: a 2D program may use them as names. */
   if (bv >= 0 && s->have_grid && builtin_values[bv].axis >= s->m->dim) bv = -1;
+  /* t is the time of a time-dependent program only: a steady one may use it as a name. */
+  if (bv == BV_T && !s->m->time_dependent) bv = -1;
+  if (bv == BV_T) {
+    diag_error(s->d, decl->loc, "'t' is the time in a program with time derivatives; choose another name");
+    diag_note(s->d, s->m->first_dt->loc, "the program is time-dependent because of this time derivative");
+    diag_hint(s->d, "in a residual, 't' is the time at which TS evaluates it (t_end, t0, time, ... are free names)");
+    return;
+  }
   if (bv >= 0) {
     diag_error(s->d, decl->loc, "'%s' is a built-in name (the %s); choose another name", name, builtin_values[bv].doc);
     return;
@@ -621,6 +630,7 @@ static void let(Sema *s, Node *l, Ctx cx) {
   ExprInfo info = expr(s, l->let.value, cx, &li->reads);
   li->fields = info.fields;
   li->pointwise = info.pointwise;
+  li->dt = info.dt;
   li->depth = s->depth;
   declare(s, l->let.name, l);
 }
@@ -705,6 +715,8 @@ static void def(Sema *s, Node *d) {
   const Node *old = find_here(&s->funcs, d->def.name);
   if (builtin_func_lookup(d->def.name) >= 0)
     diag_error(s->d, d->loc, "'%s' is a built-in function; choose another name", d->def.name);
+  else if (strcmp(d->def.name, "dt") == 0)
+    diag_error(s->d, d->loc, "'dt' is the time derivative, dt(u); choose another name for this function");
   else if (old) {
     diag_error(s->d, d->loc, "function '%s' is already defined", d->def.name);
     previous(s, old);
@@ -830,6 +842,57 @@ static void block(Sema *s, Node *b) {
     scope_free(&local);
 }
 
+/* The first call of dt in e, or NULL. */
+static const Node *dt_in(const Node *e) {
+  if (!e) return NULL;
+  const Node *found = NULL;
+  switch (e->kind) {
+  case N_CALL:
+    if (strcmp(e->call.name, "dt") == 0) return e;
+    for (const Node *a = e->call.args; a && !found; a = a->next) found = dt_in(a);
+    return found;
+  case N_UNARY:
+    return dt_in(e->op.a);
+  case N_BINARY: case N_IF:
+    found = dt_in(e->op.a);
+    if (!found) found = dt_in(e->op.b);
+    if (!found && e->kind == N_IF) found = dt_in(e->op.c);
+    return found;
+  case N_ENTRY:
+    return dt_in(e->entry.value);
+  case N_VALUES:
+    for (const Node *a = e->list.items; a && !found; a = a->next) found = dt_in(a);
+    return found;
+  default:
+    return NULL;
+  }
+}
+
+/* A program is time-dependent when dt(...) stands anywhere in it (where it may stand is checked
+   later, with the other names): then 't' is the time. */
+static void find_time_derivatives(Model *m, const Node *program) {
+  for (const Node *d = program->list.items; d && !m->first_dt; d = d->next) {
+    const Node *at = NULL;
+    switch (d->kind) {
+    case N_PARAM: at = dt_in(d->param.value); break;
+    case N_LET:   at = dt_in(d->let.value); break;
+    case N_COEF:  at = dt_in(d->coef.value); break;
+    case N_DEF:   at = dt_in(d->def.body); break;
+    case N_BLOCK:
+      for (const Node *it = d->block.items; it && !at; it = it->next) {
+        if (it->kind == N_LET) at = dt_in(it->let.value);
+        else if (it->kind == N_RULE && d->block.what == BLOCK_JACOBIAN)
+          for (const Node *en = it->rule.body; en && !at; en = en->next) at = dt_in(en);
+        else if (it->kind == N_RULE) at = dt_in(it->rule.body);
+      }
+      break;
+    default: break;
+    }
+    m->first_dt = at;
+  }
+  m->time_dependent = m->first_dt != NULL;
+}
+
 /* Numbers every rule and counts lets, params and defs, to size the tables. */
 static void count(Sema *s, const Node *program, int *nparams, int *nlets, int *ndefs, int *ncoefs) {
   *nparams = *nlets = *ndefs = *ncoefs = 0;
@@ -914,6 +977,7 @@ void sema_check(Model *m, const Node *program, Diag *d, Arena *a, Intern *names)
 
   int nparams, nlets, ndefs, ncoefs;
   count(&s, program, &nparams, &nlets, &ndefs, &ncoefs);
+  find_time_derivatives(m, program);
   m->coefs = arena_alloc(a, sizeof *m->coefs * (size_t)(ncoefs + 1));
   s.coef_used = arena_alloc(a, sizeof *s.coef_used * (size_t)(ncoefs + 1));
   m->params = arena_alloc(a, sizeof *m->params * (size_t)(nparams + 1));

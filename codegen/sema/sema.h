@@ -85,6 +85,10 @@ typedef struct Model {
   const Node **coefs;       /* N_COEF in source order: values on the grid that are not unknowns */
   int          ncoefs;
   int          face_rank[FACE_COUNT];  /* precedence; 0 is highest, FACE_COUNT when unranked */
+  /* A residual reads a time derivative, dt(u): the program is F(t, u, u_t) = 0 for PETSc's TS,
+     and 't' is the time. first_dt is the first such call in the file. */
+  bool         time_dependent;
+  const Node  *first_dt;
   int          nclasses;               /* 3^dim */
 } Model;
 

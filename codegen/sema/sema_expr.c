@@ -265,6 +265,13 @@ static ExprInfo builtin_value_use(Sema *s, Node *e, int bv, Ctx cx) {
     diag_error(s->d, e->loc, "there is no '%s' in a %dD grid", info->name, s->m->dim);
     return r;
   }
+  if (bv == BV_T && cx != CX_POINT) {
+    diag_error(s->d, e->loc, "'t' (the time) cannot be used here");
+    diag_hint(s->d, "%s", cx == CX_INITIAL ? "an initial block gives the values at the start time, t = 0"
+                        : cx == CX_DEF ? "a function body cannot read the time; pass t as an argument"
+                        : "the time changes from step to step: it may stand in residual and jacobian blocks and in lets");
+    return r;
+  }
   if ((cx == CX_BOUND && bv != BV_PI && bv != BV_INF) ||
       ((cx == CX_PARAM || cx == CX_DEF) && info->pointwise)) {
     diag_error(s->d, e->loc, "'%s' (the %s) cannot be used here", info->name, info->doc);
@@ -317,6 +324,12 @@ static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   const Node *decl = scope_find(s->scope, name);
   if (!decl) {
     int bv = builtin_value_lookup(name);
+    if (bv == BV_T && !s->m->time_dependent) {
+      diag_error(s->d, e->loc, "'t' is not defined");
+      diag_hint(s->d, "'t' is the time of a time-dependent program, one whose residuals take a time derivative "
+                      "such as dt(u); this program has none, so it is steady (F(u) = 0)");
+      return r;
+    }
     if (bv >= 0) return builtin_value_use(s, e, bv, cx);
     if (cx == CX_BOUND) {
       diag_error(s->d, e->loc, "'%s' cannot be used here", name);
@@ -370,9 +383,14 @@ static ExprInfo name_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
       diag_error(s->d, e->loc, "let '%s' reads fields and cannot be used in %s", name,
                  cx == CX_INITIAL ? "an initial guess" : "a coefficient");
       diag_hint(s->d, "%s", ctx_place(cx));
+    } else if (li->dt && s->jacobian_field >= 0) {
+      diag_error(s->d, e->loc, "let '%s' takes a time derivative and cannot be used in a jacobian block", name);
+      diag_hint(s->d, "a jacobian block gives the entries d(F)/du; the part of the time derivative, shift * "
+                      "d(F)/d(dt(u)), is always derived from the residual");
     } else {
       r.fields = li->fields;
       r.pointwise = li->pointwise;
+      r.dt = li->dt;
       if (reads) reads_merge(s, reads, &li->reads);
     }
     break;
@@ -443,12 +461,71 @@ static ExprInfo offset_use(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   return r;
 }
 
+/* dt(u): the time derivative of field u at the point, in residual blocks and lets (4.20). */
+static ExprInfo time_derivative(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
+  ExprInfo r = {0};
+  Node *arg = e->call.args;
+  if (e->call.nargs != 1) {
+    diag_error(s->d, e->loc, "dt() takes 1 argument, a field, but is given %d", e->call.nargs);
+    diag_hint(s->d, "dt(u) is the time derivative of the field u at the point");
+    return r;
+  }
+  if (cx != CX_POINT || s->jacobian_field >= 0) {
+    diag_error(s->d, e->loc, "a time derivative cannot be used here");
+    diag_hint(s->d, "%s", s->jacobian_field >= 0 && cx == CX_POINT
+                  ? "a jacobian block gives the entries d(F)/du; the part of the time derivative, shift * "
+                    "d(F)/d(dt(u)), is always derived from the residual"
+                  : cx == CX_INITIAL ? "an initial block gives the values at the start time; it has no time derivative"
+                  : cx == CX_DEF ? "a function body cannot take a time derivative; pass dt(u) as an argument"
+                  : "time derivatives stand in residual blocks and in the lets they use");
+    return r;
+  }
+  if (arg->kind == N_CALL && strcmp(arg->call.name, "dt") == 0) {
+    diag_error(s->d, arg->loc, "dt(dt(...)) is a second time derivative, which TS's form F(t, u, dt(u)) = 0 does not have");
+    diag_hint(s->d, "write the equation as a first-order system: a field v with 'dt(u) - v' in u's residual "
+                    "and dt(v) in v's");
+    return r;
+  }
+  const char *name = arg->kind == N_NAME ? arg->name.name : arg->kind == N_OFFSET ? arg->offset.name : NULL;
+  const Node *decl = name ? scope_find(s->scope, name) : NULL;
+  if (arg->kind == N_OFFSET && decl && decl->kind == N_FIELD) {
+    diag_error(s->d, arg->span, "dt() takes the field at the point itself, not at a neighbour");
+    diag_hint(s->d, "each point's equation holds its own time derivative, dt(%s); a neighbour's belongs to the "
+                    "neighbour's equation", name);
+    return r;
+  }
+  if (arg->kind != N_NAME) {
+    diag_error(s->d, arg->span, "dt() takes the name of a field, not an expression");
+    diag_hint(s->d, "take the derivative term by term: dt(u) + dt(v), or c * dt(u) for a c that does not change in time");
+    return r;
+  }
+  if (!decl) {
+    if (builtin_value_lookup(name) >= 0)
+      diag_error(s->d, arg->loc, "'%s' is a built-in value, not a field: dt() takes a field", name);
+    else
+      undefined(s, arg, name, false);
+    return r;
+  }
+  if (decl->kind != N_FIELD) {
+    diag_error(s->d, arg->loc, "'%s' is %s, not a field: dt() takes a field", name, sema_kind_name(decl));
+    if (decl->kind == N_LET) diag_hint(s->d, "a let is a formula: take the time derivative of the fields it reads");
+    return r;
+  }
+  int zero[MAX_DIM] = {0};
+  arg->decl = e->decl = decl;
+  r.fields = r.pointwise = r.dt = true;
+  if (reads) reads_add(s, reads, decl->index, zero, arg->loc);  /* the Jacobian's column of the point */
+  return r;
+}
+
 static ExprInfo call(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   ExprInfo r = {0};
+  if (strcmp(e->call.name, "dt") == 0) return time_derivative(s, e, cx, reads);
   for (Node *arg = e->call.args; arg; arg = arg->next) {
     ExprInfo a = sema_expr(s, arg, cx, reads);
     r.fields |= a.fields;
     r.pointwise |= a.pointwise;
+    r.dt |= a.dt;
   }
   const char *name = e->call.name;
   const Node *def = scope_find(&s->funcs, name);
@@ -515,6 +592,7 @@ ExprInfo sema_expr(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
       diag_error(s->d, e->op.b->span, "division by zero: the divisor is always 0");
     r.fields = a.fields || b.fields;
     r.pointwise = a.pointwise || b.pointwise;
+    r.dt = a.dt || b.dt;
     return r;
   }
   case N_IF:
@@ -523,6 +601,7 @@ ExprInfo sema_expr(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
     c = sema_expr(s, e->op.c, cx, reads);
     r.fields = a.fields || b.fields || c.fields;
     r.pointwise = a.pointwise || b.pointwise || c.pointwise;
+    r.dt = a.dt || b.dt || c.dt;
     return r;
   default:
     ice("sema_expr on node kind %d", (int)e->kind);

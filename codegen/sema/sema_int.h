@@ -40,6 +40,7 @@ typedef struct LetInfo {
   ReadSet reads;      /* the field reads of its value, through other lets too */
   bool    fields;     /* reads a field */
   bool    pointwise;  /* differs from point to point */
+  bool    dt;         /* takes a time derivative, dt(u) (through other lets too) */
   bool    used;
   int     depth;      /* its value's nesting depth, lets and calls inlined (inlined_depth) */
 } LetInfo;
@@ -82,6 +83,7 @@ typedef enum Ctx {
 typedef struct ExprInfo {
   bool fields;
   bool pointwise;
+  bool dt;  /* takes a time derivative, dt(u) */
 } ExprInfo;
 
 /* sema_expr.c */

@@ -1,0 +1,31 @@
+/*
+** stnts.h: what a time-dependent program (a .stn whose residuals take dt(u))
+** adds to stnapp.h: its residual is TS's IFunction F(t, u, u_t) and its
+** Jacobian TS's IJacobian shift * dF/du_t + dF/du, registered through the
+** DMDA-local interface (DMDATSSetIFunctionLocal); the Newton-Krylov solve of
+** each implicit step is the TS's SNES, set up by StnAppSetUpSolver and
+** StnAppSetUpJacobian as a steady program's (SG-DIA, ILU on an AIJ copy, ...).
+*/
+#ifndef STNTS_H
+#define STNTS_H
+
+#include <petscts.h>
+
+#include "stnapp.h"
+
+/* Before StnAppSetFromOptions: time-dependent programs run on CPUs for now, so the device
+   defaults to the CPU even where a GPU is present, and -stn_device gpu is refused in a
+   sentence. */
+PetscErrorCode StnTSDeviceDefault(const char *program);
+/* The defaults options override, those of PETSc's TS tutorial ex13: backward Euler from t = 0
+   to t = 1 in steps of 0.01, the last step past the end rather than shortened. */
+PetscErrorCode StnTSSetDefaults(TS ts);
+/* Integrates from X (the initial condition) in a log stage of its own ("Solve") and prints how it
+   ended: the time reached, the steps and the Newton and Krylov iterations, or at which step and
+   time it failed and why (the SNES's reason in words). *reason is TS's. */
+PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reason);
+/* Writes -stn_output (VTK) and -stn_plot_solution of the state X at the end (or where the time
+   stepping failed, saying so). */
+PetscErrorCode StnAppWriteOutputTS(StnApp *app, TS ts, Vec X, TSConvergedReason reason);
+
+#endif
