@@ -678,7 +678,8 @@ static void form_initial_guess(Program *P) {
   FILE *out = P->out;
   bool any = false;
   for (int f = 0; f < m->nfields; f++) any |= m->fields[f].initial != NULL;
-  fputs("/* The initial guess of Newton's method (the .stn's initial blocks). */\n", out);
+  fputs(m->time_dependent ? "/* The initial condition, the state at t = 0 (the .stn's initial blocks). */\n"
+                          : "/* The initial guess of Newton's method (the .stn's initial blocks). */\n", out);
   fprintf(out, "static PetscErrorCode FormInitialGuess(const DMDALocalInfo *info, AppCtx *user, Vec X)\n{\n");
   if (!any) {
     fputs("  PetscFunctionBeginUser;\n  PetscCall(VecSet(X, 0.0)); /* no initial blocks: 0 everywhere */\n"

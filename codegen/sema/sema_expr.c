@@ -509,6 +509,7 @@ static ExprInfo time_derivative(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   if (decl->kind != N_FIELD) {
     diag_error(s->d, arg->loc, "'%s' is %s, not a field: dt() takes a field", name, sema_kind_name(decl));
     if (decl->kind == N_LET) diag_hint(s->d, "a let is a formula: take the time derivative of the fields it reads");
+    else if (decl->kind == N_PARAM) diag_hint(s->d, "a parameter keeps its value for the whole run: its time derivative is 0");
     return r;
   }
   int zero[MAX_DIM] = {0};
