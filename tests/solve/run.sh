@@ -121,6 +121,15 @@
 #                 -k_file, a missing file, a file that is not a vector, one of
 #                 another grid's size and -snes_grid_sequence are refused in a
 #                 sentence naming the option, the file and the lengths
+#  19 time       examples/heat_ts.stn against PETSc's TS tutorial ex13 (its
+#                 sources from libpetsc3.18-dev-examples): the same Newton
+#                 iterations per step and solutions at the end (1e-8) with
+#                 ex13's defaults, other grids, steps and Crank-Nicolson, and
+#                 on 2 ranks; backward Euler and Crank-Nicolson show orders 1
+#                 and 2 (fitted within 0.1) on tests/solve/ts_mms.stn; the
+#                 IJacobian of tests/solve/ts_nonlinear.stn passes
+#                 -snes_test_jacobian inside TS steps, and 2 ranks equal 1; a
+#                 failing step and -stn_device gpu are refused in a sentence
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -1892,6 +1901,125 @@ else
   bad "coefficient files: no 3D file (python3), or $STENCILC_SRC $C3 or its expression twin -o failed"; show "$LOG/coefficient_file3d.stencilc"
 fi
 section_done coefficient-files
+
+# ---- 19 time-dependent programs (PETSc TS) ----------------------------------
+# examples/heat_ts.stn against PETSc's TS tutorial ex13 (built from Debian's sources as the SNES
+# tutorials are): the same Newton iterations per step and solutions at the final time to 1e-8;
+# orders 1 and 2 of backward Euler and Crank-Nicolson; the IJacobian under -snes_test_jacobian
+# inside TS steps; 2 ranks; a failed step and the GPU refused in a sentence.
+TSTUT=${PETSC_TS_TUTORIALS:-/usr/share/petsc/3.18/share/petsc/examples/src/ts/tutorials}
+TSFIX="-ts_adapt_type none -ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13"
+# steps LOG: the Newton iterations of each time step, from -ts_monitor and -snes_monitor.
+steps() { awk '$2 == "SNES" && $3 == "Function" { n = $1 } $2 == "TS" && $3 == "dt" { if (seen) { printf "%s%s", sep, n; sep = " " } seen = 1 }' "$1"; }
+# ts_ok LOG STATUS: the run exited 0 and says it integrated to its end.
+ts_ok() { [ "$2" -eq 0 ] && grep -q ': integrated to t = ' "$1"; }
+if ! [ -r "$TSTUT/ex13.c" ]; then
+  bad "time: $TSTUT/ex13.c not found (apt-get install libpetsc3.18-dev-examples)"
+# shellcheck disable=SC2086
+elif ! mpicc $PETSC_CFLAGS -O2 "$TSTUT/ex13.c" $PETSC_LIBS -lm -o "$OUT/ex13" >"$LOG/ex13.cc" 2>&1; then
+  bad "time: PETSc's ex13.c does not compile"; show "$LOG/ex13.cc"
+elif ! compile heat_ts examples/heat_ts.stn; then
+  bad "time: $STENCILC_SRC examples/heat_ts.stn -o failed"; show "$LOG/heat_ts.stencilc"
+else
+  for c in "8x8 defaults, 10 steps:-ts_max_steps 10" \
+           "17x17, 10 steps of 0.001:-da_grid_x 17 -da_grid_y 17 -ts_type beuler -ts_dt 0.001 -ts_max_steps 10 $TSFIX" \
+           "13x9, 5 Crank-Nicolson steps of 0.005:-da_grid_x 13 -da_grid_y 9 -ts_type cn -ts_dt 0.005 -ts_max_steps 5 $TSFIX" \
+           "8x8, ex13's whole run (100 steps to t = 1):"; do
+    what=${c%%:*} opts=${c#*:}
+    n=heat_ts.$(echo "$what" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$LOG/$n.ex13" "$OUT/ex13" $opts -ts_monitor -snes_monitor -ts_view_solution "binary:$LOG/$n.ex13.bin"
+    rt=$?
+    # shellcheck disable=SC2086
+    run "$LOG/$n.ours" "$OUT/heat_ts" $opts -ts_monitor -snes_monitor -ts_view_solution "binary:$LOG/$n.ours.bin"
+    ro=$?
+    st=$(steps "$LOG/$n.ex13") so=$(steps "$LOG/$n.ours")
+    if [ $rt -eq 0 ] && ts_ok "$LOG/$n.ours" $ro && [ -n "$st" ] && [ "$st" = "$so" ] && same_ok "$LOG/$n.ours.bin" "$LOG/$n.ex13.bin" 1e-8; then
+      ok "time: heat_ts vs ex13, $what: Newton iterations per step [$st], solutions at the end rel $(same "$LOG/$n.ours.bin" "$LOG/$n.ex13.bin" 1e-8)"
+    else
+      bad "time: heat_ts vs ex13, $what: ex13 exit $rt, steps [$st]; heat_ts exit $ro, steps [$so]; solutions $(same "$LOG/$n.ours.bin" "$LOG/$n.ex13.bin" 1e-8)"
+      show "$LOG/$n.ex13" 5; show "$LOG/$n.ours" 5
+    fi
+  done
+  # 2 ranks (block Jacobi with ILU, both): the same per-step iterations and final state as ex13's.
+  m=heat_ts.mpi2 o="-da_grid_x 17 -da_grid_y 17 -ts_dt 0.001 -ts_max_steps 10 $TSFIX"
+  # shellcheck disable=SC2086
+  mpirun 2 "$LOG/$m.ours" "$OUT/heat_ts" $o -ts_monitor -snes_monitor -ts_view_solution "binary:$LOG/$m.ours.bin"
+  ro=$?
+  # shellcheck disable=SC2086
+  mpirun 2 "$LOG/$m.ex13" "$OUT/ex13" $o -ts_monitor -snes_monitor -ts_view_solution "binary:$LOG/$m.ex13.bin"
+  if ts_ok "$LOG/$m.ours" $ro && [ "$(steps "$LOG/$m.ours")" = "$(steps "$LOG/$m.ex13")" ] && same_ok "$LOG/$m.ours.bin" "$LOG/$m.ex13.bin" 1e-8; then
+    ok "time: heat_ts vs ex13 on 2 ranks, 17x17, 10 steps: Newton iterations per step [$(steps "$LOG/$m.ours")], solutions rel $(same "$LOG/$m.ours.bin" "$LOG/$m.ex13.bin" 1e-8)"
+  else bad "time: heat_ts on 2 ranks (exit $ro) differs from ex13 on 2: steps [$(steps "$LOG/$m.ours")] vs [$(steps "$LOG/$m.ex13")]"; show "$LOG/$m.ours"; fi
+  # A step whose Newton solve fails, without adaptivity: the step, the time and SNES's reason.
+  l=$LOG/heat_ts.fail
+  run "$l" "$OUT/heat_ts" -ts_dt 0.01 -ts_max_steps 5 -ts_adapt_type none -snes_max_it 1 -snes_rtol 1e-14 -snes_atol 1e-30 -snes_stol 0 -ksp_rtol 1e-3
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q 'heat_ts: the time stepping failed in step 1, from t = 0\.* with dt = 0\.01: the Newton solve did not converge: .*(DIVERGED_MAX_IT)' "$l"; then
+    ok "time: a step that cannot converge: exit 1, '$(grep -o -m 1 'the time stepping failed.*DIVERGED_MAX_IT)' "$l")'"
+  else bad "time: a failing step: exit $rc, no sentence naming the step, the time and SNES's reason"; show "$l"; fi
+  l=$LOG/heat_ts.gpu
+  run "$l" "$OUT/heat_ts" -stn_device gpu
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q 'heat_ts is time-dependent (its residuals take dt(...)): such programs run on CPUs for now' "$l"; then
+    ok "time: -stn_device gpu is refused in a sentence: TS programs run on CPUs for now"
+  else bad "time: -stn_device gpu: exit $rc, no sentence"; show "$l"; fi
+fi
+
+# Order in time at a fixed grid: tests/solve/ts_mms.stn (exact in space) against its exact final
+# state (ts_mms_exact.stn), at 10, 20 and 40 steps to t = 1; the fitted order (least squares of
+# log2 of the error) within 0.1 of 1 for backward Euler and of 2 for Crank-Nicolson.
+# shellcheck disable=SC2086
+if compile ts_mms tests/solve/ts_mms.stn && compile ts_mms_exact tests/solve/ts_mms_exact.stn &&
+   run "$LOG/ts_mms_exact" "$OUT/ts_mms_exact" $TIGHT -snes_view_solution "binary:$LOG/ts_mms_exact.bin"; then
+  for c in "beuler:1" "cn:2"; do
+    ty=${c%%:*} want=${c#*:} errs=""
+    for n in 10 20 40; do
+      # shellcheck disable=SC2086
+      run "$LOG/ts_mms.$ty.$n" "$OUT/ts_mms" -ts_type "$ty" -ts_dt "$(awk -v n="$n" 'BEGIN { printf "%.17g", 1 / n }')" -ts_max_steps "$n" -ts_max_time 2 \
+        $TSFIX -snes_rtol 1e-14 -ksp_rtol 1e-14 -ts_view_solution "binary:$LOG/ts_mms.$ty.$n.bin"
+      e=$("$VECDIFF" "$LOG/ts_mms.$ty.$n.bin" "$LOG/ts_mms_exact.bin" --rel 1 2>/dev/null | awk '{ print $1 }')
+      errs="$errs ${e:-?}"
+    done
+    order=$(echo "$errs" | awk '{ n = 0; sx = sy = sxx = sxy = 0; for (i = 1; i <= NF; i++) { if ($i !~ /^[0-9.e+-]+$/ || $i <= 0) { print "?"; exit }
+              x = (i - 1) * log(2); y = -log($i); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+              printf "%.3f", (n * sxy - sx * sy) / (n * sxx - sx * sx) }')
+    if [ "$order" != "?" ] && awk -v p="$order" -v w="$want" 'BEGIN { d = p - w; exit !(d <= 0.1 && d >= -0.1) }'; then
+      ok "time: $ty on ts_mms.stn, 10/20/40 steps: errors$errs, fitted order $order (design $want)"
+    else bad "time: $ty on ts_mms.stn: errors$errs, fitted order $order, not within 0.1 of $want"; show "$LOG/ts_mms.$ty.10"; fi
+  done
+else
+  bad "time: tests/solve/ts_mms.stn or ts_mms_exact.stn does not build or solve"; show "$LOG/ts_mms.stencilc"
+fi
+
+# The IJacobian, shift * dF/du_t + dF/du, against PETSc's finite differences of the IFunction inside
+# TS steps (backward Euler and Crank-Nicolson shifts), on a problem whose dF/du_t depends on u and
+# whose F reads u_t times u; and 2 ranks against 1.
+if compile ts_nonlinear tests/solve/ts_nonlinear.stn; then
+  for ty in beuler cn; do
+    l=$LOG/ts_nonlinear.jac.$ty
+    run "$l" "$OUT/ts_nonlinear" -ts_type "$ty" -ts_dt 0.05 -ts_max_steps 2 -snes_test_jacobian
+    rc=$?
+    worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | sort -g | tail -n 1)
+    count=$(grep -c '||J - Jfd||_F/||J||_F = ' "$l")
+    if ts_ok "$l" $rc && [ "$count" -ge 4 ] && awk -v w="$worst" 'BEGIN { exit !(w + 0 <= 1e-6) }'; then
+      ok "time: ts_nonlinear's IJacobian under -snes_test_jacobian in $ty steps: $count tests, worst ||J - Jfd||_F/||J||_F = $worst"
+    else bad "time: ts_nonlinear's IJacobian ($ty): exit $rc, $count tests, worst $worst"; show "$l"; fi
+  done
+  o="-ts_dt 0.05 -ts_max_steps 5 $TSFIX"
+  # shellcheck disable=SC2086
+  run "$LOG/ts_nonlinear.1" "$OUT/ts_nonlinear" $o -ts_view_solution "binary:$LOG/ts_nonlinear.1.bin"
+  r1=$?
+  # shellcheck disable=SC2086
+  mpirun 2 "$LOG/ts_nonlinear.2" "$OUT/ts_nonlinear" $o -ts_view_solution "binary:$LOG/ts_nonlinear.2.bin"
+  r2=$?
+  if ts_ok "$LOG/ts_nonlinear.1" $r1 && ts_ok "$LOG/ts_nonlinear.2" $r2 && same_ok "$LOG/ts_nonlinear.2.bin" "$LOG/ts_nonlinear.1.bin" 1e-10; then
+    ok "time: ts_nonlinear on 2 ranks equals 1 rank after 5 steps (rel $(same "$LOG/ts_nonlinear.2.bin" "$LOG/ts_nonlinear.1.bin" 1e-10))"
+  else bad "time: ts_nonlinear on 2 ranks (exit $r2) vs 1 (exit $r1): $(same "$LOG/ts_nonlinear.2.bin" "$LOG/ts_nonlinear.1.bin" 1e-10)"; show "$LOG/ts_nonlinear.2"; fi
+else
+  bad "time: $STENCILC_SRC tests/solve/ts_nonlinear.stn -o failed"; show "$LOG/ts_nonlinear.stencilc"
+fi
+section_done time
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
