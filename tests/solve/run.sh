@@ -1913,9 +1913,9 @@ TSFIX="-ts_adapt_type none -ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13"
 steps() { awk '$2 == "SNES" && $3 == "Function" { n = $1 } $2 == "TS" && $3 == "dt" { if (seen) { printf "%s%s", sep, n; sep = " " } seen = 1 }' "$1"; }
 # ts_ok LOG STATUS: the run exited 0 and says it integrated to its end.
 ts_ok() { [ "$2" -eq 0 ] && grep -q ': integrated to t = ' "$1"; }
+# shellcheck disable=SC2086
 if ! [ -r "$TSTUT/ex13.c" ]; then
   bad "time: $TSTUT/ex13.c not found (apt-get install libpetsc3.18-dev-examples)"
-# shellcheck disable=SC2086
 elif ! mpicc $PETSC_CFLAGS -O2 "$TSTUT/ex13.c" $PETSC_LIBS -lm -o "$OUT/ex13" >"$LOG/ex13.cc" 2>&1; then
   bad "time: PETSc's ex13.c does not compile"; show "$LOG/ex13.cc"
 elif ! compile heat_ts examples/heat_ts.stn; then
