@@ -216,6 +216,12 @@ static void expr(Printer *P, Str *b, Ref r, bool expand) {
     str_add(b, buf);
     break;
   case IR_GRID:  str_add(b, builtin_values[n->a].name); break;
+  case IR_DOT: {  /* the time derivative, as the .stn writes it */
+    char text[512];
+    snprintf(text, sizeof text, "dt(%s)", ir->m->fields[n->a].name);
+    str_add(b, text);
+    break;
+  }
   case IR_FIELD: case IR_COEF: {
     char text[512];  /* a longer name is cut, as the fixed buffers elsewhere here cut it */
     ir_offset_text(ir, n->b, buf, sizeof buf, true);
@@ -705,6 +711,11 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
                "u's residual at point %s with respect to v at %s; stencilc derives every entry\n"
                "by differentiating the residual (an entry the .stn writes by hand is checked against it).\n",
           fm[0], fm[1], fm[2]);
+  if (m->time_dependent)
+    fputs("The residuals take time derivatives, dt(u): they state F(t, u, dt(u)) = 0, which PETSc's TS\n"
+          "integrates in time. Each implicit step's Newton matrix is TS's shift * dF/d(dt(u)) + dF/du,\n"
+          "so an entry on a point's own column carries shift times the derivative with respect to\n"
+          "dt of that field (shift = 1/dt for backward Euler, 2/dt for Crank-Nicolson).\n", out);
   for (int f = 0; f < m->nfields; f++)
     if (m->fields[f].approximate)
       fprintf(out, "\nThe Jacobian block of %s is approximate (%s:%d): its entries fill the preconditioning\n"

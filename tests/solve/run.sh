@@ -1941,6 +1941,8 @@ else
       show "$LOG/$n.ex13" 5; show "$LOG/$n.ours" 5
     fi
   done
+  wcheck "heat_ts" "$OUT/heat_ts.src" heat_ts.c
+  wcheck "runtime" "$OUT/heat_ts.src" stnts.c
   # 2 ranks (block Jacobi with ILU, both): the same per-step iterations and final state as ex13's.
   m=heat_ts.mpi2 o="-da_grid_x 17 -da_grid_y 17 -ts_dt 0.001 -ts_max_steps 10 $TSFIX"
   # shellcheck disable=SC2086
