@@ -40,7 +40,8 @@ static const char usage_text[] =
   "  --check       parse and check FILE; print errors and warnings only\n"
   "  --dump-ast    print the syntax tree of FILE after checking it\n"
   "  --dump-ir[=PASS]  print the IR after PASS (lower, derive, simplify,\n"
-  "                check, mirror, stencil; default: the last)\n"
+  "                check, mirror, stencil, shift; default: stencil, or shift\n"
+  "                for a time-dependent program)\n"
   "  --explain     explain FILE for a student: grid, unknowns, each residual's\n"
   "                stencil, the Jacobian entries, the SG-DIA layout and its\n"
   "                storage against CSR and DIA\n"
@@ -97,11 +98,11 @@ int main(int argc, char **argv) {
       } else if (strncmp(a, "--dump-ir", 9) == 0 && (a[9] == '\0' || a[9] == '=')) {
         if (mode != MODE_NONE && mode != MODE_DUMP_IR) return usage_error("%s cannot be combined with another mode", a);
         mode = MODE_DUMP_IR;
-        dump_after = PASS_STENCIL;
+        dump_after = PASS_COUNT;  /* the last that changes the program: stencil, or shift (below) */
         if (a[9] == '=') {
           int p = 0;
           while (p < PASS_COUNT && strcmp(a + 10, ir_pass_names[p]) != 0) p++;
-          if (p == PASS_COUNT) return usage_error("unknown pass in '%s' (lower, derive, simplify, check, mirror, stencil)", a);
+          if (p == PASS_COUNT) return usage_error("unknown pass in '%s' (lower, derive, simplify, check, mirror, stencil, shift)", a);
           dump_after = (IrPass)p;
         }
       } else
@@ -127,6 +128,7 @@ int main(int argc, char **argv) {
   if (ok && mode != MODE_DUMP_AST) {
     Ir ir;
     ir_init(&ir, &fe.model, &fe.src);
+    if (dump_after == PASS_COUNT) dump_after = fe.model.time_dependent ? PASS_SHIFT : PASS_STENCIL;
     ok = ir_build(&ir, &fe.diag, mode == MODE_DUMP_IR ? dump_after : PASS_COUNT, stdout);
     if (ok && output) {
       CompileOptions co = {file, output, emit_dir};

@@ -217,6 +217,7 @@ static void expr(CEmit *E, Ref r, int context) {
   case IR_CONST: emit_c_number(out, n->num); break;
   case IR_PARAM: fprintf(out, "%s%s", E->params, E->param[n->a]); break;
   case IR_GRID:  grid_value(E, n->a); break;
+  case IR_SHIFT: fputs("shift", out); break;  /* the IJacobian's argument */
   case IR_FIELD: field_read(E, n); break;
   case IR_COEF:  coef_read(E, n); break;
   case IR_DOT: {  /* dt(u): the same read in the time derivative's array */

@@ -216,6 +216,7 @@ static void expr(Printer *P, Str *b, Ref r, bool expand) {
     str_add(b, buf);
     break;
   case IR_GRID:  str_add(b, builtin_values[n->a].name); break;
+  case IR_SHIFT: str_add(b, "shift"); break;
   case IR_DOT: {  /* the time derivative, as the .stn writes it */
     char text[512];
     snprintf(text, sizeof text, "dt(%s)", ir->m->fields[n->a].name);

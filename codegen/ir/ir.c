@@ -88,7 +88,7 @@ static double bound_of(const Ir *ir, IrOp op, int fn, Ref a, Ref b, Ref c, doubl
     double lo = m->param_lo[a], hi = m->param_hi[a];
     return isfinite(lo) && isfinite(hi) ? fmax(fabs(lo), fabs(hi)) : any;
   }
-  if (op == IR_GRID && (a == BV_T || a == BV_SHIFT)) return any;  /* finite, but without a bound */
+  if ((op == IR_GRID && a == BV_T) || op == IR_SHIFT) return any;  /* finite, but without a bound */
   if (op == IR_GRID) {  /* indices and sizes; the spacing is L / (n - 1) or L / n with n >= 3 */
     if (a >= BV_HX && a <= BV_HZ) return (m->axes[a - BV_HX].hi - m->axes[a - BV_HX].lo) / 2;
     return index_max;

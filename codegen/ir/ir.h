@@ -36,7 +36,8 @@ enum { IR_MAX_NODES = 25000 };
 typedef enum IrOp {
   IR_CONST,                                   /* num */
   IR_PARAM,                                   /* a: parameter index */
-  IR_GRID,                                    /* a: BuiltinValue among i j k hx hy hz nx ny nz t shift */
+  IR_GRID,                                    /* a: BuiltinValue among i j k hx hy hz nx ny nz t */
+  IR_SHIFT,                                   /* the IJacobian's shift a in a dF/d(u_t) + dF/du */
   IR_COEF,                                    /* a: coefficient index (Model.coefs) of one read from a file,
                                                  b: offset index (Ir.offsets); constant, derivative 0 */
   IR_DOT,                                     /* a: field index, b: offset index (the point itself):

@@ -172,7 +172,7 @@ static Ref build(Derive *D, Ref r) {
   Ir *ir = D->ir;
   IrNode n = ir->nodes[r];
   switch (n.op) {
-  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF:  /* a coefficient is not an unknown */
+  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_SHIFT: case IR_COEF:  /* a coefficient is not an unknown */
     return num(ir, 0);
   case IR_FIELD: case IR_DOT:
     return num(ir, n.op == D->var && n.a == D->field && n.b == D->offset ? 1 : 0);

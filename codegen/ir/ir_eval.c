@@ -28,6 +28,7 @@ static double eval(const Ir *ir, const IrSample *s, Ref r, const double *values)
   case IR_CONST: return n->num;
   case IR_PARAM: return s->params[n->a];
   case IR_GRID:  return s->grid[n->a];
+  case IR_SHIFT: return 0;  /* samples check dF/du, before the shift pass */
   case IR_FIELD: return draw(s->seed, n->a, n->b);
   case IR_COEF:  return draw(s->seed, -1 - n->a, n->b);  /* a file's values: drawn apart from the fields' */
   case IR_DOT:   return draw(s->seed ^ 0x5bd1e995ull, n->a, n->b);  /* dt(u): independent of u */

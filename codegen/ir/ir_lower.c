@@ -94,7 +94,7 @@ static bool constant(Lower *L, Ref r, double *v) {
     bool k;
     switch (n.op) {
     case IR_CONST: k = true; y = n.num; break;
-    case IR_PARAM: case IR_GRID: case IR_COEF: case IR_DOT: case IR_FIELD: k = false; break;
+    case IR_PARAM: case IR_GRID: case IR_SHIFT: case IR_COEF: case IR_DOT: case IR_FIELD: k = false; break;
     case IR_SELECT: k = constant(L, n.a, &x) && constant(L, x != 0 ? n.b : n.c, &y); break;
     default:
       k = constant(L, n.a, &x) && (n.b == IR_NONE || constant(L, n.b, &y));

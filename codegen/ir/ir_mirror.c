@@ -38,7 +38,7 @@ static Ref reflect(Mirror *M, Ref r) {
   IrNode n = ir->nodes[r];  /* a copy: building nodes may move the pool */
   Ref out = r;
   switch (n.op) {
-  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF:  /* no mirror applies to a coefficient */
+  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_SHIFT: case IR_COEF:  /* no mirror applies to a coefficient */
   case IR_DOT:  /* dt(u) reads the point itself */
     break;
   case IR_FIELD: {

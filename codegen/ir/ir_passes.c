@@ -38,7 +38,7 @@
 const char *const ir_pass_names[PASS_COUNT] = {"lower", "derive", "simplify", "check", "mirror", "stencil", "shift"};
 
 static const char *const op_names[IR_OP_COUNT] = {
-  "const", "param", "grid", "coef", "dot", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
+  "const", "param", "grid", "shift", "coef", "dot", "field", "neg", "not", "add", "sub", "mul", "div", "pow",
   "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "select", "call",
 };
 
@@ -148,7 +148,7 @@ static Ref simplify(Simplify *S, Ref r) {
   IrNode n = ir->nodes[r];
   Ref out;
   switch (n.op) {
-  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_COEF: case IR_DOT: case IR_FIELD:
+  case IR_CONST: case IR_PARAM: case IR_GRID: case IR_SHIFT: case IR_COEF: case IR_DOT: case IR_FIELD:
     out = r;
     break;
   case IR_NEG: case IR_NOT:
@@ -590,7 +590,7 @@ static void stencil(Ir *ir) {
 static void shift(Ir *ir) {
   const Model *m = ir->m;
   if (!m->time_dependent) return;
-  Ref a = ir_node(ir, IR_GRID, 0, BV_SHIFT, IR_NONE, IR_NONE, 0);
+  Ref a = ir_node(ir, IR_SHIFT, 0, IR_NONE, IR_NONE, IR_NONE, 0);
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
       IrPoint *p = ir_point(ir, f, c);
@@ -622,8 +622,12 @@ void ir_verify(const Ir *ir, const char *after) {
       if (n->a < 0 || n->a >= m->nparams) ice("IR after %s: %%%d: parameter %d", after, r, n->a);
       break;
     case IR_GRID:
-      if (n->a < 0 || n->a >= BV_COUNT || (n->a >= BV_X && n->a <= BV_Z) || (n->a >= BV_PI && n->a < BV_T))
+      if (n->a < 0 || n->a >= BV_COUNT || (n->a >= BV_X && n->a <= BV_Z) || (n->a >= BV_PI && n->a < BV_T) ||
+          (n->a == BV_T && !m->time_dependent))
         ice("IR after %s: %%%d: grid value %d", after, r, n->a);
+      break;
+    case IR_SHIFT:
+      if (!m->time_dependent) ice("IR after %s: %%%d: a shift in a steady program", after, r);
       break;
     case IR_DOT: case IR_FIELD:
       if (n->a < 0 || n->a >= m->nfields || n->b < 0 || n->b >= ir->noffsets)

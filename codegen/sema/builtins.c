@@ -25,7 +25,6 @@ const BuiltinValueInfo builtin_values[BV_COUNT] = {
   [BV_TRUE]  = {"true", -1, false, false, "1, the value of a bool parameter that is on"},
   [BV_FALSE] = {"false", -1, false, false, "0, the value of a bool parameter that is off"},
   [BV_T]     = {"t", -1, false, false, "time"},
-  [BV_SHIFT] = {"shift", -1, false, false, "shift of the time derivative in the IJacobian"},
 };
 
 /* Must stay in step with enum BuiltinFunc. */
@@ -64,7 +63,7 @@ const char *const block_marks[BM_COUNT] = {"approximate"};
 const char *const axis_names[3] = {"x", "y", "z"};
 
 int builtin_value_lookup(const char *name) {
-  for (int i = 0; i < BV_SHIFT; i++)
+  for (int i = 0; i < BV_COUNT; i++)
     if (strcmp(builtin_values[i].name, name) == 0) return i;
   return -1;
 }

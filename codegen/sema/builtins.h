@@ -20,8 +20,6 @@ typedef enum BuiltinValue {
   BV_PI, BV_INF,
   BV_TRUE, BV_FALSE,    /* 1 and 0: the values of a bool parameter */
   BV_T,                 /* the time, in a time-dependent program (one whose residuals use dt) */
-  BV_SHIFT,             /* the IJacobian's shift a in a dF/d(u_t) + dF/du: made by the IR, never
-                           named by a program (builtin_value_lookup does not find it) */
   BV_COUNT
 } BuiltinValue;
 

@@ -121,7 +121,7 @@ void sema_suggest(Sema *s, const char *name, bool functions) {
     for (int i = 0; i < BF_COUNT; i++) consider(&b, name, builtin_funcs[i].name, INT_MAX);
   } else {
     consider_scope(&b, name, s->scope);
-    for (int i = 0; i < BV_SHIFT; i++)
+    for (int i = 0; i < BV_COUNT; i++)
       if ((builtin_values[i].axis < s->m->dim || !s->have_grid) && (i != BV_T || s->m->time_dependent))
         consider(&b, name, builtin_values[i].name, INT_MAX);
   }

@@ -33,7 +33,7 @@ syn keyword stnConditional if then else
 syn keyword stnLogical     and or not
 
 " Built-in values: codegen/sema/builtins.c, builtin_values.
-syn keyword stnBuiltinValue i j k x y z hx hy hz nx ny nz
+syn keyword stnBuiltinValue i j k x y z hx hy hz nx ny nz t
 syn keyword stnConstant     pi inf true false
 
 " Built-in functions (builtin_funcs), where called; a call of a `def`.
