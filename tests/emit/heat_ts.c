@@ -146,6 +146,7 @@ int main(int argc, char **argv)
   Vec                 X;
   TSConvergedReason   reason;
 
+  PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(StnTSDeviceDefault("prog")); /* on CPUs for now */
   PetscCall(StnAppSetFromOptions(&app, "prog"));
