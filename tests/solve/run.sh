@@ -125,8 +125,8 @@
 #                 sources from libpetsc3.18-dev-examples): the same Newton
 #                 iterations per step and solutions at the end (1e-8) with
 #                 ex13's defaults, other grids, steps and Crank-Nicolson, and
-#                 on 2 ranks; backward Euler and Crank-Nicolson show orders 1
-#                 and 2 (fitted within 0.1) on tests/solve/ts_mms.stn; the
+#                 on 2 ranks; backward Euler, Crank-Nicolson and BDF2 show
+#                 orders 1, 2, 2 (fitted within 0.1) on tests/solve/ts_mms.stn; the
 #                 IJacobian of tests/solve/ts_nonlinear.stn passes
 #                 -snes_test_jacobian inside TS steps, and 2 ranks equal 1; a
 #                 failing step and -stn_device gpu are refused in a sentence
@@ -1970,15 +1970,16 @@ fi
 
 # Order in time at a fixed grid: tests/solve/ts_mms.stn (exact in space) against its exact final
 # state (ts_mms_exact.stn), at 10, 20 and 40 steps to t = 1; the fitted order (least squares of
-# log2 of the error) within 0.1 of 1 for backward Euler and of 2 for Crank-Nicolson.
+# log2 of the error) within 0.1 of 1 for backward Euler and of 2 for Crank-Nicolson and BDF2.
 # shellcheck disable=SC2086
 if compile ts_mms tests/solve/ts_mms.stn && compile ts_mms_exact tests/solve/ts_mms_exact.stn &&
    run "$LOG/ts_mms_exact" "$OUT/ts_mms_exact" $TIGHT -snes_view_solution "binary:$LOG/ts_mms_exact.bin"; then
-  for c in "beuler:1" "cn:2"; do
-    ty=${c%%:*} want=${c#*:} errs=""
+  for c in "beuler:1:" "cn:2:" "bdf:2:-ts_bdf_order 2"; do
+    ty=${c%%:*} rest=${c#*:} errs=""
+    want=${rest%%:*} extra=${rest#*:}
     for n in 10 20 40; do
       # shellcheck disable=SC2086
-      run "$LOG/ts_mms.$ty.$n" "$OUT/ts_mms" -ts_type "$ty" -ts_dt "$(awk -v n="$n" 'BEGIN { printf "%.17g", 1 / n }')" -ts_max_steps "$n" -ts_max_time 2 \
+      run "$LOG/ts_mms.$ty.$n" "$OUT/ts_mms" -ts_type "$ty" $extra -ts_dt "$(awk -v n="$n" 'BEGIN { printf "%.17g", 1 / n }')" -ts_max_steps "$n" -ts_max_time 2 \
         $TSFIX -snes_rtol 1e-14 -ksp_rtol 1e-14 -ts_view_solution "binary:$LOG/ts_mms.$ty.$n.bin"
       e=$("$VECDIFF" "$LOG/ts_mms.$ty.$n.bin" "$LOG/ts_mms_exact.bin" --rel 1 2>/dev/null | awk '{ print $1 }')
       errs="$errs ${e:-?}"
@@ -1987,8 +1988,8 @@ if compile ts_mms tests/solve/ts_mms.stn && compile ts_mms_exact tests/solve/ts_
               x = (i - 1) * log(2); y = -log($i); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
               printf "%.3f", (n * sxy - sx * sy) / (n * sxx - sx * sx) }')
     if [ "$order" != "?" ] && awk -v p="$order" -v w="$want" 'BEGIN { d = p - w; exit !(d <= 0.1 && d >= -0.1) }'; then
-      ok "time: $ty on ts_mms.stn, 10/20/40 steps: errors$errs, fitted order $order (design $want)"
-    else bad "time: $ty on ts_mms.stn: errors$errs, fitted order $order, not within 0.1 of $want"; show "$LOG/ts_mms.$ty.10"; fi
+      ok "time: $ty${extra:+ $extra} on ts_mms.stn, 10/20/40 steps: errors$errs, fitted order $order (design $want)"
+    else bad "time: $ty${extra:+ $extra} on ts_mms.stn: errors$errs, fitted order $order, not within 0.1 of $want"; show "$LOG/ts_mms.$ty.10"; fi
   done
 else
   bad "time: tests/solve/ts_mms.stn or ts_mms_exact.stn does not build or solve"; show "$LOG/ts_mms.stencilc"
