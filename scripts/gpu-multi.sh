@@ -12,6 +12,7 @@
 #     solution to 1e-10 relative; the same with 3 ranks on grids 3 does not divide;
 #   - multigrid: the GPU's default solver (multigrid on SG-DIA levels) on N ranks gives one
 #     rank's Newton count, Krylov counts within one per linear solve, the solution to 1e-8;
+#   - -stn_autotune on every rank: the run solves and the shared cache file stays whole;
 #   - more ranks than GPUs without -stn_share_gpus: refused with a message that says so;
 #   - residency: in -log_view's Solve stage, the events that copied vectors between host and
 #     device, by count and size (with an MPI that cannot read device memory, the ghost exchange
@@ -119,6 +120,20 @@ while IFS=: read -r name grid params uneven; do
 done <<EOF
 $cases
 EOF
+
+# The tuner on every rank (each times its own kernels and writes the one cache file through a
+# temporary of its own): the run solves, the cache is whole, and a second run reads it.
+n=$(echo "$RANKS" | awk '{print $1}')
+rm -f "$B/tune.txt"
+run "$n" "$OUTDIR/tune.log" $B/bratu2d -da_grid_x 129 -da_grid_y 129 -stn_autotune -stn_tune_cache "$B/tune.txt"
+rc1=$?
+run "$n" "$OUTDIR/tune2.log" $B/bratu2d -da_grid_x 129 -da_grid_y 129 -stn_tune_cache "$B/tune.txt" -info :dm
+lines=$(grep -vc '^#' "$B/tune.txt" 2>/dev/null)
+if [ $rc1 = 0 ] && grep -q "solved in" "$OUTDIR/tune.log" && grep -q "solved in" "$OUTDIR/tune2.log" && [ "${lines:-0}" -gt 0 ] &&
+   grep -q "[1-9][0-9]* tuned kernel shapes from" "$OUTDIR/tune2.log" &&
+   ! grep -v '^#' "$B/tune.txt" | awk -F'\t' 'NF != 6 {bad = 1} END {exit !bad}'; then
+  ok "-stn_autotune on $n ranks: solved, $lines tuned shapes in the cache, read by the next run"
+else bad "-stn_autotune on $n ranks: exit $rc1, $lines cache lines"; tail -5 "$OUTDIR/tune.log"; fi
 
 # More ranks on the node than GPUs, without -stn_share_gpus: a clear error, not a shared GPU.
 n=$((GPUS + 1))
