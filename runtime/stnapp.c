@@ -18,28 +18,42 @@ PetscErrorCode StnAppDefaults(void)
 #if defined(PETSC_HAVE_CUDA)
   #include <petscdevice.h> /* PetscDeviceInitialize */
 
-/* This rank's GPU: PETSc's default device, the rank modulo the GPUs it sees, which is the
-   node-local rank when the ranks of a node are consecutive (mpiexec's default placement). More
-   ranks on a node than GPUs would share them, each with a part of one GPU's bandwidth: only when
-   asked (-stn_share_gpus, for testing the code paths of several ranks on one GPU). *usable: the
-   device starts. */
-static PetscErrorCode take_gpu(StnApp *app, PetscBool *usable)
+/* This rank's GPU: PETSc's default device, the rank in PETSC_COMM_WORLD modulo the GPUs the
+   process sees, which gives the ranks of a node different GPUs when its ranks are consecutive
+   (mpiexec's default placement) or each sees only its own (CUDA_VISIBLE_DEVICES per rank, as
+   batch systems bind them). Two ranks of a node on one GPU would each get a part of it: only when
+   asked (-stn_share_gpus, for testing the code paths of several ranks on one GPU). Collective
+   over PETSC_COMM_WORLD, so that every rank stops, or none. */
+static PetscErrorCode take_gpu(StnApp *app)
 {
-  const int   ngpus = StnCUDADeviceCount();
-  PetscMPIInt on_node = 1;
+  char        bus[32] = "", why[160] = "";
+  PetscMPIInt on_node = 1, shared = 0, bad;
 
   PetscFunctionBeginUser;
+  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA)); /* cudaSetDevice, before any kernel of ours */
+  if (!StnCUDADevicePresent() || StnCUDADeviceBusId(bus, (int)sizeof bus) != 0)
+    PetscCall(PetscSNPrintf(why, sizeof why, "the GPU cannot be used (%s): run with -stn_device cpu", StnCUDALastError()));
   #if !defined(PETSC_HAVE_MPIUNI)
   MPI_Comm node;
+  char    *all;
   PetscCallMPI(MPI_Comm_split_type(PETSC_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
   PetscCallMPI(MPI_Comm_size(node, &on_node));
+  PetscCall(PetscMalloc1((size_t)on_node * sizeof bus, &all));
+  PetscCallMPI(MPI_Allgather(bus, (PetscMPIInt)sizeof bus, MPI_CHAR, all, (PetscMPIInt)sizeof bus, MPI_CHAR, node));
+  for (PetscMPIInt r = 0; r < on_node; r++)
+    for (PetscMPIInt q = r + 1; q < on_node; q++)
+      if (all[r * sizeof bus] && !strcmp(&all[r * sizeof bus], &all[q * sizeof bus])) shared = 1;
+  PetscCall(PetscFree(all));
   PetscCallMPI(MPI_Comm_free(&node));
   #endif
-  PetscCheck(on_node <= ngpus || app->share_gpus, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
-             "%d ranks run on this node but it has %d GPU%s: run one rank per GPU (mpiexec -n %d), or give -stn_share_gpus to let ranks share them (each then gets a part of one GPU)", (int)on_node, ngpus,
-             ngpus == 1 ? "" : "s", ngpus);
-  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA)); /* cudaSetDevice(rank % ngpus), before any kernel of ours */
-  *usable = StnCUDADevicePresent() ? PETSC_TRUE : PETSC_FALSE;
+  if (!why[0] && shared && !app->share_gpus)
+    PetscCall(PetscSNPrintf(why, sizeof why, "%d ranks run on this node but it has %d GPU%s for them: run one rank per GPU, or give -stn_share_gpus to let ranks share them (each then gets a part of one GPU)",
+                            (int)on_node, StnCUDADeviceCount(), StnCUDADeviceCount() == 1 ? "" : "s"));
+  bad = why[0] ? 1 : 0;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
+  if (bad && !why[0]) PetscCall(PetscSNPrintf(why, sizeof why, "another rank could not take its GPU (its message comes before this one)"));
+  if (why[0]) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s\n", why)); /* every rank's own reason */
+  PetscCheck(!bad, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "%s", why);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
@@ -84,11 +98,7 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   app->aij = mat_type == 1 ? PETSC_TRUE : PETSC_FALSE;
   app->gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;
 #if defined(PETSC_HAVE_CUDA)
-  if (app->gpu) {
-    PetscBool usable;
-    PetscCall(take_gpu(app, &usable));
-    PetscCheck(usable, PETSC_COMM_SELF, PETSC_ERR_LIB, "the GPU cannot be used (%s): run with -stn_device cpu", StnCUDALastError());
-  }
+  if (app->gpu) PetscCall(take_gpu(app));
 #endif
   app->levels_sgdia = levels_type == 0 && !app->aij ? PETSC_TRUE : PETSC_FALSE;
   app->matfree       = op == 2 ? PETSC_TRUE : PETSC_FALSE;

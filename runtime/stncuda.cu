@@ -103,6 +103,15 @@ extern "C" int StnCUDADeviceCount(void)
   return n;
 }
 
+extern "C" int StnCUDADeviceBusId(char *buf, int size)
+{
+  int dev = 0;
+
+  if (size > 0) buf[0] = '\0';
+  int rc = check(cudaGetDevice(&dev), "cudaGetDevice");
+  return rc ? rc : check(cudaDeviceGetPCIBusId(buf, size, dev), "cudaDeviceGetPCIBusId");
+}
+
 extern "C" int StnCUDADevicePresent(void)
 {
   int n = 0;

@@ -28,6 +28,9 @@ long StnCUDAL2Bytes(void);
 int StnCUDAEvictL2(void);
 /* The number of CUDA devices this process sees, without starting a context (0: no driver or none). */
 int StnCUDADeviceCount(void);
+/* The current device's PCI bus id ("0000:41:00.0"), into buf of size bytes: 0, or a
+   cudaError_t value. Two processes on a node with the same id share one GPU. */
+int StnCUDADeviceBusId(char *buf, int size);
 /* 1 when the current CUDA device can be used, 0 otherwise (no driver, no device, or it fails to
    start): starts its context, so call it once the device is chosen. */
 int StnCUDADevicePresent(void);

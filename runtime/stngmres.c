@@ -36,8 +36,9 @@
 ** there the step is PETSc's classical Gram-Schmidt on the vectors (VecMDot,
 ** VecMAXPY, VecNorm, each with one MPI_Allreduce, stnvec.c) and only the
 ** Hessenberg update stays on the device (StnGMRESStepFinish), so the rest of
-** this file is the same; two host round trips per step, as PETSc's GMRES,
-** and no look-ahead (a step queued ahead would wait for its own reductions).
+** this file is the same; three waits per step (the two sums, as PETSc's
+** GMRES, and the report), no look-ahead (a step queued ahead would wait for
+** its own reductions) and no cycle kernel (its sums are one rank's).
 **
 ** The cycle kernel (-ksp_stngmres_cycle_kernel, stncycle_cuda.h): where the
 ** operator is an SG-DIA matrix on the device, with left Jacobi or no
@@ -283,7 +284,7 @@ static PetscErrorCode operator_setup(KSP ksp)
   }
   /* The cycle kernel (stncycle_cuda.h) applies either operator itself, when A is SG-DIA on the
      device without ghosts and its rows fit. Not while profiling, which times each step. */
-  if (g->op != OP_PETSC && g->cycle_kernel && g->fused && !g->profile) {
+  if (g->op != OP_PETSC && g->cycle_kernel && g->fused && !g->profile && !g->across_ranks) {
     PetscBool ok;
     PetscInt  n;
     PetscCall(MatSGDIAGetDeviceOperator(A, &g->cycle_box, &g->cycle_values, &g->cycle_flops, &ok));

@@ -346,6 +346,7 @@ int StnGMRESStepFinish(StnGMRESState *st, int it, const double *h, double tt, do
   int rc = scratch_ready();
   if (rc) return rc;
   if (it < 0 || it > st->max_k - 1 || n < 1) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepFinish: step or length out of range");
+  if (st->reports < 0 || st->reports % STN_VEC_MAX_MULTI || st->reports >= STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepFinish: no such report set");
   if ((rc = check(cudaMemcpyAsync(st->hh + (long)it * st->ld, h, (size_t)(it + 1) * sizeof(double), cudaMemcpyHostToDevice, 0), "StnGMRESStepFinish: cudaMemcpyAsync"))) return rc;
   *ticket = ++scratch.seq;
   hessenberg_kernel<<<1, 1>>>(*st, it, tt, haptol, scratch.dev_report + st->reports + it, scratch.dev_done, *ticket);

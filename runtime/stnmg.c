@@ -195,6 +195,14 @@ static PetscErrorCode redundant_setup(DenseInverse *ctx, Mat P, PetscInt n)
   PetscCall(invert_on_host(ctx, whole, n));
   PetscCall(MatGetOwnershipRange(P, &ctx->rstart, &rend));
   ctx->nlocal = rend - ctx->rstart;
+  if (ctx->x_all) { /* a new coarsest grid (-snes_grid_sequence refines the whole hierarchy): a new gather */
+    PetscInt gathered;
+    PetscCall(VecGetSize(ctx->x_all, &gathered));
+    if (gathered != n) {
+      PetscCall(VecScatterDestroy(&ctx->to_all));
+      PetscCall(VecDestroy(&ctx->x_all));
+    }
+  }
   if (!ctx->to_all) {
     PetscCall(MatCreateVecs(P, &x, NULL));
     PetscCall(VecScatterCreateToAll(x, &ctx->to_all, &ctx->x_all));

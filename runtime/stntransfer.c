@@ -135,6 +135,9 @@ static PetscErrorCode transfer_grid(DM dmc, DM dmf, Transfer *t, PetscBool *ok)
   if (size > 1 && *ok) {
     PetscCall(box_twin(dmc, &t->coarse));
     PetscCall(rank_layouts(t->coarse, dmf, dim, t, ok));
+    int all = *ok ? 1 : 0; /* ours on every rank, or PETSc's on every rank */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)dmf)));
+    *ok = all ? PETSC_TRUE : PETSC_FALSE;
   }
   PetscCall(DMGetVecType(dmf, &vtype));
   PetscCall(PetscStrbeginswith(vtype, "stncuda", &t->gpu));

@@ -692,6 +692,17 @@ if is_built bratu2d; then
     bad "multigrid: bratu2d -snes_grid_sequence 2 -pc_type mg: Krylov [ $s] with SG-DIA levels against [ $a] with AIJ levels"
     show "$LOG/mg.gs.sgdia"
   fi
+  # on 3 ranks: each refined grid gets new transfers and a new gather for its coarsest grid
+  mpirun 3 "$LOG/mg.gs.sgdia.3" "$OUT/bratu2d" -da_grid_x 17 -da_grid_y 17 -snes_grid_sequence 2 -pc_type mg -pc_mg_levels 2 -mg_levels_pc_type jacobi \
+    -mg_levels_ksp_max_it 3 -stn_levels_mat_type sgdia -snes_converged_reason -ksp_converged_reason
+  rc=$?
+  s3=$(krylov "$LOG/mg.gs.sgdia.3")
+  if solved "$LOG/mg.gs.sgdia.3" $rc && [ -n "$s3" ] && [ "$s3" = "$s" ]; then
+    ok "multigrid: bratu2d -snes_grid_sequence 2 -pc_type mg on 3 ranks, SG-DIA levels: Krylov [ $s3] = one rank's"
+  else
+    bad "multigrid: bratu2d -snes_grid_sequence 2 -pc_type mg on 3 ranks: Krylov [ $s3] against one rank's [ $s]"
+    show "$LOG/mg.gs.sgdia.3"
+  fi
 fi
 if is_built bratu2d; then
   counts="" most=""  # most: the largest count per Newton step, per grid
