@@ -12,6 +12,7 @@
 #     solution to 1e-10 relative; the same with 3 ranks on grids 3 does not divide;
 #   - multigrid: the GPU's default solver (multigrid on SG-DIA levels) on N ranks gives one
 #     rank's Newton count, Krylov counts within one per linear solve, the solution to 1e-8;
+#   - grid sequencing under the default multigrid: one rank's Krylov counts (within one);
 #   - -stn_autotune on every rank: the run solves and the shared cache file stays whole;
 #   - more ranks than GPUs without -stn_share_gpus: refused with a message that says so;
 #   - residency: in -log_view's Solve stage, the events that copied vectors between host and
@@ -120,6 +121,18 @@ while IFS=: read -r name grid params uneven; do
 done <<EOF
 $cases
 EOF
+
+# Grid sequencing under the default multigrid: every refined grid gets new transfers and a new
+# gather for its coarsest grid; the counts are one rank's.
+for n in 1 $RANKS; do
+  run "$n" "$OUTDIR/gridseq.$n.log" $B/bratu2d -da_grid_x 33 -da_grid_y 33 -snes_grid_sequence 2 -snes_converged_reason -ksp_converged_reason
+done
+k1=$(krylov_counts "$OUTDIR/gridseq.1.log")
+for n in $RANKS; do
+  kn=$(krylov_counts "$OUTDIR/gridseq.$n.log")
+  if grep -q "solved in" "$OUTDIR/gridseq.$n.log" && [ "$(counts_close "$k1" "$kn")" = 1 ]; then ok "bratu2d -snes_grid_sequence 2 on $n ranks: Krylov [$kn] against one rank's [$k1]"
+  else bad "bratu2d -snes_grid_sequence 2 on $n ranks: Krylov [$kn] against one rank's [$k1]"; tail -5 "$OUTDIR/gridseq.$n.log"; fi
+done
 
 # The tuner on every rank (each times its own kernels and writes the one cache file through a
 # temporary of its own): the run solves, the cache is whole, and a second run reads it.
