@@ -5,6 +5,10 @@
 **                                   middle slices (3D) or as a curve (1D)
 **   -stn_plot_convergence FILE.png  the residual norm at each Newton and each
 **                                   Krylov iteration, on a log scale
+**   -stn_plot_frames DIR            a time-dependent program's state at the
+**                                   saved times, one picture each, titled
+**                                   with the time (stnseries.c)
+**   -stn_plot_steps FILE.png        its step sizes against the time
 **
 ** gnuplot is a separate program (Debian: gnuplot-nox), not a library: rank 0
 ** writes the data and a gnuplot script into a private temporary directory,
@@ -269,10 +273,12 @@ static PetscBool png_complete(const char *path)
 }
 
 /* Draws with the script written by draw (into the scratch directory, the picture too) and
-   says what happened: the picture, copied to png, or a note that there is none; failure: why
-   it could not be written to png, or "". Rank 0. */
+   says what happened: the picture, copied to png (unless quiet), or a note that there is none;
+   failure: why it could not be written to png, or "". *outcome (may be NULL): 0 drawn, 1
+   gnuplot is not installed, 2 it failed, 3 png could not be written. Rank 0. */
 static PetscErrorCode Draw(const char *program, const char *what, const char *png,
-                           PetscErrorCode (*draw)(Scratch *, FILE *, const char *, void *, PetscBool *), void *ctx, char *failure, size_t len)
+                           PetscErrorCode (*draw)(Scratch *, FILE *, const char *, void *, PetscBool *), void *ctx, PetscBool quiet, int *outcome,
+                           char *failure, size_t len)
 {
   Scratch     s;
   FILE       *script, *picture;
@@ -282,6 +288,7 @@ static PetscErrorCode Draw(const char *program, const char *what, const char *pn
   PetscBool   written = PETSC_FALSE;
 
   PetscFunctionBeginUser;
+  if (outcome) *outcome = 2;
   if (strchr(png, '\n')) {
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, PETSC_STDERR, "%s: note: no %s picture: the file name has a line break\n", program, what));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -312,7 +319,10 @@ static PetscErrorCode Draw(const char *program, const char *what, const char *pn
   }
   if (getenv("STN_PLOT_KEEP")) PetscCall(PetscPrintf(PETSC_COMM_SELF, "the data, the gnuplot script and its log are in %s (STN_PLOT_KEEP)\n", s.dir));
   else scratch_close(&s);
-  if (rc == 0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s drawn in %s\n", what, png));
+  if (outcome) *outcome = rc;
+  if (rc == 0) {
+    if (!quiet) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s drawn in %s\n", what, png));
+  }
   else if (rc == 3) PetscCall(PetscFPrintf(PETSC_COMM_SELF, PETSC_STDERR, "%s: error: %s\n", program, failure));
   else if (rc == 1)
     PetscCall(PetscFPrintf(PETSC_COMM_SELF, PETSC_STDERR, "%s: note: gnuplot is not installed (not on PATH), so no %s picture was drawn (Debian: apt-get install gnuplot-nox)\n",
@@ -458,7 +468,7 @@ PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *pro
               : ntype == KSP_NORM_UNPRECONDITIONED ? "unpreconditioned"
               : ntype == KSP_NORM_NATURAL          ? "natural"
                                                    : "the KSP's";
-  PetscCall(Draw(program, "convergence history", png, DrawConvergence, &c, failure, len));
+  PetscCall(Draw(program, "convergence history", png, DrawConvergence, &c, PETSC_FALSE, NULL, failure, len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -637,17 +647,16 @@ static PetscErrorCode GatherNatural(DM da, Vec v, Vec *v0)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png, char *failure, size_t len)
+PetscErrorCode StnPlotState(Vec X, const char *program, const char *remark, const char *png, PetscBool quiet, int *outcome, char *failure, size_t len)
 {
-  DM                  da, cda;
-  Vec                 x0, coords, c0 = NULL;
-  PetscMPIInt         rank;
-  SNESConvergedReason reason;
-  SolutionCtx         c;
-  char                remark[128] = "";
+  DM          da, cda;
+  Vec         x0, coords, c0 = NULL;
+  PetscMPIInt rank;
+  SolutionCtx c;
 
   PetscFunctionBeginUser;
   failure[0] = '\0';
+  if (outcome) *outcome = 2;
   PetscCall(VecGetDM(X, &da)); /* X's grid: under -snes_grid_sequence the finest */
   PetscCall(PetscMemzero(&c, sizeof c));
   PetscCall(DMDAGetInfo(da, &c.dim, &c.n[0], &c.n[1], &c.n[2], NULL, NULL, NULL, &c.dof, NULL, NULL, NULL, NULL, NULL));
@@ -664,8 +673,6 @@ PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char
     PetscCall(GatherNatural(cda, coords, &c0));
   }
   if (rank == 0) {
-    PetscCall(SNESGetConvergedReason(snes, &reason));
-    if (reason <= 0) snprintf(remark, sizeof remark, ", the last iterate of a failed solve (%s)", SNESConvergedReasons[reason]);
     c.program = program;
     c.remark  = remark;
     for (PetscInt k = 0; k < c.dof; k++) {
@@ -674,11 +681,72 @@ PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char
     }
     PetscCall(VecGetArrayRead(x0, &c.x));
     if (c0) PetscCall(VecGetArrayRead(c0, &c.coords));
-    PetscCall(Draw(program, "solution", png, DrawSolution, &c, failure, len));
+    PetscCall(Draw(program, "solution", png, DrawSolution, &c, quiet, outcome, failure, len));
     if (c0) PetscCall(VecRestoreArrayRead(c0, &c.coords));
     PetscCall(VecRestoreArrayRead(x0, &c.x));
   }
   PetscCall(VecDestroy(&c0));
   PetscCall(VecDestroy(&x0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png, char *failure, size_t len)
+{
+  SNESConvergedReason reason;
+  char                remark[128] = "";
+
+  PetscFunctionBeginUser;
+  PetscCall(SNESGetConvergedReason(snes, &reason));
+  if (reason <= 0) PetscCall(PetscSNPrintf(remark, sizeof remark, ", the last iterate of a failed solve (%s)", SNESConvergedReasons[reason]));
+  PetscCall(StnPlotState(X, program, remark, png, PETSC_FALSE, NULL, failure, len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- the step sizes of a time integration ---- */
+
+typedef struct {
+  const char      *program, *title;
+  const PetscReal *t, *dt;
+  PetscInt         n;
+} StepsCtx;
+
+static PetscErrorCode DrawSteps(Scratch *s, FILE *f, const char *png, void *ctx, PetscBool *written)
+{
+  const StepsCtx *c    = (const StepsCtx *)ctx;
+  const char     *data = NULL;
+  FILE           *d    = scratch_file(s, "steps.dat", &data);
+  PetscReal       lo = PETSC_MAX_REAL, hi = 0;
+
+  PetscFunctionBeginUser;
+  if (!d) PetscFunctionReturn(PETSC_SUCCESS);
+  /* each step as a horizontal segment from its start time to its end, at its size */
+  for (PetscInt k = 0; k < c->n; k++) {
+    fprintf(d, "%.10g %.10g\n%.10g %.10g\n\n", (double)c->t[k], (double)c->dt[k], (double)(c->t[k] + c->dt[k]), (double)c->dt[k]);
+    lo = PetscMin(lo, c->dt[k]);
+    hi = PetscMax(hi, c->dt[k]);
+  }
+  if (!done_writing(d)) PetscFunctionReturn(PETSC_SUCCESS);
+  gp_begin(f, 900, 500, png);
+  fputs("set title ", f);
+  gp_string(f, c->title);
+  fputs(" font ',12'\nset grid\nunset key\nset xlabel 'time t'\nset ylabel 'step size dt'\nset format y '%.3g'\n", f);
+  if (c->n > 0 && hi > 10 * lo) fputs("set logscale y\n", f); /* adaptive steps spanning decades */
+  if (c->n > 0 && hi <= lo) fprintf(f, "set yrange [0:%.10g]\n", 2 * (double)hi); /* fixed steps: a flat line, mid-height */
+  if (c->n > 0) {
+    fputs("plot ", f);
+    gp_string(f, data);
+    fputs(" using 1:2 with linespoints linewidth 2 pointtype 7 pointsize 0.6 linecolor rgb '#3b528b'\n", f);
+  } else empty_panel(f, "no time step was taken");
+  *written = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnPlotSteps(PetscInt n, const PetscReal t[], const PetscReal dt[], const char *program, const char *title, const char *png, char *failure, size_t len)
+{
+  StepsCtx c = {program, title, t, dt, n};
+
+  PetscFunctionBeginUser;
+  failure[0] = '\0';
+  PetscCall(Draw(program, "step-size history", png, DrawSteps, &c, PETSC_FALSE, NULL, failure, len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -94,6 +94,11 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscCall(PetscOptionsString("-stn_output", "Write the solution to this VTK file (.vts)", NULL, app->output, app->output, sizeof app->output, NULL));
   PetscCall(PetscOptionsString("-stn_plot_solution", "Draw the solution to this PNG file (needs gnuplot)", NULL, app->solution_png, app->solution_png, sizeof app->solution_png, NULL));
   PetscCall(PetscOptionsString("-stn_plot_convergence", "Draw the residual norms per Newton and Krylov iteration to this PNG file (needs gnuplot)", NULL, app->convergence_png, app->convergence_png, sizeof app->convergence_png, NULL));
+  PetscCall(PetscOptionsString("-stn_output_series", "Time-dependent programs: write the state at the saved times to DIR/PROGRAM.pvd and one .vts each (ParaView plays it)", NULL, app->series_dir, app->series_dir, sizeof app->series_dir, NULL));
+  PetscCall(PetscOptionsString("-stn_plot_frames", "Time-dependent programs: draw the state at the saved times to DIR/PROGRAM_NNNN.png (needs gnuplot)", NULL, app->frames_dir, app->frames_dir, sizeof app->frames_dir, NULL));
+  PetscCall(PetscOptionsInt("-stn_output_every", "Time-dependent programs: save every N-th step for -stn_output_series and -stn_plot_frames (default 1)", NULL, app->save_every, &app->save_every, NULL));
+  PetscCall(PetscOptionsReal("-stn_output_dt", "Time-dependent programs: save at the first step at or past each multiple of T instead", NULL, app->save_dt, &app->save_dt, NULL));
+  PetscCall(PetscOptionsString("-stn_plot_steps", "Time-dependent programs: draw the step sizes against the time to this PNG file (needs gnuplot)", NULL, app->steps_png, app->steps_png, sizeof app->steps_png, NULL));
   PetscOptionsEnd();
   app->aij = mat_type == 1 ? PETSC_TRUE : PETSC_FALSE;
   app->gpu = device == 1 ? PETSC_TRUE : PETSC_FALSE;
@@ -397,6 +402,7 @@ PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *r
   PetscLogStage stage;
 
   PetscFunctionBeginUser;
+  PetscCall(StnSeriesRefuseSteady(app)); /* -stn_output_series and the like are for TS programs */
   PetscCall(PetscObjectSetName((PetscObject)X, "solution"));
 #if defined(PETSC_HAVE_CUDA)
   if (app->gpu) { /* move the guess to the GPU now, so that the solve copies nothing */
@@ -423,6 +429,7 @@ PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *r
 PetscErrorCode StnAppDestroy(StnApp *app)
 {
   PetscFunctionBeginUser;
+  PetscCall(StnSeriesDestroy(&app->series));
   PetscCall(MatDestroy(&app->P));
   PetscCall(MatDestroy(&app->J));
   PetscCall(MatDestroy(&app->Jmf));

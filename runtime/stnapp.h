@@ -35,6 +35,7 @@ typedef PetscErrorCode DMDASNESJacobianVecFn(DMDALocalInfo *, Vec, Mat, Mat, voi
 #endif
 
 typedef struct _n_StnHistory *StnHistory;
+typedef struct _n_StnSeries  *StnSeries;
 
 /* A program's options and the objects main hands to the solver. */
 typedef struct {
@@ -52,11 +53,18 @@ typedef struct {
   char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
   char        solution_png[PETSC_MAX_PATH_LEN];    /* -stn_plot_solution, or "" */
   char        convergence_png[PETSC_MAX_PATH_LEN]; /* -stn_plot_convergence, or "" */
+  /* time-dependent programs only (stnseries.c) */
+  char        series_dir[PETSC_MAX_PATH_LEN];      /* -stn_output_series: DIR/PROGRAM.pvd + .vts, or "" */
+  char        frames_dir[PETSC_MAX_PATH_LEN];      /* -stn_plot_frames: DIR/PROGRAM_NNNN.png, or "" */
+  char        steps_png[PETSC_MAX_PATH_LEN];       /* -stn_plot_steps: dt against t, or "" */
+  PetscInt    save_every;     /* -stn_output_every N: save every N-th step (0: not given) */
+  PetscReal   save_dt;        /* -stn_output_dt T: save at the first step at or past each k T (0: not given) */
   Mat         J;              /* the Jacobian: SG-DIA, or AIJ with -stn_mat_type aij */
   Mat         P;              /* an AIJ copy for preconditioners that factor, or NULL */
   Mat         Jmf;            /* -stn_operator matfree: the operator (stnmatfree.h); J preconditions */
   Mat         A;              /* approximate: the exact Jacobian, the operator where it is assembled */
   StnHistory  history;        /* the residual norms, for -stn_plot_convergence */
+  StnSeries   series;         /* the saved states and step sizes while TS integrates, or NULL */
 } StnApp;
 
 /* Before PetscInitialize: the defaults PetscInitialize itself reads. With a CUDA PETSc and a

@@ -43,6 +43,13 @@ PetscErrorCode StnRecordConvergence(SNES snes, StnHistory *history);
    was; failure (rank 0) says so, in a sentence for an error; else it is "". */
 PetscErrorCode StnPlotConvergence(SNES snes, StnHistory history, const char *program, const char *png, char *failure, size_t len);
 PetscErrorCode StnPlotSolution(SNES snes, Vec X, const char *program, const char *png, char *failure, size_t len);
+/* The fields of X with remark after the title's grid size (", t = 0.5 (step 50)"); quiet: no
+   line saying it was drawn. *outcome (may be NULL; rank 0): 0 drawn, 1 gnuplot is not
+   installed, 2 it failed (a note said so), 3 png could not be written (failure says why). */
+PetscErrorCode StnPlotState(Vec X, const char *program, const char *remark, const char *png, PetscBool quiet, int *outcome, char *failure, size_t len);
+/* Step k of n went from t[k] to t[k] + dt[k]: the step sizes against the time, under title.
+   Rank 0 (the caller's history is the same on every rank). */
+PetscErrorCode StnPlotSteps(PetscInt n, const PetscReal t[], const PetscReal dt[], const char *program, const char *title, const char *png, char *failure, size_t len);
 /* ---- output files, whole or not at all (stnoutput.c) ---- */
 
 /* A file being written: into path, a temporary file beside target (or, for a device or a FIFO,

@@ -1,7 +1,7 @@
 /*
 ** stnts.c: the invariant part of a time-dependent program (stnts.h): its
 ** defaults, the time stepping with its report, and the output of the state
-** at the end.
+** at the end (the states over time and the step sizes: stnseries.c).
 */
 #include "stnrt.h"
 
@@ -70,6 +70,7 @@ PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reaso
   PetscCall(TSGetApplicationContext(ts, &saved));
   PetscCall(TSSetApplicationContext(ts, &counts));
   PetscCall(TSSetPostStep(ts, count_step));
+  PetscCall(StnSeriesBegin(app, ts)); /* -stn_output_series, -stn_plot_frames, -stn_plot_steps */
   PetscCall(PetscLogStageRegister("Solve", &stage)); /* -log_view shows the time stepping on its own */
   PetscCall(PetscLogStagePush(stage));
   PetscCall(TSSolve(ts, X));
@@ -105,6 +106,7 @@ PetscErrorCode StnAppWriteOutputTS(StnApp *app, TS ts, Vec X, TSConvergedReason 
   SNES snes;
 
   PetscFunctionBeginUser;
+  PetscCall(StnSeriesEnd(app, ts, X));
   PetscCall(TSGetSNES(ts, &snes));
   if (app->output[0]) {
     PetscCall(StnWriteVTK(X, app->output, failure[0], LEN));

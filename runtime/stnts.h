@@ -28,4 +28,18 @@ PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reaso
    stepping failed, saying so). */
 PetscErrorCode StnAppWriteOutputTS(StnApp *app, TS ts, Vec X, TSConvergedReason reason);
 
+/* ---- the state over time and the step sizes (stnseries.c) ---- */
+
+/* Before TSSolve, where -stn_output_series, -stn_plot_frames or -stn_plot_steps is given: checks
+   the schedule options and the paths (making the directories) and sets the TS monitor that
+   saves the states and records the steps. Collective. */
+PetscErrorCode StnSeriesBegin(StnApp *app, TS ts);
+/* After TSSolve: the final state X saved where the schedule skipped it, a line per output, the
+   step-size picture; a frame or picture that could not be written is an error. Collective. */
+PetscErrorCode StnSeriesEnd(StnApp *app, TS ts, Vec X);
+PetscErrorCode StnSeriesDestroy(StnSeries *series);
+/* In a steady program's solve: those options (and -stn_output_every, -stn_output_dt) are
+   refused in a sentence. */
+PetscErrorCode StnSeriesRefuseSteady(StnApp *app);
+
 #endif

@@ -871,10 +871,10 @@ static void time_stepper(Program *P) {
   if (P->o->hooks) fputs("  PetscCall(UserHooksSetUp(snes, &user)); /* your monitor, line-search check, convergence test: see \"user hooks\" */\n", out);
   fputs("\n", out);
   fputs("  /* ---- step in time from the initial condition, then the output: VTK, pictures ---- */\n"
-        "  PetscCall(DMCreateGlobalVector(da, &X));\n  PetscCall(FormInitialGuess(&info, &user, X));\n"
-        "  PetscCall(StnAppSolveTS(&app, ts, X, &reason));\n", out);
-  uniform_coordinates(P, ");");
-  fputs("  PetscCall(StnAppWriteOutputTS(&app, ts, X, reason));\n\n", out);
+        "  PetscCall(DMCreateGlobalVector(da, &X));\n  PetscCall(FormInitialGuess(&info, &user, X));\n", out);
+  uniform_coordinates(P, "); /* before the time stepping, whose saved states (-stn_output_series) show them */");
+  fputs("  PetscCall(StnAppSolveTS(&app, ts, X, &reason));\n"
+        "  PetscCall(StnAppWriteOutputTS(&app, ts, X, reason));\n\n", out);
   fputs("  PetscCall(VecDestroy(&X));\n  PetscCall(StnAppDestroy(&app));\n"
         "  PetscCall(TSDestroy(&ts));\n  PetscCall(DMDestroy(&da));\n"
         "  PetscCall(PetscFinalize());\n  return reason > 0 ? 0 : 1;\n}\n", out);

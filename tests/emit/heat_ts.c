@@ -175,8 +175,8 @@ int main(int argc, char **argv)
   /* ---- step in time from the initial condition, then the output: VTK, pictures ---- */
   PetscCall(DMCreateGlobalVector(da, &X));
   PetscCall(FormInitialGuess(&info, &user, X));
+  PetscCall(DMDASetUniformCoordinates(da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0)); /* before the time stepping, whose saved states (-stn_output_series) show them */
   PetscCall(StnAppSolveTS(&app, ts, X, &reason));
-  PetscCall(DMDASetUniformCoordinates(da, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0));
   PetscCall(StnAppWriteOutputTS(&app, ts, X, reason));
 
   PetscCall(VecDestroy(&X));
