@@ -163,7 +163,10 @@ static void write_pvd(StnSeries s, char *why, size_t len)
   int       bad;
 
   why[0] = '\0';
-  snprintf(pvd, sizeof pvd, "%s/%s.pvd", s->app->series_dir, s->app->program);
+  if (snprintf(pvd, sizeof pvd, "%s/%s.pvd", s->app->series_dir, s->app->program) >= (int)sizeof pvd) { /* check_paths refused it */
+    snprintf(why, len, "the path of %s's .pvd in %s is too long", s->app->program, s->app->series_dir);
+    return;
+  }
   if (StnOutputBegin(pvd, &o) != 0 || !(f = fopen(o.path, "w"))) {
     snprintf(why, len, "cannot write %s: %s", pvd, strerror(errno));
     if (!o.direct) StnOutputAbort(&o);

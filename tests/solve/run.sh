@@ -130,6 +130,17 @@
 #                 IJacobian of tests/solve/ts_nonlinear.stn passes
 #                 -snes_test_jacobian inside TS steps, and 2 ranks equal 1; a
 #                 failing step and -stn_device gpu are refused in a sentence
+#  20 grayscott   examples/grayscott.stn against PETSc's TS tutorial
+#                 advection-diffusion-reaction/ex5: the same Newton iterations
+#                 of every stage solve, the same steps and solutions at the end
+#                 (1e-8) under backward Euler and ARKIMEX with fixed steps, on 1
+#                 and 2 ranks, and under ex5's own adaptive defaults; the
+#                 IJacobian under -snes_test_jacobian inside steps;
+#                 -stn_output_series (.pvd and .vts read back by
+#                 tests/solve/vtkseries.py: times, point counts, the last state
+#                 the final one) on 1 and 2 ranks, -stn_plot_frames and
+#                 -stn_plot_steps (with gnuplot), and their errors before the
+#                 first step
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -2034,6 +2045,146 @@ else
   bad "time: $STENCILC_SRC tests/solve/ts_nonlinear.stn -o failed"; show "$LOG/ts_nonlinear.stencilc"
 fi
 section_done time
+
+# ---- 20 Gray-Scott (PETSc TS ex5) and the output over time ------------------
+# examples/grayscott.stn against PETSc's TS tutorial advection-diffusion-reaction/ex5 (its
+# sources beside ex13's): the same Newton iterations of every stage solve of every step and the
+# same solutions at the end (1e-8) under backward Euler and ARKIMEX with fixed steps, on 1 and 2
+# ranks, and under ex5's own defaults (adaptive ARKIMEX from dt = 1e-4) the same step sizes too;
+# the IJacobian under -snes_test_jacobian inside steps. Then what a student looks at:
+# -stn_output_series (a .pvd and its .vts files, read back by tests/solve/vtkseries.py),
+# -stn_plot_frames and -stn_plot_steps (with gnuplot), and their errors.
+ADR=$TSTUT/advection-diffusion-reaction
+# solves LOG: the Newton iterations of each SNES solve, a step's stage solves joined by commas.
+solves() {
+  awk '$2 == "SNES" && $3 == "Function" { if ($1 == 0 && have) { s = s (s == "" ? "" : ",") n } n = $1; have = 1 }
+       $2 == "TS" && $3 == "dt" { if (have) { s = s (s == "" ? "" : ",") n; have = 0 } if (s != "") { out = out sep s; sep = " " } s = "" }
+       END { print out }' "$1"
+}
+# dts LOG: the time and step size of every step, from -ts_monitor.
+dts() { awk '$2 == "TS" && $3 == "dt" { printf "%s@%s ", $4, $6 }' "$1"; }
+# shellcheck disable=SC2086
+if ! [ -r "$ADR/ex5.c" ]; then
+  bad "grayscott: $ADR/ex5.c not found (apt-get install libpetsc3.18-dev-examples)"
+elif ! mpicc $PETSC_CFLAGS -O2 -I "$ADR" "$ADR/ex5.c" "$ADR/reaction_diffusion.c" $PETSC_LIBS -lm -o "$OUT/ex5_ts" >"$LOG/ex5_ts.cc" 2>&1; then
+  bad "grayscott: PETSc's TS ex5.c does not compile"; show "$LOG/ex5_ts.cc"
+elif ! compile grayscott examples/grayscott.stn; then
+  bad "grayscott: $STENCILC_SRC examples/grayscott.stn -o failed"; show "$LOG/grayscott.stencilc"
+else
+  wcheck "grayscott" "$OUT/grayscott.src" grayscott.c
+  wcheck "runtime" "$OUT/grayscott.src" stnseries.c
+  # ex5 runs to t = 2000 by default, the generated program to t = 1: the steps end the runs.
+  for c in "1:33x33, 10 backward Euler steps of 0.5:-da_grid_x 33 -da_grid_y 33 -ts_type beuler -ts_dt 0.5 -ts_max_steps 10 $TSFIX" \
+           "1:33x33, 10 ARKIMEX steps of 0.5:-da_grid_x 33 -da_grid_y 33 -ts_type arkimex -ts_dt 0.5 -ts_max_steps 10 $TSFIX" \
+           "2:33x33, 10 backward Euler steps of 0.5:-da_grid_x 33 -da_grid_y 33 -ts_type beuler -ts_dt 0.5 -ts_max_steps 10 $TSFIX" \
+           "2:25x33, 6 ARKIMEX steps of 1:-da_grid_x 25 -da_grid_y 33 -ts_type arkimex -ts_dt 1 -ts_max_steps 6 $TSFIX" \
+           "1:ex5's defaults (65x65, adaptive ARKIMEX from dt = 1e-4), 20 steps:-ts_type arkimex -ts_dt 1e-4 -ts_max_steps 20"; do
+    np=${c%%:*} rest=${c#*:}
+    what=${rest%%:*} opts="${rest#*:} -ts_max_time 2000"
+    nm=grayscott.$np.$(echo "$what" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    mpirun "$np" "$LOG/$nm.ex5" "$OUT/ex5_ts" $opts -ts_monitor -snes_monitor -ts_view_solution "binary:$LOG/$nm.ex5.bin"
+    rt=$?
+    # shellcheck disable=SC2086
+    mpirun "$np" "$LOG/$nm.ours" "$OUT/grayscott" $opts -ts_monitor -snes_monitor -ts_view_solution "binary:$LOG/$nm.ours.bin"
+    ro=$?
+    st=$(solves "$LOG/$nm.ex5") so=$(solves "$LOG/$nm.ours")
+    if [ $rt -eq 0 ] && ts_ok "$LOG/$nm.ours" $ro && [ -n "$st" ] && [ "$st" = "$so" ] && [ "$(dts "$LOG/$nm.ex5")" = "$(dts "$LOG/$nm.ours")" ] &&
+       same_ok "$LOG/$nm.ours.bin" "$LOG/$nm.ex5.bin" 1e-8; then
+      ok "grayscott: vs ex5 on $np rank(s), $what: Newton iterations per solve [$st], the same steps, solutions at t = $(dts "$LOG/$nm.ours" | awk '{ sub(/.*@/, "", $NF); print $NF }') rel $(same "$LOG/$nm.ours.bin" "$LOG/$nm.ex5.bin" 1e-8)"
+    else
+      bad "grayscott: vs ex5 on $np rank(s), $what: ex5 exit $rt, solves [$st]; grayscott exit $ro, solves [$so]; solutions $(same "$LOG/$nm.ours.bin" "$LOG/$nm.ex5.bin" 1e-8)"
+      show "$LOG/$nm.ex5" 5; show "$LOG/$nm.ours" 5
+    fi
+  done
+  # The IJacobian against finite differences of the IFunction inside backward Euler and ARKIMEX steps.
+  for ty in beuler arkimex; do
+    l=$LOG/grayscott.jac.$ty
+    run "$l" "$OUT/grayscott" -da_grid_x 17 -da_grid_y 17 -ts_type "$ty" -ts_dt 0.5 -ts_max_steps 2 -ts_adapt_type none -snes_test_jacobian
+    rc=$?
+    worst=$(sed -n 's/.*||J - Jfd||_F\/||J||_F = \([^,]*\),.*/\1/p' "$l" | sort -g | tail -n 1)
+    count=$(grep -c '||J - Jfd||_F/||J||_F = ' "$l")
+    if ts_ok "$l" $rc && [ "$count" -ge 4 ] && awk -v w="$worst" 'BEGIN { exit !(w + 0 <= 1e-6) }'; then
+      ok "grayscott: the IJacobian under -snes_test_jacobian in $ty steps: $count tests, worst ||J - Jfd||_F/||J||_F = $worst"
+    else bad "grayscott: the IJacobian ($ty): exit $rc, $count tests, worst $worst"; show "$l"; fi
+  done
+
+  # The VTK series: the states saved by -stn_output_every and -stn_output_dt, the last one the
+  # final state (-ts_view_solution's), on 1 and 2 ranks; the program says where it went.
+  if ! command -v python3 >/dev/null 2>&1; then
+    note "python3 not found: the VTK series are not read back"
+  else
+    for c in "1:every 3rd step:-stn_output_every 3:0 1.5 3 4.5 5" \
+             "2:every 3rd step:-stn_output_every 3:0 1.5 3 4.5 5" \
+             "1:every t = 2:-stn_output_dt 2:0 2 4 5" \
+             "1:every step (the default)::0 0.5 1 1.5 2 2.5 3 3.5 4 4.5 5"; do
+      np=${c%%:*} rest=${c#*:}
+      what=${rest%%:*} rest=${rest#*:}
+      sched=${rest%%:*} times=${rest#*:}
+      nm=series.$np.$(echo "$what" | tr -c 'a-z0-9\n' '_')
+      d=$OUT/$nm
+      # shellcheck disable=SC2086
+      mpirun "$np" "$LOG/$nm" "$OUT/grayscott" -da_grid_x 33 -da_grid_y 29 -ts_dt 0.5 -ts_max_steps 10 -ts_max_time 2000 -ts_adapt_type none \
+        -stn_output_series "$d" $sched -ts_view_solution "binary:$LOG/$nm.bin"
+      rc=$?
+      why=$(python3 tests/solve/vtkseries.py "$d/grayscott.pvd" 957 "$times" "$LOG/$nm.bin" 2>&1)
+      vs=$?
+      if ts_ok "$LOG/$nm" $rc && [ $vs -eq 0 ] && grep -qF "written to $d/grayscott.pvd" "$LOG/$nm"; then
+        ok "series: -stn_output_series, $what, $np rank(s): $why"
+      else bad "series: -stn_output_series, $what, $np rank(s): exit $rc; $why"; show "$LOG/$nm" 5; fi
+    done
+  fi
+
+  # Frames and the step sizes (gnuplot): a PNG per saved state, and dt against t of adaptive steps.
+  if command -v gnuplot >/dev/null 2>&1; then
+    d=$OUT/frames l=$LOG/frames
+    run "$l" "$OUT/grayscott" -da_grid_x 33 -da_grid_y 33 -ts_dt 1 -ts_max_time 60 -ts_adapt_type basic -stn_plot_frames "$d" -stn_output_dt 20 -stn_plot_steps "$OUT/steps.png"
+    rc=$?
+    nf=0 why=""
+    for f in "$d"/grayscott_*.png; do
+      [ -f "$f" ] || continue
+      nf=$((nf + 1))
+      [ "$(od -A n -t x1 -N 8 "$f" | tr -d ' \n')" = 89504e470d0a1a0a ] || why="$why; $f is not a PNG"
+    done
+    # t = 0, the first steps at or past 20, 40 and 60 (the last the final state)
+    [ "$nf" -eq 4 ] || why="$why; $nf frames, not 4"
+    grep -qF "4 frames drawn in $d/grayscott_0000.png to _0003.png" "$l" || why="$why; no line saying where the frames went"
+    [ "$(od -A n -t x1 -N 8 "$OUT/steps.png" 2>/dev/null | tr -d ' \n')" = 89504e470d0a1a0a ] || why="$why; no step-size picture"
+    grep -qF "step-size history drawn in $OUT/steps.png" "$l" || why="$why; no line saying where the step sizes went"
+    if ts_ok "$l" $rc && [ -z "$why" ]; then ok "series: -stn_plot_frames -stn_output_dt 20 draws 4 frames to t = 60; -stn_plot_steps draws dt against t"
+    else bad "series: frames and steps: exit $rc${why}"; show "$l" 5; fi
+  else
+    note "gnuplot is not installed (make deps installs gnuplot-nox): -stn_plot_frames and -stn_plot_steps not checked"
+  fi
+
+  # Errors: in a sentence, before the time stepping (no step taken), with a non-zero exit.
+  D=$OUT/series.err
+  mkdir -p "$D" && : >"$D/file"
+  for c in "a missing parent:-stn_output_series $D/no/such:-stn_output_series $D/no/such: cannot make the directory: No such file or directory; nothing was solved" \
+           "a file, not a directory:-stn_plot_frames $D/file:-stn_plot_frames $D/file: it exists and is not a directory" \
+           "an unwritable step picture:-stn_plot_steps $D/no/x.png:-stn_plot_steps $D/no/x.png: cannot write there (No such file or directory)" \
+           "both schedules:-stn_output_series $D/s -stn_output_every 2 -stn_output_dt 1:-stn_output_every and -stn_output_dt both choose which states are saved: give one of them" \
+           "-stn_output_every 0:-stn_output_series $D/s -stn_output_every 0:-stn_output_every 0: give a number of steps, 1 or more" \
+           "a schedule without output:-stn_output_dt 1:-stn_output_dt chooses the states that -stn_output_series and -stn_plot_frames save, but neither was given"; do
+    what=${c%%:*} rest=${c#*:}
+    opts=${rest%%:*} want=${rest#*:}
+    l=$LOG/series.err.$(echo "$what" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086
+    run "$l" "$OUT/grayscott" -ts_max_steps 2 -ts_monitor $opts
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -qF -- "$want" "$l" && ! grep -q '^1 TS dt' "$l"; then ok "series: $what is refused before the first step: '$want'"
+    else bad "series: $what: exit $rc, no sentence '$want' (or steps were taken)"; show "$l" 5; fi
+  done
+  if is_built bratu2d; then
+    l=$LOG/series.steady
+    run "$l" "$OUT/bratu2d" -stn_output_series "$D/s"
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -qF -- "-stn_output_series shows a solution over time, but bratu2d is steady (its residuals take no dt(...))" "$l" && ! [ -e "$D/s" ]; then
+      ok "series: a steady program refuses -stn_output_series in a sentence and makes no directory"
+    else bad "series: bratu2d -stn_output_series: exit $rc, no sentence"; show "$l" 5; fi
+  fi
+fi
+section_done grayscott
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
