@@ -310,10 +310,11 @@ PetscErrorCode StnSeriesEnd(StnApp *app, TS ts, Vec X)
   if (step > s->last_step) PetscCall(monitor(ts, step, t, X, s));
   if ((app->series_dir[0] || app->frames_dir[0]) && !s->last_saved) PetscCall(save(s, step, t, X));
   if (app->series_dir[0])
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "the state at %" PetscInt_FMT " times from t = %g to %g written to %s/%s.pvd (open it in ParaView and press play)\n", s->nsaved,
-                          (double)s->times[0], (double)s->times[s->nsaved - 1], app->series_dir, app->program));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "the state at %" PetscInt_FMT " time%s from t = %g to %g written to %s/%s.pvd (open it in ParaView and press play)\n", s->nsaved,
+                          s->nsaved == 1 ? "" : "s", (double)s->times[0], (double)s->times[s->nsaved - 1], app->series_dir, app->program));
   if (app->frames_dir[0] && s->nframes > 0)
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " frames drawn in %s/%s_0000.png to _%04" PetscInt_FMT ".png\n", s->nframes, app->frames_dir, app->program, s->nframes - 1));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " frame%s drawn in %s/%s_0000.png to _%04" PetscInt_FMT ".png\n", s->nframes, s->nframes == 1 ? "" : "s", app->frames_dir, app->program,
+                          s->nframes - 1));
   if (app->steps_png[0]) {
     PetscMPIInt rank;
 
