@@ -96,8 +96,13 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscCall(PetscOptionsString("-stn_plot_convergence", "Draw the residual norms per Newton and Krylov iteration to this PNG file (needs gnuplot)", NULL, app->convergence_png, app->convergence_png, sizeof app->convergence_png, NULL));
   PetscCall(PetscOptionsString("-stn_output_series", "Time-dependent programs: write the state at the saved times to DIR/PROGRAM.pvd and one .vts each (ParaView plays it)", NULL, app->series_dir, app->series_dir, sizeof app->series_dir, NULL));
   PetscCall(PetscOptionsString("-stn_plot_frames", "Time-dependent programs: draw the state at the saved times to DIR/PROGRAM_NNNN.png (needs gnuplot)", NULL, app->frames_dir, app->frames_dir, sizeof app->frames_dir, NULL));
-  PetscCall(PetscOptionsInt("-stn_output_every", "Time-dependent programs: save every N-th step for -stn_output_series and -stn_plot_frames (default 1)", NULL, app->save_every, &app->save_every, NULL));
-  PetscCall(PetscOptionsReal("-stn_output_dt", "Time-dependent programs: save at the first step at or past each multiple of T instead", NULL, app->save_dt, &app->save_dt, NULL));
+  { /* save_every stays 0 unless given: stnseries.c tells the default (every step) from a choice */
+    PetscInt  every = 1;
+    PetscBool set;
+    PetscCall(PetscOptionsInt("-stn_output_every", "Time-dependent programs: save every N-th step for -stn_output_series and -stn_plot_frames", NULL, every, &every, &set));
+    app->save_every = set ? every : 0;
+  }
+  PetscCall(PetscOptionsReal("-stn_output_dt", "Time-dependent programs: save at the first step at or past each multiple of T instead (0: not used)", NULL, app->save_dt, &app->save_dt, NULL));
   PetscCall(PetscOptionsString("-stn_plot_steps", "Time-dependent programs: draw the step sizes against the time to this PNG file (needs gnuplot)", NULL, app->steps_png, app->steps_png, sizeof app->steps_png, NULL));
   PetscOptionsEnd();
   app->aij = mat_type == 1 ? PETSC_TRUE : PETSC_FALSE;
