@@ -103,17 +103,24 @@ PetscErrorCode StnAppWriteOutputTS(StnApp *app, TS ts, Vec X, TSConvergedReason 
 {
   enum { LEN = PETSC_MAX_PATH_LEN + 256 };
   char failure[2][LEN] = {"", ""};
-  SNES snes;
 
   PetscFunctionBeginUser;
   PetscCall(StnSeriesEnd(app, ts, X));
-  PetscCall(TSGetSNES(ts, &snes));
   if (app->output[0]) {
     PetscCall(StnWriteVTK(X, app->output, failure[0], LEN));
     if (!failure[0][0] && reason > 0) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "the state at the final time written to %s (open it in ParaView)\n", app->output));
     else if (!failure[0][0]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "the state before the failed step written to %s\n", app->output));
   }
-  if (app->solution_png[0]) PetscCall(StnPlotSolution(snes, X, app->program, app->solution_png, failure[1], LEN));
+  if (app->solution_png[0]) { /* titled with the time it shows */
+    PetscReal t;
+    PetscInt  step;
+    char      remark[128];
+
+    PetscCall(TSGetTime(ts, &t));
+    PetscCall(TSGetStepNumber(ts, &step));
+    PetscCall(PetscSNPrintf(remark, sizeof remark, ", t = %g (step %" PetscInt_FMT ")%s", (double)t, step, reason > 0 ? "" : ", before the failed step"));
+    PetscCall(StnPlotState(X, app->program, remark, app->solution_png, PETSC_FALSE, NULL, failure[1], LEN));
+  }
   PetscCallMPI(MPI_Bcast(failure[1], LEN, MPI_CHAR, 0, PETSC_COMM_WORLD));
   PetscCheck(!failure[0][0] && !failure[1][0], PETSC_COMM_WORLD, PETSC_ERR_FILE_WRITE, "%s%s%s", failure[0], failure[0][0] && failure[1][0] ? "; " : "", failure[1]);
   PetscFunctionReturn(PETSC_SUCCESS);
