@@ -139,8 +139,9 @@
 #                 -stn_output_series (.pvd and .vts read back by
 #                 tests/solve/vtkseries.py: times, point counts, the last state
 #                 the final one) on 1 and 2 ranks, -stn_plot_frames and
-#                 -stn_plot_steps (with gnuplot), and their errors before the
-#                 first step
+#                 -stn_plot_steps (with gnuplot, and one note without it), their
+#                 errors before the first step, a state that cannot be written
+#                 (a link to /dev/full) stopping the run in a sentence
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -2196,6 +2197,16 @@ else
     if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -qF -- "$want" "$l" && ! grep -q '^1 TS dt' "$l"; then ok "series: $what is refused before the first step: '$want'"
     else bad "series: $what: exit $rc, no sentence '$want' (or steps were taken)"; show "$l" 5; fi
   done
+  # A state that cannot be written (the third file a link to /dev/full) stops the run there with
+  # a sentence; the .pvd lists the two states before it.
+  rm -rf "$D/full" && mkdir -p "$D/full" && ln -s /dev/full "$D/full/grayscott_0002.vts"
+  l=$LOG/series.full
+  run "$l" "$OUT/grayscott" -da_grid_x 17 -da_grid_y 17 -ts_dt 0.5 -ts_max_steps 4 -ts_max_time 100 -stn_output_series "$D/full" -ts_monitor
+  rc=$?
+  want="-stn_output_series: cannot write the solution to $D/full/grayscott_0002.vts: No space left on device; nothing was written there (at t = 1., step 2)"
+  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -qF -- "$want" "$l" && ! grep -q '^3 TS dt' "$l" && [ "$(grep -c '<DataSet ' "$D/full/grayscott.pvd")" -eq 2 ]; then
+    ok "series: a state that cannot be written stops the run at step 2, the .pvd listing the 2 before: '$want'"
+  else bad "series: a link to /dev/full in the series: exit $rc, no sentence '$want', or steps went on"; show "$l" 5; fi
   if is_built bratu2d; then
     l=$LOG/series.steady
     run "$l" "$OUT/bratu2d" -stn_output_series "$D/s"
