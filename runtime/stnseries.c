@@ -48,13 +48,24 @@ struct _n_StnSeries {
 
 /* ---- the options ---- */
 
+/* Whether -stn_output_every and -stn_output_dt were given (with any value, 0 too). */
+static PetscErrorCode schedule_given(PetscBool *every, PetscBool *dt)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-stn_output_every", every));
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-stn_output_dt", dt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnSeriesRefuseSteady(StnApp *app)
 {
   const char *given = app->series_dir[0] ? "-stn_output_series" : app->frames_dir[0] ? "-stn_plot_frames" : app->steps_png[0] ? "-stn_plot_steps" : NULL;
+  PetscBool   every, dt;
 
   PetscFunctionBeginUser;
-  if (!given && app->save_every) given = "-stn_output_every";
-  if (!given && app->save_dt != 0) given = "-stn_output_dt";
+  PetscCall(schedule_given(&every, &dt));
+  if (!given && every) given = "-stn_output_every";
+  if (!given && dt) given = "-stn_output_dt";
   PetscCheck(!given, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
              "%s shows a solution over time, but %s is steady (its residuals take no dt(...)): it solves F(u) = 0 once; use -stn_output FILE.vts and -stn_plot_solution FILE.png", given,
              app->program);
@@ -67,16 +78,14 @@ static PetscErrorCode check_schedule(StnApp *app)
   PetscBool every, dt;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscOptionsHasName(NULL, NULL, "-stn_output_every", &every));
-  PetscCall(PetscOptionsHasName(NULL, NULL, "-stn_output_dt", &dt));
+  PetscCall(schedule_given(&every, &dt));
   PetscCheck(!every || app->save_every >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-stn_output_every %" PetscInt_FMT ": give a number of steps, 1 or more (1 saves every step)",
              app->save_every);
   PetscCheck(!dt || (app->save_dt > 0 && !PetscIsInfOrNanReal(app->save_dt)), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-stn_output_dt %g: give a time interval greater than 0",
              (double)app->save_dt);
-  PetscCheck(!(app->save_every && app->save_dt > 0), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP,
-             "-stn_output_every and -stn_output_dt both choose which states are saved: give one of them");
-  PetscCheck(!(app->save_every || app->save_dt > 0) || app->series_dir[0] || app->frames_dir[0], PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
-             "%s chooses the states that -stn_output_series and -stn_plot_frames save, but neither was given", app->save_every ? "-stn_output_every" : "-stn_output_dt");
+  PetscCheck(!(every && dt), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "-stn_output_every and -stn_output_dt both choose which states are saved: give one of them");
+  PetscCheck(!(every || dt) || app->series_dir[0] || app->frames_dir[0], PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+             "%s chooses the states that -stn_output_series and -stn_plot_frames save, but neither was given", every ? "-stn_output_every" : "-stn_output_dt");
   if (!app->save_every && app->save_dt == 0) app->save_every = 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -280,9 +289,11 @@ static PetscErrorCode monitor(TS ts, PetscInt step, PetscReal t, Vec u, void *ct
 PetscErrorCode StnSeriesBegin(StnApp *app, TS ts)
 {
   StnSeries s;
+  PetscBool every, dt;
 
   PetscFunctionBeginUser;
-  if (!app->series_dir[0] && !app->frames_dir[0] && !app->steps_png[0] && !app->save_every && app->save_dt == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(schedule_given(&every, &dt));
+  if (!app->series_dir[0] && !app->frames_dir[0] && !app->steps_png[0] && !every && !dt) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(check_schedule(app));
   PetscCall(check_paths(app));
   PetscCall(PetscNew(&s));
