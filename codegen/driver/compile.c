@@ -156,7 +156,7 @@ bool compile_write_sources(const Ir *ir, const char *input, const char *program,
     ok = emit_file(&g, ir, i, files[(*nfiles)++]);
   }
   for (const RuntimeFile *rf = runtime_files; ok && rf->name; rf++) {
-    if (*nfiles >= COMPILE_MAX_FILES - 8) ice("compile.c: COMPILE_MAX_FILES is too small for the runtime");
+    if (*nfiles >= COMPILE_MAX_FILES / 2) ice("compile.c: COMPILE_MAX_FILES is too small for the runtime"); /* half: room for an object per file */
     files[*nfiles] = path_join(dir, rf->name);
     ok = write_file(files[(*nfiles)++], rf->text);
   }
@@ -286,7 +286,7 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
       snprintf(cuda_err, sizeof cuda_err, "%s", err);
     }
     free(cuda_logs[c]);
-    files[nfiles++] = cuda_objs[c]; /* freed with the others; compile_write_sources left room */
+    files[nfiles++] = cuda_objs[c]; /* freed with the others; compile_write_sources left room for one per file */
     sources[nsources++] = cuda_objs[c];
   }
   if (cuda_failed) {

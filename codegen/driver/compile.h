@@ -28,7 +28,8 @@ int skeleton_write(const Ir *ir, const char *input, const char *dir);
 
 /* ---- shared by both (compile.c) ---- */
 
-enum { COMPILE_MAX_FILES = 64 };
+/* Files written for one program, and room for as many objects again (each CUDA source's). */
+enum { COMPILE_MAX_FILES = 256 };
 
 /* The generated header with the matrix's dof and stencil that the runtime's CUDA files include
    (runtime/sgdia_instances.h; emit_program_header writes it). */
