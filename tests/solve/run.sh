@@ -2121,14 +2121,14 @@ else
              "1:every step (the default)::0 0.5 1 1.5 2 2.5 3 3.5 4 4.5 5"; do
       np=${c%%:*} rest=${c#*:}
       what=${rest%%:*} rest=${rest#*:}
-      sched=${rest%%:*} times=${rest#*:}
+      sched=${rest%%:*} saved=${rest#*:} # the times saved (not $times, the sections' durations)
       nm=series.$np.$(echo "$what" | tr -c 'a-z0-9\n' '_')
       d=$OUT/$nm
       # shellcheck disable=SC2086
       mpirun "$np" "$LOG/$nm" "$OUT/grayscott" -da_grid_x 33 -da_grid_y 29 -ts_dt 0.5 -ts_max_steps 10 -ts_max_time 2000 -ts_adapt_type none \
         -stn_output_series "$d" $sched -ts_view_solution "binary:$LOG/$nm.bin"
       rc=$?
-      why=$(python3 tests/solve/vtkseries.py "$d/grayscott.pvd" 957 "$times" "$LOG/$nm.bin" 2>&1)
+      why=$(python3 tests/solve/vtkseries.py "$d/grayscott.pvd" 957 "$saved" "$LOG/$nm.bin" 2>&1)
       vs=$?
       if ts_ok "$LOG/$nm" $rc && [ $vs -eq 0 ] && grep -qF "written to $d/grayscott.pvd" "$LOG/$nm"; then
         ok "series: -stn_output_series, $what, $np rank(s): $why"
