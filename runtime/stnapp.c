@@ -273,8 +273,9 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
   PetscCall(KSPGetPC(ksp, &pc));
   /* On the GPU multigrid with SG-DIA levels where the grid gives at least 3 (stnmg.h), else
      Jacobi, both served by SG-DIA on the device; on CPUs PETSc's own default, ILU (block Jacobi
-     in parallel), on an AIJ copy. */
-  if (app->gpu && app->levels_sgdia) PetscCall(StnDMCountLevels(da, &levels));
+     in parallel), on an AIJ copy. A time-dependent program's implicit steps get Jacobi on the
+     GPU: their shifted Jacobians are diagonally dominant at the steps TS takes. */
+  if (app->gpu && app->levels_sgdia && !app->time_dependent) PetscCall(StnDMCountLevels(da, &levels));
   if (levels >= 3) { /* equations in plain difference quotients (-Laplacian(T) = q): the coarse
                         grids' corrections are 2^dim times too large, multigrid stalls */
     PetscBool scaled;
@@ -650,6 +651,45 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
   PetscCall(VecCUDARestoreArrayRead(X, &x));
   PetscCall(finish_jacobian(target, P));
   PetscCall(StnMatFreeUpdate(J, target, info, X, k, user, nsten)); /* -stn_operator matfree: J w at this state */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, StnKernels *k, const void *user)
+{
+  const PetscScalar *xdot;
+  StnTimeArgs        at = {user, t, 0.0, NULL};
+
+  PetscFunctionBeginUser;
+  PetscCall(VecCUDAGetArrayRead(Xdot, &xdot));
+  at.xdot = xdot;
+  PetscCall(StnResidualCUDA(info, X, F, k, &at));
+  PetscCall(VecCUDARestoreArrayRead(Xdot, &xdot));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnIJacobianCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, StnKernels *k, void *user)
+{
+  const PetscScalar *xdot;
+  PetscBool          sgdia;
+  Mat                target;
+  StnTimeArgs        at = {user, t, shift, NULL};
+
+  PetscFunctionBeginUser;
+  PetscCall(jacobian_target(J, P, &target, &sgdia));
+  if (!sgdia) { /* AIJ on this grid (-stn_mat_type aij, the levels of -pc_type mg on AIJ): on the host */
+    const void *xh, *xdoth;
+
+    PetscCall(DMDAVecGetArrayRead(info->da, X, (void *)&xh));
+    PetscCall(DMDAVecGetArrayRead(info->da, Xdot, (void *)&xdoth));
+    PetscCall(k->ijacobian_host(info, t, xh, xdoth, shift, J, P, user));
+    PetscCall(DMDAVecRestoreArrayRead(info->da, Xdot, (void *)&xdoth));
+    PetscCall(DMDAVecRestoreArrayRead(info->da, X, (void *)&xh));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(VecCUDAGetArrayRead(Xdot, &xdot));
+  at.xdot = xdot;
+  PetscCall(StnJacobianCUDA(info, X, J, P, k, &at));
+  PetscCall(VecCUDARestoreArrayRead(Xdot, &xdot));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -50,6 +50,7 @@ typedef struct {
   PetscBool   share_gpus;     /* -stn_share_gpus: more ranks on a node than GPUs may share them */
   PetscBool   approximate;    /* set by main: the .stn has an approximate jacobian block, so the
                                  operator (exact) and the preconditioning matrix (J) differ */
+  PetscBool   time_dependent; /* set by StnTSSetUp: the residuals take dt(u), TS integrates */
   char        output[PETSC_MAX_PATH_LEN];          /* -stn_output, or "" */
   char        solution_png[PETSC_MAX_PATH_LEN];    /* -stn_plot_solution, or "" */
   char        convergence_png[PETSC_MAX_PATH_LEN]; /* -stn_plot_convergence, or "" */
@@ -155,7 +156,13 @@ typedef struct {
   StnKernelShape residual, jacobian, product;
 } StnLevelShapes;
 
-/* The program's kernels: the .stn's name and a hash of its text key their tuned shapes. */
+/* A time-dependent program's FormIJacobianLocal (DMDATSIJacobianLocal's arguments): x and xdot
+   are the DMDA's arrays of the state and its time derivative. */
+typedef PetscErrorCode StnIJacobianHostFn(DMDALocalInfo *info, PetscReal t, const void *x, const void *xdot, PetscReal shift, Mat J, Mat P, void *user);
+
+/* The program's kernels: the .stn's name and a hash of its text key their tuned shapes. A
+   time-dependent program's residual and jacobian are TS's IFunction and IJacobian, launched with
+   a StnTimeArgs (stnkernel.h) as their user argument. */
 typedef struct {
   const char         *name;
   StnKernelFn        *residual, *jacobian;
@@ -167,6 +174,8 @@ typedef struct {
                                            0 none, 1 the large ones, 2 all (StnTwins) */
   StnLevelShapes      levels[16];       /* the shapes per grid, filled at first use */
   int                 nlevels;
+  StnIJacobianHostFn *ijacobian_host;   /* time-dependent: FormIJacobianLocal, for matrices that
+                                           are not SG-DIA (jacobian_host and jacobian_mult NULL) */
 } StnKernels;
 
 /* The grid as the generated kernels see it (stnkernel.h): DMDALocalInfo's sizes and boxes. */
@@ -184,6 +193,11 @@ PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k,
    SG-DIA), copied into P when P is AIJ; a grid whose matrices are not SG-DIA (the levels of
    -pc_type mg) is assembled on the host by k->jacobian_host with user as its context. */
 PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, void *user);
+/* TS's IFunction F(t, x, xdot) and IJacobian shift * dF/dxdot + dF/dx on the GPU, as
+   StnResidualCUDA and StnJacobianCUDA: X is the ghosted local state, Xdot the global time
+   derivative (CUDA vectors); a grid whose matrices are not SG-DIA gets k->ijacobian_host. */
+PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, StnKernels *k, const void *user);
+PetscErrorCode StnIJacobianCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, StnKernels *k, void *user);
 /* The launch shape of the Jacobian's product without its matrix on info's grid (k->jacobian_mult
    at the ghosted local state x, a device array): the cached one, or tuned now with -stn_autotune
    (StnTuneLaunch), or the default. */

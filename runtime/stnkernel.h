@@ -26,6 +26,16 @@ typedef struct {
    all arrays in device memory; returns 0 or the CUDA error of the launch. */
 typedef int StnKernelFn(const StnLocalInfo *info, const void *user, const double *x, double *out, const StnKernelShape *shape);
 
+/* What the kernels of a time-dependent program (TS's IFunction F(t, x, xdot) and IJacobian
+   shift * dF/dxdot + dF/dx) take besides the state: their launchers' user argument points here,
+   and user here to the program's AppCtx. xdot is the owned array of the time derivative, which
+   the residuals read at the point only; shift is the IJacobian's. */
+typedef struct {
+  const void   *user;
+  double        t, shift;
+  const double *xdot;
+} StnTimeArgs;
+
 /* The operands of the Jacobian's product without its matrix (-stn_operator matfree): J at the
    ghosted local state x times the direction w, w the owned array of one rank (the whole grid):
 

@@ -5,18 +5,103 @@
 */
 #include "stnrt.h"
 
-PetscErrorCode StnTSDeviceDefault(const char *program)
+PetscErrorCode StnTSSetUp(StnApp *app)
 {
-  char      device[16] = "";
-  PetscBool given;
-
   PetscFunctionBeginUser;
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-stn_device", device, sizeof device, &given));
-  PetscCheck(!given || strcmp(device, "gpu"), PETSC_COMM_WORLD, PETSC_ERR_SUP,
-             "%s is time-dependent (its residuals take dt(...)): such programs run on CPUs for now; run it without -stn_device gpu", program);
-  if (!given) PetscCall(PetscOptionsSetValue(NULL, "-stn_device", "cpu"));
+  app->time_dependent = PETSC_TRUE;
+  PetscCheck(!app->matfree, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+             "-stn_operator matfree multiplies by the Jacobian without storing it, but %s is time-dependent and has no such product for TS's shifted Jacobian "
+             "(shift * dF/d(dt u) + dF/du): leave -stn_operator at auto or give matrix",
+             app->program);
+  PetscCheck(!app->gpu || !app->approximate, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+             "%s is time-dependent and has an approximate jacobian block: on the GPU its exact operator would need the product without the matrix, which TS's "
+             "shifted Jacobian does not have; run it on CPUs (-stn_device cpu)",
+             app->program);
+  app->operator_auto = PETSC_FALSE; /* the stored shifted Jacobian is the operator */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+#if defined(PETSC_HAVE_CUDA)
+/* A GPU twin and its context, as DMTS keeps it (every grid of a hierarchy shares it). */
+typedef struct {
+  StnTSIFunctionLocalVecFn *ifunction;
+  StnTSIJacobianLocalVecFn *ijacobian;
+  void                     *user;
+} LocalVec;
+
+static PetscErrorCode local_vec_destroy(void **ctx)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscFree(*ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The ghosted local state of X on the TS's grid (TS hands a coarser grid of multigrid to it). */
+static PetscErrorCode local_state(TS ts, Vec X, DM *da, DMDALocalInfo *info, Vec *Xl)
+{
+  PetscFunctionBeginUser;
+  PetscCall(TSGetDM(ts, da));
+  PetscCall(DMDAGetLocalInfo(*da, info));
+  PetscCall(DMGetLocalVector(*da, Xl));
+  PetscCall(DMGlobalToLocalBegin(*da, X, INSERT_VALUES, *Xl));
+  PetscCall(DMGlobalToLocalEnd(*da, X, INSERT_VALUES, *Xl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ifunction_local_vec(TS ts, PetscReal t, Vec X, Vec Xdot, Vec F, void *ctx)
+{
+  LocalVec     *lv = (LocalVec *)ctx;
+  DM            da;
+  DMDALocalInfo info;
+  Vec           Xl;
+
+  PetscFunctionBeginUser;
+  PetscCall(local_state(ts, X, &da, &info, &Xl));
+  PetscCall(lv->ifunction(&info, t, Xl, Xdot, F, lv->user));
+  PetscCall(DMRestoreLocalVector(da, &Xl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ijacobian_local_vec(TS ts, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, void *ctx)
+{
+  LocalVec     *lv = (LocalVec *)ctx;
+  DM            da;
+  DMDALocalInfo info;
+  Vec           Xl;
+
+  PetscFunctionBeginUser;
+  PetscCall(local_state(ts, X, &da, &info, &Xl));
+  PetscCall(lv->ijacobian(&info, t, Xl, Xdot, shift, J, P, lv->user));
+  PetscCall(DMRestoreLocalVector(da, &Xl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnTSSetIFunctionLocalVec(DM da, StnTSIFunctionLocalVecFn *fn, void *user)
+{
+  LocalVec *lv;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscNew(&lv));
+  lv->ifunction = fn;
+  lv->user      = user;
+  PetscCall(DMTSSetIFunction(da, ifunction_local_vec, lv));
+  PetscCall(DMTSSetIFunctionContextDestroy(da, local_vec_destroy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnTSSetIJacobianLocalVec(DM da, StnTSIJacobianLocalVecFn *fn, void *user)
+{
+  LocalVec *lv;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscNew(&lv));
+  lv->ijacobian = fn;
+  lv->user      = user;
+  PetscCall(DMTSSetIJacobian(da, ijacobian_local_vec, lv));
+  PetscCall(DMTSSetIJacobianContextDestroy(da, local_vec_destroy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 PetscErrorCode StnTSSetDefaults(TS ts)
 {
@@ -30,28 +115,6 @@ PetscErrorCode StnTSSetDefaults(TS ts)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Counts the Newton iterations of every step (TS's SNES restarts its count each step). */
-typedef struct {
-  PetscInt newton, krylov;
-} Counts;
-
-static PetscErrorCode count_step(TS ts)
-{
-  SNES     snes;
-  Counts  *c;
-  PetscInt its, lits;
-
-  PetscFunctionBeginUser;
-  PetscCall(TSGetApplicationContext(ts, &c));
-  if (!c) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(TSGetSNES(ts, &snes));
-  PetscCall(SNESGetIterationNumber(snes, &its));
-  PetscCall(SNESGetLinearSolveIterations(snes, &lits));
-  c->newton += its;
-  c->krylov += lits;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reason)
 {
   PetscLogStage       stage;
@@ -60,30 +123,35 @@ PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reaso
   TSType              type;
   PetscInt            steps;
   PetscReal           t, dt;
-  Counts              counts = {0, 0};
-  void               *saved;
+  PetscInt            newton, krylov;
 
   PetscFunctionBeginUser;
   PetscCheck(!app->convergence_png[0], PETSC_COMM_WORLD, PETSC_ERR_SUP,
              "-stn_plot_convergence draws the residual norms of one Newton solve, but %s steps in time (a Newton solve per step): use -ts_monitor and -snes_monitor", app->program);
   PetscCall(PetscObjectSetName((PetscObject)X, "solution"));
-  PetscCall(TSGetApplicationContext(ts, &saved));
-  PetscCall(TSSetApplicationContext(ts, &counts));
-  PetscCall(TSSetPostStep(ts, count_step));
+#if defined(PETSC_HAVE_CUDA)
+  if (app->gpu) { /* the initial condition to the GPU now: inside TSSolve only the saved states leave it */
+    const PetscScalar *x;
+
+    PetscCall(VecCUDAGetArrayRead(X, &x));
+    PetscCall(VecCUDARestoreArrayRead(X, &x));
+  }
+#endif
   PetscCall(StnSeriesBegin(app, ts)); /* -stn_output_series, -stn_plot_frames, -stn_plot_steps */
   PetscCall(PetscLogStageRegister("Solve", &stage)); /* -log_view shows the time stepping on its own */
   PetscCall(PetscLogStagePush(stage));
   PetscCall(TSSolve(ts, X));
   PetscCall(PetscLogStagePop());
-  PetscCall(TSSetApplicationContext(ts, saved));
   PetscCall(TSGetConvergedReason(ts, reason));
   PetscCall(TSGetStepNumber(ts, &steps));
   PetscCall(TSGetTime(ts, &t));
   PetscCall(TSGetTimeStep(ts, &dt));
   PetscCall(TSGetType(ts, &type));
+  PetscCall(TSGetSNESIterations(ts, &newton)); /* of every stage of every step */
+  PetscCall(TSGetKSPIterations(ts, &krylov));
   if (*reason > 0) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: integrated to t = %g in %" PetscInt_FMT " %s steps, %" PetscInt_FMT " Newton and %" PetscInt_FMT " Krylov iterations (%s)\n",
-                          app->program, (double)t, steps, type, counts.newton, counts.krylov, TSConvergedReasons[*reason]));
+                          app->program, (double)t, steps, type, newton, krylov, TSConvergedReasons[*reason]));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(TSGetSNES(ts, &snes));

@@ -2,9 +2,11 @@
 ** stnts.h: what a time-dependent program (a .stn whose residuals take dt(u))
 ** adds to stnapp.h: its residual is TS's IFunction F(t, u, u_t) and its
 ** Jacobian TS's IJacobian shift * dF/du_t + dF/du, registered through the
-** DMDA-local interface (DMDATSSetIFunctionLocal); the Newton-Krylov solve of
-** each implicit step is the TS's SNES, set up by StnAppSetUpSolver and
-** StnAppSetUpJacobian as a steady program's (SG-DIA, ILU on an AIJ copy, ...).
+** DMDA-local interface (DMDATSSetIFunctionLocal) and, on the GPU, as their
+** CUDA twins (StnTSSetIFunctionLocalVec); the Newton-Krylov solve of each
+** implicit step is the TS's SNES, set up by StnAppSetUpSolver and
+** StnAppSetUpJacobian as a steady program's (SG-DIA, ILU on an AIJ copy on
+** CPUs, stngmres and Jacobi on the GPU, ...).
 */
 #ifndef STNTS_H
 #define STNTS_H
@@ -13,10 +15,20 @@
 
 #include "stnapp.h"
 
-/* Before StnAppSetFromOptions: time-dependent programs run on CPUs for now, so the device
-   defaults to the CPU even where a GPU is present, and -stn_device gpu is refused in a
-   sentence. */
-PetscErrorCode StnTSDeviceDefault(const char *program);
+/* After StnAppSetFromOptions and main's settings: marks app time-dependent and refuses what such a
+   program cannot do (-stn_operator matfree; an approximate jacobian block on the GPU): TS's shifted
+   Jacobian has no product without the matrix. */
+PetscErrorCode StnTSSetUp(StnApp *app);
+#if defined(PETSC_HAVE_CUDA)
+/* The GPU twins of DMDATSSetIFunctionLocal and DMDATSSetIJacobianLocal (PETSc has them for SNES
+   only: DMDASNESSetFunctionLocalVec): fn gets the grid's DMDALocalInfo, X the ghosted local state
+   and Xdot the global time derivative, CUDA vectors. Set on da's DMTS, so that every grid of a
+   multigrid hierarchy has them; they take precedence over the DMDA-local ones. */
+typedef PetscErrorCode StnTSIFunctionLocalVecFn(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, void *user);
+typedef PetscErrorCode StnTSIJacobianLocalVecFn(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, void *user);
+PetscErrorCode StnTSSetIFunctionLocalVec(DM da, StnTSIFunctionLocalVecFn *fn, void *user);
+PetscErrorCode StnTSSetIJacobianLocalVec(DM da, StnTSIJacobianLocalVecFn *fn, void *user);
+#endif
 /* The defaults options override, those of PETSc's TS tutorial ex13: backward Euler from t = 0
    to t = 1 in steps of 0.01, the last step past the end rather than shortened. */
 PetscErrorCode StnTSSetDefaults(TS ts);

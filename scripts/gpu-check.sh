@@ -28,6 +28,8 @@
 #     Jacobian, the mirror and the file coefficient (its values injected on
 #     the coarser levels) also under the GPU's default multigrid (the
 #     Newton count of the CPU with the same hierarchy).
+#   - time: the time-dependent programs (heat_ts, grayscott) on the device against the CPU,
+#     resident, sanitized (tests/gpu/ts-tests.sh says what it checks).
 # Then the vector kernels of the Krylov solve: tests/gpu/vec-tests.sh (ours
 # against PETSc's host vectors, every launch shape against the reference,
 # sanitizers) and tests/gpu/petsc-vec-tests.sh (PETSc's own vector tests with
@@ -47,9 +49,9 @@ B=build/gpu-check
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "gpu: $*: ok"; }
-# SECTIONS (default all four): examples (same answers, residency, sanitizers with Jacobi),
-# multigrid, language, vectors (the Krylov vector kernels).
-want() { case " ${SECTIONS:-examples multigrid language vectors} " in *" $1 "*) return 0 ;; esac; return 1; }
+# SECTIONS (default all five): examples (same answers, residency, sanitizers with Jacobi),
+# multigrid, language, time (TS programs), vectors (the Krylov vector kernels).
+want() { case " ${SECTIONS:-examples multigrid language time vectors} " in *" $1 "*) return 0 ;; esac; return 1; }
 # The events of the Solve stage in a -log_view that moved vectors between host and device: in the
 # event table the last five columns are CpuToGpu count and Mbytes, GpuToCpu count and Mbytes,
 # GPU %. Scalars cross (dot products to the host, MAXPY coefficients to the device); a vector does
@@ -343,6 +345,9 @@ want language && echo "$langcases" | while IFS=: read -r name src grid; do
     echo "FAIL: gpu: language: $name with the GPU's default (exit $mrc, CPU $crc): multigrid? $(grep -c "type: mg" "$OUTDIR/$name.mg.log"), Newton $its_gpu against $its_cpu, solutions $rel"; echo "x" >>"$B/failed"; tail -10 "$OUTDIR/$name.mg.log"
   fi
 done
+
+# Time-dependent programs (PETSc TS): their IFunction and IJacobian kernels.
+want time && { sh tests/gpu/ts-tests.sh "$OUTDIR/ts-tests" || echo "x" >>"$B/failed"; }
 
 # The Krylov vector kernels: ours against PETSc's host vectors, and PETSc's own vector tests
 # with our vector type (each prints its own lines; tests/gpu/*.sh say what they check).

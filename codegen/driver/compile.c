@@ -244,9 +244,6 @@ int compile_program(const Ir *ir, const CompileOptions *co) {
       return fail("cannot create a work directory in", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     }
   }
-  if (tc.cuda && ir->m->time_dependent)
-    fprintf(stderr, "stencilc: note: %s is time-dependent (dt(...)): the program runs on CPUs for now, even with "
-                    "this PETSc's CUDA (the GPU path of TS programs is not written yet)\n", co->input);
   char *program = safe_base(co->output, "");
   char *exe = path_join(dir, "program.out");
   char *log = path_join(dir, "build.log");

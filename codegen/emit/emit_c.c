@@ -809,23 +809,47 @@ static bool grid_context(Program *P) {
 static void gpu_functions(Program *P) {
   const Model *m = P->m;
   FILE *out = P->out;
-  if (m->time_dependent) return; /* time-dependent programs run on CPUs for now */
   fputs("#if defined(PETSC_HAVE_CUDA)\n", out);
   unsigned long hash = 2166136261u; /* FNV-1a of the .stn: a tuned shape belongs to these kernels */
   for (const char *c = P->ir->src->text; *c; c++) hash = ((hash ^ (unsigned char)*c) * 16777619u) & 0xffffffffu;
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
   emit_residual_roots(P, emit_interior_class(m), roots, &n);
-  fputs("/* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the\n"
-        "   residual's operations per point, the host Jacobian for grids not in SG-DIA, and the\n"
-        "   Jacobian's product without its matrix (-stn_operator matfree). */\n", out);
-  fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};\n\n",
-          P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
+  if (m->time_dependent) {
+    fputs("/* The .cu file's kernels, TS's IFunction and IJacobian: their name for the tuned shapes (the\n"
+          "   .stn and its hash), the IFunction's operations per point, and the host IJacobian for grids\n"
+          "   not in SG-DIA. */\n", out);
+    fprintf(out, "static StnKernels kernels = {.name = \"%s-%08lx\", .residual = FormIFunctionCUDA, .jacobian = FormIJacobianCUDA, .residual_flops = %d.0,\n"
+                 "                             .ijacobian_host = (StnIJacobianHostFn *)FormIJacobianLocal};\n\n",
+            P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
+  } else {
+    fputs("/* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the\n"
+          "   residual's operations per point, the host Jacobian for grids not in SG-DIA, and the\n"
+          "   Jacobian's product without its matrix (-stn_operator matfree). */\n", out);
+    fprintf(out, "static StnKernels kernels = {\"%s-%08lx\", FormFunctionCUDA, FormJacobianCUDA, %d.0, (DMDASNESJacobianFn *)FormJacobianLocal, FormJacobianMultCUDA};\n\n",
+            P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
+  }
   /* With coefficients read from files the kernels get the grid's context, not main's AppCtx. */
   bool ctx = grid_context(P);
   const char *decl = ctx ? "  AppCtx *grid_user;\n\n" : "";
   const char *set = ctx ? "  PetscCall(GridContext(info, (AppCtx *)user, &grid_user));\n" : "";
   const char *arg = ctx ? "grid_user" : "user";
+  if (m->time_dependent) {
+    fprintf(out, "/* F(t, x, xdot) on the GPU, TS's IFunction: X is the local (ghosted) state, Xdot its time\n"
+                 "   derivative, F the residual, all CUDA vectors. */\n"
+                 "static PetscErrorCode FormIFunctionLocalCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, void *user)\n{\n"
+                 "%s  PetscFunctionBeginUser;\n%s"
+                 "  PetscCall(StnIFunctionCUDA(info, t, X, Xdot, F, &kernels, %s));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n",
+            decl, set, arg);
+    fprintf(out, "/* TS's IJacobian on the GPU, shift * dF/d(xdot) + dF/dx straight into the SG-DIA values in\n"
+                 "   device memory. */\n"
+                 "static PetscErrorCode FormIJacobianLocalCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, void *user)\n{\n"
+                 "%s  PetscFunctionBeginUser;\n%s"
+                 "  PetscCall(StnIJacobianCUDA(info, t, X, Xdot, shift, J, P, &kernels, %s));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n"
+                 "#endif\n\n",
+            decl, set, arg);
+    return;
+  }
   fprintf(out, "/* F(x) on the GPU: X is the local (ghosted) state, F the residual, both CUDA vectors. */\n"
                "static PetscErrorCode FormFunctionLocalCUDA(DMDALocalInfo *info, Vec X, Vec F, void *user)\n{\n"
                "%s  PetscFunctionBeginUser;\n%s"
@@ -860,12 +884,18 @@ static void uniform_coordinates(Program *P, const char *tail) {
 static void time_stepper(Program *P) {
   FILE *out = P->out;
   fputs("  /* ---- the time stepper: F(t, x, xdot) = 0 and its IJacobian; each implicit step a Newton solve ---- */\n"
+        "  PetscCall(StnTSSetUp(&app)); /* what a time-dependent program cannot do: stnts.h */\n"
         "  PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));\n  PetscCall(TSSetDM(ts, da));\n"
         "  PetscCall(DMDATSSetIFunctionLocal(da, INSERT_VALUES, (DMDATSIFunctionLocal)FormIFunctionLocal, &user));\n"
         "  PetscCall(DMDATSSetIJacobianLocal(da, (DMDATSIJacobianLocal)FormIJacobianLocal, &user));\n"
+        "#if defined(PETSC_HAVE_CUDA)\n"
+        "  if (app.gpu) { /* the CUDA twins, on CUDA vectors (they take precedence) */\n"
+        "    PetscCall(StnTSSetIFunctionLocalVec(da, FormIFunctionLocalCUDA, &user));\n"
+        "    PetscCall(StnTSSetIJacobianLocalVec(da, FormIJacobianLocalCUDA, &user));\n  }\n"
+        "#endif\n"
         "  PetscCall(StnTSSetDefaults(ts)); /* backward Euler, t from 0 to 1 in steps of 0.01: -ts_type, -ts_max_time, -ts_dt */\n"
         "  PetscCall(TSGetSNES(ts, &snes));\n"
-        "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, ILU on CPUs */\n"
+        "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, defaults per device */\n"
         "  PetscCall(TSSetFromOptions(ts));\n"
         "  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n", out);
   if (P->o->hooks) fputs("  PetscCall(UserHooksSetUp(snes, &user)); /* your monitor, line-search check, convergence test: see \"user hooks\" */\n", out);
@@ -896,7 +926,6 @@ static void main_function(Program *P) {
     fputs("  SNES                snes;\n  Vec                 X;\n  SNESConvergedReason reason;\n\n", out);
   fputs("  PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */\n"
         "  PetscCall(PetscInitialize(&argc, &argv, NULL, help));\n", out);
-  if (m->time_dependent) fprintf(out, "  PetscCall(StnTSDeviceDefault(\"%s\")); /* on CPUs for now */\n", P->o->program);
   fprintf(out, "  PetscCall(StnAppSetFromOptions(&app, \"%s\"));\n\n", P->o->program);
   const Node *grid = NULL;
   for (const Node *d = m->program->list.items; d; d = d->next)

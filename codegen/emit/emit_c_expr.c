@@ -221,6 +221,10 @@ static void expr(CEmit *E, Ref r, int context) {
   case IR_FIELD: field_read(E, n); break;
   case IR_COEF:  coef_read(E, n); break;
   case IR_DOT: {  /* dt(u): the same read in the time derivative's array */
+    if (E->cuda) {  /* the kernels get it at the owned points only (dt is read at the point itself) */
+      fprintf(out, "%s[p].%s", E->dot_array, E->field[n->a]);
+      break;
+    }
     const char *array = E->array;
     E->array = E->dot_array;
     field_read(E, n);

@@ -11,6 +11,9 @@
 ** diff cleanly. The Jacobian kernel writes its block row straight into
 ** SG-DIA storage in device memory; the product kernel multiplies each entry
 ** by the direction as it computes it (-stn_operator matfree, stnmatfree.h).
+** A time-dependent program's kernels are TS's IFunction and IJacobian: they
+** take t, the time derivative xdot (at the owned points) and the shift too,
+** through the runtime's StnTimeArgs, and there is no product kernel.
 **
 ** The .cu includes no PETSc header, so nvcc compiles it wherever CUDA is
 ** installed (CI compiles it without a GPU or a CUDA PETSc).
@@ -43,7 +46,7 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fprintf(out, "/*\n * %s: generated from %s by stencilc %s: what the C program and its CUDA\n"
                " * kernels share. Values are doubles on both sides.\n */\n",
           o->h_name, o->stn_name, STENCILC_VERSION);
-  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs */\n\n", guard, guard);
+  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs, StnTimeArgs */\n\n", guard, guard);
   fprintf(out, "#define NSTENCIL %d /* block diagonals of the Jacobian */\n#define DOF      %d /* unknowns per grid point */\n\n",
           ir->nstencil, m->nfields);
   fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);
@@ -79,13 +82,19 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   if (P->any_given || m->nparams == 0) /* a struct needs a member (emit_c.c's main sets it) */
     fputs("  int    check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n", out);
   fputs("} AppCtx;\n\n", out);
-  fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
-        "/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */\n"
-        "int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);\n"
-        "int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);\n"
-        "/* J w without the matrix (StnMultFn): -stn_operator matfree. */\n"
-        "int FormJacobianMultCUDA(const StnLocalInfo *info, const void *user, const double *x, const StnMultArgs *m, const StnKernelShape *shape);\n"
-        "#ifdef __cplusplus\n}\n#endif\n\n", out);
+  fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n", out);
+  if (m->time_dependent)
+    fputs("/* The launchers (StnKernelFn) of TS's IFunction and IJacobian: time points to their\n"
+          "   StnTimeArgs (the AppCtx, t, xdot and the shift); each returns 0 or the CUDA error of its launch. */\n"
+          "int FormIFunctionCUDA(const StnLocalInfo *info, const void *time, const double *x, double *f, const StnKernelShape *shape);\n"
+          "int FormIJacobianCUDA(const StnLocalInfo *info, const void *time, const double *x, double *a, const StnKernelShape *shape);\n", out);
+  else
+    fputs("/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */\n"
+          "int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);\n"
+          "int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);\n"
+          "/* J w without the matrix (StnMultFn): -stn_operator matfree. */\n"
+          "int FormJacobianMultCUDA(const StnLocalInfo *info, const void *user, const double *x, const StnMultArgs *m, const StnKernelShape *shape);\n", out);
+  fputs("#ifdef __cplusplus\n}\n#endif\n\n", out);
   fprintf(out, "#endif\n");
   emit_program_free(P);
 }
@@ -132,12 +141,14 @@ typedef enum { RESIDUAL, JACOBIAN, PRODUCT } KernelKind;
 static void launcher(const Program *P, const char *name, const char *kernel, KernelKind kind) {
   FILE *out = P->out;
   int dim = P->m->dim;
+  bool ts = P->m->time_dependent;  /* TS's IFunction and IJacobian: user is a StnTimeArgs */
   static const char *const out_arg[] = {"double *residual", "double *values", "const StnMultArgs *m"};
   fprintf(out, "/* The runtime's %s (stnkernel.h): blocks of bx x by threads, each sweeping `sweep`\n"
                "   points along the slowest direction (by and sweep are 1 in 1D); 0s for the default,\n"
                "   256 x 1 x 1. */\n"
-               "extern \"C\" int %s(const StnLocalInfo *info, const void *user, const double *state, %s, const StnKernelShape *shape)\n{\n",
-          kind == PRODUCT ? "StnMultFn" : "StnKernelFn", name, out_arg[kind]);
+               "extern \"C\" int %s(const StnLocalInfo *info, const void *%s, const double *state, %s, const StnKernelShape *shape)\n{\n",
+          kind == PRODUCT ? "StnMultFn" : "StnKernelFn", name, ts ? "time" : "user", out_arg[kind]);
+  if (ts) fputs("  const StnTimeArgs *at = (const StnTimeArgs *)time; /* the AppCtx, t, xdot and the shift */\n", out);
   fputs("  const Field *x = (const Field *)state;\n", out);
   if (kind == RESIDUAL) fputs("  Field       *f = (Field *)residual;\n", out);
   if (kind == JACOBIAN) fputs("  double      *a = values;\n", out);
@@ -155,7 +166,10 @@ static void launcher(const Program *P, const char *name, const char *kernel, Ker
   if (dim == 2) fputs("  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by * sweep - 1) / (by * sweep));\n", out);
   if (dim == 3) fputs("  const dim3 grid((info->xm + bx - 1) / bx, (info->ym + by - 1) / by, (info->zm + sweep - 1) / sweep);\n", out);
   static const char *const out_val[] = {"f", "a", "*m"};
-  fprintf(out, "  %s<<<grid, block>>>(*info, *(const AppCtx *)user, x, %s, sweep);\n", kernel, out_val[kind]);
+  if (ts)  /* F(t, x, xdot); shift * dF/dxdot + dF/dx */
+    fprintf(out, "  %s<<<grid, block>>>(*info, *(const AppCtx *)at->user, at->t, x, (const Field *)at->xdot, %s%s, sweep);\n", kernel,
+            kind == JACOBIAN ? "at->shift, " : "", out_val[kind]);
+  else fprintf(out, "  %s<<<grid, block>>>(*info, *(const AppCtx *)user, x, %s, sweep);\n", kernel, out_val[kind]);
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);
 }
 
@@ -250,19 +264,21 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   P->E.grid = "info.";
   P->E.params = "user.";
   int stem = (int)strlen(o->c_name) - 2;  /* NAME of NAME.c */
-  if (m->time_dependent) {  /* TS programs run on CPUs for now: no kernels, nothing for nvcc to build */
-    fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s. %s is time-dependent (its\n"
-                 " * residuals take dt(...)): such programs run on CPUs for now, so there are no GPU kernels.\n */\n",
-            stem, o->c_name, o->stn_name, STENCILC_VERSION, o->stn_name);
-    emit_program_free(P);
-    return;
-  }
-  fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: the residual, the Jacobian and\n"
-               " * its product without the matrix on the GPU: thread blocks tile the grid in x and y,\n"
-               " * each thread sweeping one or more points along the slowest direction. The\n"
-               " * expressions are those of the C version; x[IX(i - 1, j)] there is x[j][i - 1] in\n"
-               " * the C.\n */\n",
-          stem, o->c_name, o->stn_name, STENCILC_VERSION);
+  bool ts = m->time_dependent;
+  if (ts)
+    fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: TS's IFunction F(t, x, xdot) and its\n"
+                 " * IJacobian shift * dF/dxdot + dF/dx on the GPU: thread blocks tile the grid in x and y,\n"
+                 " * each thread sweeping one or more points along the slowest direction. The\n"
+                 " * expressions are those of the C version; x[IX(i - 1, j)] there is x[j][i - 1] in\n"
+                 " * the C, and xdot[p] (the owned point) xdot[j][i].\n */\n",
+            stem, o->c_name, o->stn_name, STENCILC_VERSION);
+  else
+    fprintf(out, "/*\n * %.*s.cu: generated from %s by stencilc %s: the residual, the Jacobian and\n"
+                 " * its product without the matrix on the GPU: thread blocks tile the grid in x and y,\n"
+                 " * each thread sweeping one or more points along the slowest direction. The\n"
+                 " * expressions are those of the C version; x[IX(i - 1, j)] there is x[j][i - 1] in\n"
+                 " * the C.\n */\n",
+            stem, o->c_name, o->stn_name, STENCILC_VERSION);
   fprintf(out, "#include <math.h>\n\n#include \"%s\"\n\n", o->h_name);
   fputs("#define PETSC_PI       3.14159265358979323846\n#define PETSC_INFINITY INFINITY\n\n", out);
   emit_c_mod_function(ir, out, true);
@@ -275,9 +291,15 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs(")\n\n", out);
 
   /* The residual. */
-  fputs("/* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from\n"
-        "   cache) and 8 written; compute is a few dozen flops per point. */\n"
-        "__global__ static void FormFunctionKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)\n{\n", out);
+  if (ts)
+    fputs("/* F(t, x, xdot) at every owned point: 16 bytes per unknown read (plus ghost re-reads from\n"
+          "   cache) and 8 written; compute is a few dozen flops per point. */\n"
+          "__global__ static void FormIFunctionKernel(const StnLocalInfo info, const AppCtx user, const double t, const Field *__restrict__ x,\n"
+          "                                           const Field *__restrict__ xdot, Field *__restrict__ f, const int sweep)\n{\n", out);
+  else
+    fputs("/* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from\n"
+          "   cache) and 8 written; compute is a few dozen flops per point. */\n"
+          "__global__ static void FormFunctionKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)\n{\n", out);
   emit_c_function_begin(&P->E);
   emit_function_spacing(P, emit_residual_roots);
   emit_uniform_temps(P, emit_residual_roots);
@@ -285,13 +307,18 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   emit_point_branches(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, point_indent(P));
   point_loop_end(P);
   fputs("}\n\n", out);
-  launcher(P, "FormFunctionCUDA", "FormFunctionKernel", RESIDUAL);
+  if (ts) launcher(P, "FormIFunctionCUDA", "FormIFunctionKernel", RESIDUAL);
+  else launcher(P, "FormFunctionCUDA", "FormFunctionKernel", RESIDUAL);
 
   /* The Jacobian. */
   fputs("/* The block row of every owned point, straight into SG-DIA storage a: column\n"
         "   s*DOF + c, of height n*DOF, row p*DOF + r. Writes NSTENCIL*DOF*DOF doubles per\n"
-        "   point, coalesced across threads. */\n"
-        "__global__ static void FormJacobianKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, double *__restrict__ a, const int sweep)\n{\n", out);
+        "   point, coalesced across threads. */\n", out);
+  if (ts)
+    fputs("__global__ static void FormIJacobianKernel(const StnLocalInfo info, const AppCtx user, const double t, const Field *__restrict__ x,\n"
+          "                                           const Field *__restrict__ xdot, const double shift, double *__restrict__ a, const int sweep)\n{\n", out);
+  else
+    fputs("__global__ static void FormJacobianKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, double *__restrict__ a, const int sweep)\n{\n", out);
   fputs("  const long n = (long)info.xm", out);
   if (m->dim > 1) fputs(" * info.ym", out);
   if (m->dim > 2) fputs(" * info.zm", out);
@@ -307,6 +334,11 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
           "#pragma unroll\n%s    for (int r = 0; r < DOF; r++) a[((long)(s * DOF + c) * n + p) * DOF + r] = v[s][r][c];\n", in, in, in);
   point_loop_end(P);
   fputs("}\n\n", out);
+  if (ts) { /* no product without the matrix: it would need the time derivative the Jacobian was formed at */
+    launcher(P, "FormIJacobianCUDA", "FormIJacobianKernel", JACOBIAN);
+    emit_program_free(P);
+    return;
+  }
   launcher(P, "FormJacobianCUDA", "FormJacobianKernel", JACOBIAN);
   product_kernel(P);
   launcher(P, "FormJacobianMultCUDA", "FormJacobianMultKernel", PRODUCT);

@@ -135,6 +135,32 @@ static PetscErrorCode FormIJacobianLocal(DMDALocalInfo *info, PetscReal t, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if defined(PETSC_HAVE_CUDA)
+/* The .cu file's kernels, TS's IFunction and IJacobian: their name for the tuned shapes (the
+   .stn and its hash), the IFunction's operations per point, and the host IJacobian for grids
+   not in SG-DIA. */
+static StnKernels kernels = {.name = "heat_ts.stn-cb4f3a4b", .residual = FormIFunctionCUDA, .jacobian = FormIJacobianCUDA, .residual_flops = 9.0,
+                             .ijacobian_host = (StnIJacobianHostFn *)FormIJacobianLocal};
+
+/* F(t, x, xdot) on the GPU, TS's IFunction: X is the local (ghosted) state, Xdot its time
+   derivative, F the residual, all CUDA vectors. */
+static PetscErrorCode FormIFunctionLocalCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, void *user)
+{
+  PetscFunctionBeginUser;
+  PetscCall(StnIFunctionCUDA(info, t, X, Xdot, F, &kernels, user));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* TS's IJacobian on the GPU, shift * dF/d(xdot) + dF/dx straight into the SG-DIA values in
+   device memory. */
+static PetscErrorCode FormIJacobianLocalCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, void *user)
+{
+  PetscFunctionBeginUser;
+  PetscCall(StnIJacobianCUDA(info, t, X, Xdot, shift, J, P, &kernels, user));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 int main(int argc, char **argv)
 {
   AppCtx              user; /* the parameters */
@@ -148,7 +174,6 @@ int main(int argc, char **argv)
 
   PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
-  PetscCall(StnTSDeviceDefault("prog")); /* on CPUs for now */
   PetscCall(StnAppSetFromOptions(&app, "prog"));
 
   /* ---- the grid: heat_ts.stn:11 ---- */
@@ -162,13 +187,20 @@ int main(int argc, char **argv)
   PetscCall(SetParameters(&info, &user));
 
   /* ---- the time stepper: F(t, x, xdot) = 0 and its IJacobian; each implicit step a Newton solve ---- */
+  PetscCall(StnTSSetUp(&app)); /* what a time-dependent program cannot do: stnts.h */
   PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));
   PetscCall(TSSetDM(ts, da));
   PetscCall(DMDATSSetIFunctionLocal(da, INSERT_VALUES, (DMDATSIFunctionLocal)FormIFunctionLocal, &user));
   PetscCall(DMDATSSetIJacobianLocal(da, (DMDATSIJacobianLocal)FormIJacobianLocal, &user));
+#if defined(PETSC_HAVE_CUDA)
+  if (app.gpu) { /* the CUDA twins, on CUDA vectors (they take precedence) */
+    PetscCall(StnTSSetIFunctionLocalVec(da, FormIFunctionLocalCUDA, &user));
+    PetscCall(StnTSSetIJacobianLocalVec(da, FormIJacobianLocalCUDA, &user));
+  }
+#endif
   PetscCall(StnTSSetDefaults(ts)); /* backward Euler, t from 0 to 1 in steps of 0.01: -ts_type, -ts_max_time, -ts_dt */
   PetscCall(TSGetSNES(ts, &snes));
-  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, ILU on CPUs */
+  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, defaults per device */
   PetscCall(TSSetFromOptions(ts));
   PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */
 

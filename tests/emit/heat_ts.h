@@ -5,7 +5,7 @@
 #ifndef STN_HEAT_TS_H
 #define STN_HEAT_TS_H
 
-#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs */
+#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs, StnTimeArgs */
 
 #define NSTENCIL 5 /* block diagonals of the Jacobian */
 #define DOF      1 /* unknowns per grid point */
@@ -24,11 +24,10 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */
-int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);
-int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);
-/* J w without the matrix (StnMultFn): -stn_operator matfree. */
-int FormJacobianMultCUDA(const StnLocalInfo *info, const void *user, const double *x, const StnMultArgs *m, const StnKernelShape *shape);
+/* The launchers (StnKernelFn) of TS's IFunction and IJacobian: time points to their
+   StnTimeArgs (the AppCtx, t, xdot and the shift); each returns 0 or the CUDA error of its launch. */
+int FormIFunctionCUDA(const StnLocalInfo *info, const void *time, const double *x, double *f, const StnKernelShape *shape);
+int FormIJacobianCUDA(const StnLocalInfo *info, const void *time, const double *x, double *a, const StnKernelShape *shape);
 #ifdef __cplusplus
 }
 #endif

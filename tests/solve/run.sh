@@ -1929,7 +1929,7 @@ section_done coefficient-files
 # examples/heat_ts.stn against PETSc's TS tutorial ex13 (built from Debian's sources as the SNES
 # tutorials are): the same Newton iterations per step and solutions at the final time to 1e-8;
 # orders 1 and 2 of backward Euler and Crank-Nicolson; the IJacobian under -snes_test_jacobian
-# inside TS steps; 2 ranks; a failed step and the GPU refused in a sentence.
+# inside TS steps; 2 ranks; a failed step named in a sentence (the GPU: scripts/gpu-check.sh, section time).
 TSTUT=${PETSC_TS_TUTORIALS:-/usr/share/petsc/3.18/share/petsc/examples/src/ts/tutorials}
 TSFIX="-ts_adapt_type none -ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13"
 # steps LOG: the Newton iterations of each time step, from -ts_monitor and -snes_monitor.
@@ -1983,12 +1983,6 @@ else
   if [ $rc -eq 1 ] && grep -q 'heat_ts: the time stepping failed in step 1, from t = 0\.* with dt = 0\.01: the Newton solve did not converge: .*(DIVERGED_MAX_IT)' "$l"; then
     ok "time: a step that cannot converge: exit 1, '$(grep -o -m 1 'the time stepping failed.*DIVERGED_MAX_IT)' "$l")'"
   else bad "time: a failing step: exit $rc, no sentence naming the step, the time and SNES's reason"; show "$l"; fi
-  l=$LOG/heat_ts.gpu
-  run "$l" "$OUT/heat_ts" -stn_device gpu
-  rc=$?
-  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q 'heat_ts is time-dependent (its residuals take dt(...)): such programs run on CPUs for now' "$l"; then
-    ok "time: -stn_device gpu is refused in a sentence: TS programs run on CPUs for now"
-  else bad "time: -stn_device gpu: exit $rc, no sentence"; show "$l"; fi
 fi
 
 # Order in time at a fixed grid: tests/solve/ts_mms.stn (exact in space) against its exact final

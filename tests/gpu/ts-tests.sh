@@ -1,0 +1,119 @@
+#!/bin/sh
+# tests/gpu/ts-tests.sh: time-dependent programs (PETSc TS) on the GPU, on a machine with an
+# NVIDIA GPU and a CUDA-enabled PETSc; scripts/gpu-check.sh runs it (section time).
+#
+#   PETSC_DIR=/path/to/cuda-petsc sh tests/gpu/ts-tests.sh [OUTDIR]
+#
+# For examples/heat_ts.stn (PETSc's TS ex13: backward Euler) and examples/grayscott.stn (TS ex5:
+# two fields, periodic, ARKIMEX), one line per check:
+#   - same answers: the GPU run and the CPU run with the same solver (GMRES and Jacobi, tight
+#     tolerances) take the same Newton iterations in every stage solve of every step and end at
+#     the same state to 1e-10 relative;
+#   - the GPU's defaults (stngmres and Jacobi, relative tolerance 1e-5 per linear solve): the run
+#     integrates to its end with stngmres, its final state within 1e-4 of the strict run's;
+#   - residency: in -log_view's Solve stage (the time stepping) no event copied a vector between
+#     host and device;
+#   - clean kernels: compute-sanitizer memcheck, racecheck and initcheck on a small grid (skipped
+#     when compute-sanitizer is absent);
+#   - -stn_operator matfree is refused in a sentence (TS's shifted Jacobian has no product
+#     without the matrix).
+# Logs go to OUTDIR (default $OUT/ts-tests, else build/ts-tests). Exit status 1 on any failure.
+set -u
+OUTDIR=${1:-${OUT:+$OUT/ts-tests}}
+OUTDIR=${OUTDIR:-build/ts-tests}
+B=build/ts-tests
+mkdir -p "$OUTDIR" $B
+: "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc}"
+PETSC_ARCH=${PETSC_ARCH:-}
+export PETSC_DIR PETSC_ARCH
+STENCILC=${STENCILC:-bin/stencilc}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "gpu: time: $*: ok"; }
+bad() { fail=$((fail + 1)); echo "FAIL: gpu: time: $*"; }
+# solves LOG: the Newton iterations of each SNES solve, a step's stage solves joined by commas.
+solves() {
+  awk '$2 == "SNES" && $3 == "Function" { if ($1 == 0 && have) { s = s (s == "" ? "" : ",") n } n = $1; have = 1 }
+       $2 == "TS" && $3 == "dt" { if (have) { s = s (s == "" ? "" : ",") n; have = 0 } if (s != "") { out = out sep s; sep = " " } s = "" }
+       END { print out }' "$1"
+}
+# The Solve stage's events that moved vectors (copies of 1 KiB or more on average): the last five
+# columns of -log_view's event table are CpuToGpu count and Mbytes, GpuToCpu count and Mbytes, GPU %.
+vector_copies() {
+  awk '/--- Event Stage [0-9]+: Solve/{t=1} /--- Event Stage [0-9]+: Main/{t=0} t && NF >= 20 && $2 ~ /^[0-9]+$/ {
+      n = NF; c2g = $(n-4); s2g = $(n-3); g2c = $(n-2); s2c = $(n-1);
+      if ((c2g > 0 && s2g * 1e6 / c2g >= 1024) || (g2c > 0 && s2c * 1e6 / g2c >= 1024))
+        printf "%s(%d to GPU %.3g MB, %d to CPU %.3g MB) ", $1, c2g, s2g, g2c, s2c }' "$1"
+}
+
+LIBDIR=$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}lib
+INCS="-I$PETSC_DIR/include ${PETSC_ARCH:+-I$PETSC_DIR/$PETSC_ARCH/include}"
+# shellcheck disable=SC2086
+cc -O2 $INCS tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm || { echo "FAIL: gpu: time: cannot build vecdiff"; exit 1; }
+
+# name:grid and steps:small grid for the sanitizers
+cases="heat_ts:-da_grid_x 65 -da_grid_y 65 -ts_max_steps 20:-da_grid_x 9 -da_grid_y 9 -ts_max_steps 2
+grayscott:-da_grid_x 129 -da_grid_y 129 -ts_type arkimex -ts_dt 0.5 -ts_max_steps 10 -ts_max_time 2000:-da_grid_x 9 -da_grid_y 9 -ts_type arkimex -ts_dt 0.5 -ts_max_steps 2"
+strict="-ksp_type gmres -ksp_gmres_restart 30 -pc_type jacobi -ksp_max_it 20000 -ts_adapt_type none -ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13"
+for name in heat_ts grayscott; do
+  ("$STENCILC" "examples/$name.stn" -o "$B/$name" --emit-dir "$B/$name-src" >"$OUTDIR/$name.build" 2>&1; echo "$?" >"$B/$name.build-rc") &
+done
+wait
+
+echo "$cases" | while IFS=: read -r name grid small; do
+  if [ "$(cat "$B/$name.build-rc")" != 0 ]; then
+    bad "$name: stencilc -o failed"; tail -30 "$OUTDIR/$name.build" "$B/$name-src/build.log" "$B/$name-src/"*.cu.log 2>/dev/null; echo x >>"$B/failed"; continue
+  fi
+  # The same solver on both devices.
+  for dev in cpu gpu; do
+    # shellcheck disable=SC2086
+    "$B/$name" $grid $strict -stn_device $dev -ts_monitor -snes_monitor -ts_view_solution "binary:$B/$name.$dev.bin" >"$OUTDIR/$name.$dev.log" 2>&1
+    echo "$?" >"$B/$name.$dev.rc"
+  done
+  sc=$(solves "$OUTDIR/$name.cpu.log") sg=$(solves "$OUTDIR/$name.gpu.log")
+  rel=$("$B/vecdiff" "$B/$name.gpu.bin" "$B/$name.cpu.bin" --rel 1e-10 2>&1 | tail -1)
+  line="$name: cpu rc $(cat "$B/$name.cpu.rc"), gpu rc $(cat "$B/$name.gpu.rc"), Newton per solve [$sg] (cpu [$sc]), final state $rel"
+  if [ "$(cat "$B/$name.gpu.rc")" = 0 ] && [ "$(cat "$B/$name.cpu.rc")" = 0 ] && [ -n "$sc" ] && [ "$sc" = "$sg" ] &&
+     "$B/vecdiff" "$B/$name.gpu.bin" "$B/$name.cpu.bin" --rel 1e-10 >/dev/null 2>&1; then ok "same answers: $line"
+  else bad "same answers: $line"; echo x >>"$B/failed"; tail -20 "$OUTDIR/$name.gpu.log"; fi
+  # The GPU's defaults.
+  # shellcheck disable=SC2086
+  "$B/$name" $grid -ts_adapt_type none -stn_device gpu -ts_monitor -snes_monitor -ksp_view -ts_view_solution "binary:$B/$name.default.bin" \
+    >"$OUTDIR/$name.gpu.default.log" 2>&1
+  drc=$?
+  rel=$("$B/vecdiff" "$B/$name.default.bin" "$B/$name.cpu.bin" --rel 1e-4 2>&1 | tail -1)
+  line="$name: exit $drc, Newton per solve [$(solves "$OUTDIR/$name.gpu.default.log")], final state against the strict CPU run's $rel"
+  if [ $drc = 0 ] && grep -q ": integrated to t = " "$OUTDIR/$name.gpu.default.log" && grep -q "type: stngmres" "$OUTDIR/$name.gpu.default.log" &&
+     "$B/vecdiff" "$B/$name.default.bin" "$B/$name.cpu.bin" --rel 1e-4 >/dev/null 2>&1; then ok "the GPU's defaults (stngmres, Jacobi): $line"
+  else bad "the GPU's defaults: $line"; echo x >>"$B/failed"; tail -20 "$OUTDIR/$name.gpu.default.log"; fi
+  # Residency in the time stepping, without output options.
+  # shellcheck disable=SC2086
+  "$B/$name" $grid -ts_adapt_type none -stn_device gpu -log_view >"$OUTDIR/$name.gpu-stage.log" 2>&1
+  rrc=$?
+  moved=$(vector_copies "$OUTDIR/$name.gpu-stage.log")
+  if [ $rrc = 0 ] && [ -z "$moved" ] && grep -q "Event Stage 1: Solve" "$OUTDIR/$name.gpu-stage.log"; then ok "residency: $name: no vector copies in the time stepping"
+  else bad "residency: $name (exit $rrc): vectors copied: $moved"; echo x >>"$B/failed"; fi
+  # Clean kernels.
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    for tool in memcheck racecheck initcheck; do
+      # shellcheck disable=SC2086
+      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small -stn_device gpu >"$OUTDIR/$name.$tool.log" 2>&1
+      src=$?
+      if [ $src -eq 0 ]; then ok "compute-sanitizer $tool: $name"
+      else bad "compute-sanitizer $tool: $name (exit $src)"; tail -15 "$OUTDIR/$name.$tool.log"; echo x >>"$B/failed"; fi
+    done
+  else
+    echo "note: compute-sanitizer not found; the TS kernels not sanitized"
+  fi
+done
+
+# No product without the matrix for TS's shifted Jacobian: refused in a sentence.
+"$B/heat_ts" -da_grid_x 9 -da_grid_y 9 -stn_device gpu -stn_operator matfree >"$OUTDIR/heat_ts.matfree.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q "heat_ts is time-dependent and has no such product" "$OUTDIR/heat_ts.matfree.log"; then ok "-stn_operator matfree: refused, saying why"
+else bad "-stn_operator matfree: exit $rc, no sentence"; echo x >>"$B/failed"; tail -5 "$OUTDIR/heat_ts.matfree.log"; fi
+
+nfail=0
+[ -f "$B/failed" ] && nfail=$(wc -l <"$B/failed") && rm -f "$B/failed"
+echo "gpu: time: $nfail failed"
+[ "$nfail" -eq 0 ]
