@@ -20,11 +20,12 @@
      them only inside the MatMult and MatGetDiagonal it wraps; our MatMultAdd, point-block
      inverse and AIJ conversion would silently miss them (and MatMult would pay an extra vector
      pass). So we call MatShellSetManageScalingShifts and apply them to the values instead:
-     every operation sees the same matrix. MatZeroRows(Columns), which the shell would also
-     record and then never apply to our MatMult, is refused with a clear error.
+     every operation sees the same matrix. MatZeroRows, which the shell would also record and
+     then never apply to our MatMult, is applied to the values too; MatZeroRowsColumns is
+     refused with a clear error.
 
    Operations: MatMult, MatMultAdd, MatGetDiagonal, MatInvertBlockDiagonal (PCPBJACOBI),
-   MatView, MatZeroEntries, MatScale, MatShift, MatDiagonalSet, MatCopy, MatDuplicate,
+   MatView, MatZeroEntries, MatScale, MatShift, MatDiagonalSet, MatZeroRows, MatCopy, MatDuplicate,
    MatConvert to AIJ (so every PETSc preconditioner can be used), MatDestroy.
 
    Requirements on the DMDA (checked in MatCreateSGDIA): boundary types DM_BOUNDARY_NONE or
@@ -761,9 +762,19 @@ static PetscErrorCode MatScale_SGDIA(Mat mat, PetscScalar a)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(mat, &A));
+  n = A->nsten * A->dof * A->nrows;
+#if defined(PETSC_HAVE_CUDA)
+  if (A->device && !A->device_stale) { /* where the values were written last: TS's IJacobian */
+    PetscCall(PetscLogGpuTimeBegin());
+    STN_CUDA_CALL(StnSGDIAScaleCUDA(A->dvalues, (long)n, a, NULL));
+    PetscCall(PetscLogGpuTimeEnd());
+    A->host_stale = PETSC_TRUE;
+    PetscCall(PetscLogGpuFlops(1.0 * n));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
   PetscCall(SGDIASyncHost(A));
   SGDIAHostChanged(A);
-  n = A->nsten * A->dof * A->nrows;
   for (PetscInt e = 0; e < n; e++) A->values[e] *= a;
   PetscCall(PetscLogFlops(1.0 * n));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -863,13 +874,49 @@ static PetscErrorCode MatDuplicate_SGDIA(Mat mat, MatDuplicateOption op, Mat *du
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatZeroRows and MatZeroRowsColumns: the shell would record them and apply them only in the
-   MatMult it wraps, which is not ours; refuse rather than ignore them. */
+/* Rows of this rank (global numbers) become diag times the identity's, and b there diag x. TS's
+   ARKIMEX does it to the algebraic equations (no time derivative) when it starts, usually for
+   none: then nothing moves. On the host, a rare path. */
 static PetscErrorCode MatZeroRows_SGDIA(Mat mat, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  SGDIA             *A;
+  PetscInt           rstart, rend;
+  const PetscScalar *xa = NULL;
+  PetscScalar       *ba = NULL;
+
+  PetscFunctionBeginUser;
+  if (!n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatShellGetContext(mat, &A));
+  PetscCall(SGDIACheckCenter(mat, A, "MatZeroRows"));
+  PetscCall(MatGetOwnershipRange(mat, &rstart, &rend));
+  PetscCall(SGDIASyncHost(A));
+  SGDIAHostChanged(A);
+  if (x && b) {
+    PetscCall(VecGetArrayRead(x, &xa));
+    PetscCall(VecGetArray(b, &ba));
+  }
+  for (PetscInt e = 0; e < n; e++) {
+    const PetscInt row = rows[e] - rstart;
+
+    PetscCheck(row >= 0 && row < A->nrows, PETSC_COMM_SELF, PETSC_ERR_SUP, "SG-DIA: MatZeroRows of row %" PetscInt_FMT ", which another rank owns", rows[e]);
+    for (PetscInt col = 0; col < A->nsten * A->dof; col++) A->values[col * A->nrows + row] = 0.0;
+    A->values[(A->center * A->dof + row % A->dof) * A->nrows + row] = diag;
+    if (ba) ba[row] = diag * xa[row];
+  }
+  if (x && b) {
+    PetscCall(VecRestoreArrayRead(x, &xa));
+    PetscCall(VecRestoreArray(b, &ba));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatZeroRowsColumns: the shell would record it and apply it only in the MatMult it wraps, which
+   is not ours; refuse rather than ignore it. */
+static PetscErrorCode MatZeroRowsColumns_SGDIA(Mat mat, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
 {
   PetscFunctionBeginUser;
   (void)n, (void)rows, (void)diag, (void)x, (void)b;
-  SETERRQ(PetscObjectComm((PetscObject)mat), PETSC_ERR_SUP, "SG-DIA does not support MatZeroRows or MatZeroRowsColumns; convert it to AIJ first (MatConvert)");
+  SETERRQ(PetscObjectComm((PetscObject)mat), PETSC_ERR_SUP, "SG-DIA does not support MatZeroRowsColumns; convert it to AIJ first (MatConvert)");
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1232,7 +1279,7 @@ static PetscErrorCode SGDIASetOperations(Mat mat)
   PetscCall(MatShellSetOperation(mat, MATOP_SHIFT, (void (*)(void))MatShift_SGDIA));
   PetscCall(MatShellSetOperation(mat, MATOP_DIAGONAL_SET, (void (*)(void))MatDiagonalSet_SGDIA));
   PetscCall(MatShellSetOperation(mat, MATOP_ZERO_ROWS, (void (*)(void))MatZeroRows_SGDIA));
-  PetscCall(MatShellSetOperation(mat, MATOP_ZERO_ROWS_COLUMNS, (void (*)(void))MatZeroRows_SGDIA));
+  PetscCall(MatShellSetOperation(mat, MATOP_ZERO_ROWS_COLUMNS, (void (*)(void))MatZeroRowsColumns_SGDIA));
   PetscCall(MatShellSetOperation(mat, MATOP_COPY, (void (*)(void))MatCopy_SGDIA));
   PetscCall(MatShellSetOperation(mat, MATOP_DUPLICATE, (void (*)(void))MatDuplicate_SGDIA));
   PetscCall(MatShellSetOperation(mat, MATOP_CONVERT, (void (*)(void))MatConvert_SGDIA));

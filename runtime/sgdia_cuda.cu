@@ -266,6 +266,20 @@ extern "C" int StnSGDIADiagonalCUDA(const StnBox *box, const double *A, int diag
   return check(cudaGetLastError(), "StnSGDIADiagonalCUDA: launch");
 }
 
+__global__ static void scale_kernel(double *A, long n, double a)
+{
+  for (long e = blockIdx.x * (long)blockDim.x + threadIdx.x; e < n; e += (long)gridDim.x * blockDim.x) A[e] *= a;
+}
+
+extern "C" int StnSGDIAScaleCUDA(double *A, long n, double a, void *stream)
+{
+  if (n < 0 || (n > 0 && !A)) return StnCUDAFail((int)cudaErrorInvalidValue, "StnSGDIAScaleCUDA: %ld entries at %p", n, (void *)A);
+  if (!n) return 0;
+  const long blocks = (n + 255) / 256;
+  scale_kernel<<<(unsigned)(blocks < 65535 ? blocks : 65535), 256, 0, (cudaStream_t)stream>>>(A, n, a);
+  return check(cudaGetLastError(), "StnSGDIAScaleCUDA: launch");
+}
+
 extern "C" int StnSGDIAZeroCUDA(double *A, long n, void *stream)
 {
   if (n < 0 || (n > 0 && !A)) return StnCUDAFail((int)cudaErrorInvalidValue, "StnSGDIAZeroCUDA: %ld entries at %p", n, (void *)A);

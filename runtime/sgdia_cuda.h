@@ -69,6 +69,9 @@ int StnSGDIASetBlockThreads(int threads);
    diagonal) gives d = 0. d has nrows entries. Roofline: 16 bytes per row, no flops. */
 int StnSGDIADiagonalCUDA(const StnBox *box, const double *A, int diag_index, double *d, void *stream);
 
+/* Multiplies the n doubles of A by a. Roofline: 16 bytes and 1 flop per entry. */
+int StnSGDIAScaleCUDA(double *A, long n, double a, void *stream);
+
 /* Sets the n doubles of A to zero (a byte-wise memset: +0.0). */
 int StnSGDIAZeroCUDA(double *A, long n, void *stream);
 

@@ -667,8 +667,28 @@ PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The scale of a coarse grid's IJacobian (stnapp.h): 1 on the finest grid and for equations
+   multiplied by the cell size. */
+static PetscErrorCode coarse_grid_scale(const DMDALocalInfo *info, const StnKernels *k, PetscReal *scale)
+{
+  PetscInt level, p = STN_H_POWER_NONE;
+
+  PetscFunctionBeginUser;
+  *scale = 1.0;
+  PetscCall(DMGetCoarsenLevel(info->da, &level));
+  if (!level || !k->h_power) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt f = 0; f < info->dof; f++) {
+    if (k->h_power[f] == STN_H_POWER_NONE) continue;
+    if (p != STN_H_POWER_NONE && k->h_power[f] != p) PetscFunctionReturn(PETSC_SUCCESS); /* mixed: leave it */
+    p = k->h_power[f];
+  }
+  if (p != STN_H_POWER_NONE && p < info->dim - 2) *scale = PetscPowReal(2.0, (PetscReal)(level * (info->dim - 2 - p)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnIJacobianCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, StnKernels *k, void *user)
 {
+  PetscReal scale;
   const PetscScalar *xdot;
   PetscBool          sgdia;
   Mat                target;
@@ -684,12 +704,17 @@ PetscErrorCode StnIJacobianCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdo
     PetscCall(k->ijacobian_host(info, t, xh, xdoth, shift, J, P, user));
     PetscCall(DMDAVecRestoreArrayRead(info->da, Xdot, (void *)&xdoth));
     PetscCall(DMDAVecRestoreArrayRead(info->da, X, (void *)&xh));
-    PetscFunctionReturn(PETSC_SUCCESS);
+  } else {
+    PetscCall(VecCUDAGetArrayRead(Xdot, &xdot));
+    at.xdot = xdot;
+    PetscCall(StnJacobianCUDA(info, X, J, P, k, &at));
+    PetscCall(VecCUDARestoreArrayRead(Xdot, &xdot));
   }
-  PetscCall(VecCUDAGetArrayRead(Xdot, &xdot));
-  at.xdot = xdot;
-  PetscCall(StnJacobianCUDA(info, X, J, P, k, &at));
-  PetscCall(VecCUDARestoreArrayRead(Xdot, &xdot));
+  PetscCall(coarse_grid_scale(info, k, &scale));
+  if (scale != 1.0) {
+    PetscCall(MatScale(P, scale));
+    if (J != P && target == J) PetscCall(MatScale(J, scale)); /* an SG-DIA J copied into an AIJ P */
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

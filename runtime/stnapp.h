@@ -176,6 +176,8 @@ typedef struct {
   int                 nlevels;
   StnIJacobianHostFn *ijacobian_host;   /* time-dependent: FormIJacobianLocal, for matrices that
                                            are not SG-DIA (jacobian_host and jacobian_mult NULL) */
+  const PetscInt     *h_power;          /* time-dependent: each field's power of h (stnapp.h's
+                                           StnAppSetUpSolver), for multigrid's coarse grids */
 } StnKernels;
 
 /* The grid as the generated kernels see it (stnkernel.h): DMDALocalInfo's sizes and boxes. */
@@ -195,7 +197,12 @@ PetscErrorCode StnResidualCUDA(DMDALocalInfo *info, Vec X, Vec F, StnKernels *k,
 PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKernels *k, void *user);
 /* TS's IFunction F(t, x, xdot) and IJacobian shift * dF/dxdot + dF/dx on the GPU, as
    StnResidualCUDA and StnJacobianCUDA: X is the ghosted local state, Xdot the global time
-   derivative (CUDA vectors); a grid whose matrices are not SG-DIA gets k->ijacobian_host. */
+   derivative (CUDA vectors); a grid whose matrices are not SG-DIA gets k->ijacobian_host. On a
+   coarse grid of multigrid (DMCoarsen'ed l times) the IJacobian of equations not multiplied by
+   the cell size (k->h_power[f] = p < dim - 2 for every field that has one) is scaled by
+   2^(l (dim - 2 - p)): the restriction, the interpolation's transpose, sums 2^dim fine
+   residuals into each coarse one, and the coarse correction needs the operator R A P, which
+   for such equations is 2^(dim - 2 - p) times the rediscretized one at each coarsening. */
 PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, StnKernels *k, const void *user);
 PetscErrorCode StnIJacobianCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, StnKernels *k, void *user);
 /* The launch shape of the Jacobian's product without its matrix on info's grid (k->jacobian_mult

@@ -817,10 +817,10 @@ static void gpu_functions(Program *P) {
   emit_residual_roots(P, emit_interior_class(m), roots, &n);
   if (m->time_dependent) {
     fputs("/* The .cu file's kernels, TS's IFunction and IJacobian: their name for the tuned shapes (the\n"
-          "   .stn and its hash), the IFunction's operations per point, and the host IJacobian for grids\n"
-          "   not in SG-DIA. */\n", out);
+          "   .stn and its hash), the IFunction's operations per point, the host IJacobian for grids\n"
+          "   not in SG-DIA, and the powers of h that scale multigrid's coarse grids (stnapp.h). */\n", out);
     fprintf(out, "static StnKernels kernels = {.name = \"%s-%08lx\", .residual = FormIFunctionCUDA, .jacobian = FormIJacobianCUDA, .residual_flops = %d.0,\n"
-                 "                             .ijacobian_host = (StnIJacobianHostFn *)FormIJacobianLocal};\n\n",
+                 "                             .ijacobian_host = (StnIJacobianHostFn *)FormIJacobianLocal, .h_power = h_power};\n\n",
             P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
   } else {
     fputs("/* The .cu file's kernels, their name for the tuned shapes (the .stn and its hash), the\n"

@@ -137,10 +137,10 @@ static PetscErrorCode FormIJacobianLocal(DMDALocalInfo *info, PetscReal t, const
 
 #if defined(PETSC_HAVE_CUDA)
 /* The .cu file's kernels, TS's IFunction and IJacobian: their name for the tuned shapes (the
-   .stn and its hash), the IFunction's operations per point, and the host IJacobian for grids
-   not in SG-DIA. */
+   .stn and its hash), the IFunction's operations per point, the host IJacobian for grids
+   not in SG-DIA, and the powers of h that scale multigrid's coarse grids (stnapp.h). */
 static StnKernels kernels = {.name = "heat_ts.stn-cb4f3a4b", .residual = FormIFunctionCUDA, .jacobian = FormIJacobianCUDA, .residual_flops = 9.0,
-                             .ijacobian_host = (StnIJacobianHostFn *)FormIJacobianLocal};
+                             .ijacobian_host = (StnIJacobianHostFn *)FormIJacobianLocal, .h_power = h_power};
 
 /* F(t, x, xdot) on the GPU, TS's IFunction: X is the local (ghosted) state, Xdot its time
    derivative, F the residual, all CUDA vectors. */

@@ -14,7 +14,7 @@ static char help[] = "Unit tests of the SG-DIA matrix (runtime/sgdia.c) against 
 
      MatMult, MatMultAdd (also in place), MatGetDiagonal, MatInvertBlockDiagonal,
      MatConvert to AIJ (initial and reuse), MatSGDIACopyToAIJ, MatDuplicate, MatCopy,
-     MatScale + MatShift,
+     MatScale + MatShift, MatZeroRows,
      GMRES with PCPBJACOBI and PCJACOBI (same iteration count, same solution to 1e-10),
      MatZeroEntries (the product becomes exactly zero), and MatView (runs, to /dev/null).
 
@@ -339,6 +339,38 @@ static PetscErrorCode check_solves(Mat A, Mat R, PetscRandom rnd, Result *res)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatZeroRows of every third owned row, diag 2, on both matrices: the same products, and the
+   same right-hand sides (b = 2 x on those rows). */
+static PetscErrorCode check_zero_rows(Mat A, Mat R, PetscRandom rnd, Result *res)
+{
+  PetscInt  rstart, rend, n = 0, *rows;
+  Vec       x, b, bR;
+  PetscReal err, nb;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(PetscMalloc1(rend - rstart, &rows));
+  for (PetscInt r = rstart; r < rend; r += 3) rows[n++] = r;
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecSetRandom(x, rnd));
+  PetscCall(VecSetRandom(b, rnd));
+  PetscCall(VecDuplicate(b, &bR));
+  PetscCall(VecCopy(b, bR));
+  PetscCall(MatZeroRows(A, n, rows, 2.0, x, b));
+  PetscCall(MatSetOption(R, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));
+  PetscCall(MatZeroRows(R, n, rows, 2.0, x, bR));
+  PetscCall(check_products(A, R, rnd, " after MatZeroRows", res));
+  PetscCall(VecAXPY(bR, -1.0, b));
+  PetscCall(VecNorm(bR, NORM_2, &err));
+  PetscCall(VecNorm(b, NORM_2, &nb));
+  note(res, "MatZeroRows's right-hand side", err / nb);
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&bR));
+  PetscCall(PetscFree(rows));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatDuplicate and MatCopy, then MatScale and MatShift applied to both matrices. */
 static PetscErrorCode check_duplicate_scale_shift(Mat A, Mat R, PetscRandom rnd, Result *res)
 {
@@ -358,6 +390,7 @@ static PetscErrorCode check_duplicate_scale_shift(Mat A, Mat R, PetscRandom rnd,
   PetscCall(MatShift(Rd, 3.0));
   PetscCall(check_products(D, Rd, rnd, " after MatScale+MatShift", res));
   PetscCall(check_diagonals(D, Rd, res));
+  PetscCall(check_zero_rows(D, Rd, rnd, res));
   PetscCall(MatDestroy(&D));
   PetscCall(MatDestroy(&Rd));
   PetscFunctionReturn(PETSC_SUCCESS);
