@@ -124,6 +124,8 @@ PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reaso
   PetscInt            steps;
   PetscReal           t, dt;
   PetscInt            newton, krylov;
+  TSAdapt             adapt;
+  PetscBool           fixed; /* fixed steps: TS does not shrink a step that fails */
 
   PetscFunctionBeginUser;
   PetscCheck(!app->convergence_png[0], PETSC_COMM_WORLD, PETSC_ERR_SUP,
@@ -156,11 +158,14 @@ PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reaso
   }
   PetscCall(TSGetSNES(ts, &snes));
   PetscCall(SNESGetConvergedReason(snes, &sreason));
+  PetscCall(TSGetAdapt(ts, &adapt));
+  PetscCall(PetscObjectTypeCompare((PetscObject)adapt, TSADAPTNONE, &fixed));
   if (*reason == TS_DIVERGED_NONLINEAR_SOLVE)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                          "%s: the time stepping failed in step %" PetscInt_FMT ", from t = %g with dt = %g: the Newton solve did not converge: %s (%s); "
-                          "try a smaller -ts_dt, or -ts_adapt_type basic to let TS shrink the step\n",
-                          app->program, steps + 1, (double)t, (double)dt, StnSNESReasonInWords(sreason), SNESConvergedReasons[sreason]));
+                          "%s: the time stepping failed in step %" PetscInt_FMT ", from t = %g with dt = %g: the Newton solve did not converge: %s (%s); %s\n",
+                          app->program, steps + 1, (double)t, (double)dt, StnSNESReasonInWords(sreason), SNESConvergedReasons[sreason],
+                          fixed ? "try a smaller -ts_dt, or -ts_adapt_type basic to let TS shrink the step"
+                                : "let TS retry the step with a smaller one (-ts_max_snes_failures -1), or cap the steps it takes (-ts_adapt_dt_max)"));
   else
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: the time stepping failed in step %" PetscInt_FMT ", from t = %g with dt = %g (%s)\n", app->program, steps + 1,
                           (double)t, (double)dt, TSConvergedReasons[*reason]));
