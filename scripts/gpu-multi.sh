@@ -15,6 +15,9 @@
 #   - grid sequencing under the default multigrid: one rank's Krylov counts (within one);
 #   - -stn_autotune on every rank: the run solves and the shared cache file stays whole;
 #   - more ranks than GPUs without -stn_share_gpus: refused with a message that says so;
+#   - time-dependent programs (heat_ts, grayscott under ARKIMEX) on N and 3 ranks: one rank's
+#     Newton iterations in every stage solve of every step, the final state to 1e-10 (ONLY=ts
+#     runs these alone);
 #   - residency: in -log_view's Solve stage, the events that copied vectors between host and
 #     device, by count and size (with an MPI that cannot read device memory, the ghost exchange
 #     and the coarse grid's gather are staged through host memory: those are listed, not failed).
@@ -60,7 +63,10 @@ vector_copies() {
 LIBDIR=$PETSC_DIR/lib
 mpicc -O2 -I"$PETSC_DIR/include" tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm ||
   { echo "FAIL: cannot build vecdiff"; exit 1; }
-for name in bratu2d sfi3d cavity; do
+# ONLY=ts: the time-dependent programs' checks alone.
+steady="bratu2d sfi3d cavity"
+[ "${ONLY:-}" = ts ] && steady=
+for name in $steady heat_ts grayscott; do
   ("$STENCILC" "examples/$name.stn" -o "$B/$name" >"$OUTDIR/$name.build" 2>&1; echo "$?" >"$B/$name.build-rc") &
 done
 wait
@@ -81,6 +87,38 @@ same() {
   if [ "$n1" -gt 1 ] && [ "$n1" = "$nn" ] && $B/vecdiff "$7" "$5" --rel "$3" >/dev/null 2>&1; then ok "same answers: $line"
   else bad "same answers: $line"; tail -15 "$6"; fi
 }
+
+# Time-dependent programs (TS): every stage solve of every step takes one rank's Newton
+# iterations, and the final state is one rank's to 1e-10 (Jacobi, tight tolerances).
+solves() {
+  awk '$2 == "SNES" && $3 == "Function" { if ($1 == 0 && have) { s = s (s == "" ? "" : ",") n } n = $1; have = 1 }
+       $2 == "TS" && $3 == "dt" { if (have) { s = s (s == "" ? "" : ",") n; have = 0 } if (s != "") { out = out sep s; sep = " " } s = "" }
+       END { print out }' "$1"
+}
+tsstrict="-pc_type jacobi -ksp_max_it 20000 -ts_adapt_type none -ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13 -ts_monitor -snes_monitor"
+for c in "heat_ts:-da_grid_x 65 -da_grid_y 65 -ts_max_steps 20" \
+         "grayscott:-da_grid_x 129 -da_grid_y 129 -ts_type arkimex -ts_dt 0.5 -ts_max_steps 10 -ts_max_time 2000"; do
+  name=${c%%:*} grid=${c#*:}
+  if [ "$(cat "$B/$name.build-rc")" != 0 ]; then bad "$name: stencilc -o failed"; cat "$OUTDIR/$name.build"; continue; fi
+  for n in 1 $RANKS 3; do
+    # shellcheck disable=SC2086
+    run "$n" "$OUTDIR/$name.ts.$n.log" $B/$name $grid $tsstrict -ts_view_solution "binary:$B/$name.ts.$n.bin"
+  done
+  s1=$(solves "$OUTDIR/$name.ts.1.log")
+  for n in $RANKS 3; do
+    sn=$(solves "$OUTDIR/$name.ts.$n.log")
+    rel=$($B/vecdiff "$B/$name.ts.$n.bin" "$B/$name.ts.1.bin" --rel 1e-10 2>&1 | tail -1)
+    if [ -n "$s1" ] && [ "$s1" = "$sn" ] && grep -q ": integrated to t = " "$OUTDIR/$name.ts.$n.log" &&
+       $B/vecdiff "$B/$name.ts.$n.bin" "$B/$name.ts.1.bin" --rel 1e-10 >/dev/null 2>&1; then
+      ok "time: $name on $n ranks: one rank's Newton iterations in its $(echo "$sn" | tr ' ,' '\n\n' | grep -c .) solves, final state $rel"
+    else bad "time: $name on $n ranks: Newton per solve [$sn] against [$s1], final state $rel"; tail -5 "$OUTDIR/$name.ts.$n.log"; fi
+  done
+done
+if [ "${ONLY:-}" = ts ]; then
+  echo "multi-gpu: $pass passed, $fail failed ($GPUS GPUs, ranks $RANKS and 3)"
+  [ "$fail" -eq 0 ]
+  exit
+fi
 
 while IFS=: read -r name grid params uneven; do
   if [ "$(cat "$B/$name.build-rc")" != 0 ]; then bad "$name: stencilc -o failed"; cat "$OUTDIR/$name.build"; continue; fi
