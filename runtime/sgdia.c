@@ -21,7 +21,8 @@
      inverse and AIJ conversion would silently miss them (and MatMult would pay an extra vector
      pass). So we call MatShellSetManageScalingShifts and apply them to the values instead:
      every operation sees the same matrix. MatZeroRows, which the shell would also record and
-     then never apply to our MatMult, is applied to the values too; MatZeroRowsColumns is
+     then never apply to our MatMult, is applied to the values too (each rank naming only rows
+     it owns, as TS's ARKIMEX does; a row of another rank is an error); MatZeroRowsColumns is
      refused with a clear error.
 
    Operations: MatMult, MatMultAdd, MatGetDiagonal, MatInvertBlockDiagonal (PCPBJACOBI),

@@ -274,7 +274,8 @@ PetscErrorCode StnAppSetUpSolver(StnApp *app, SNES snes, PetscInt nstencil, cons
   /* On the GPU multigrid with SG-DIA levels where the grid gives at least 3 (stnmg.h), else
      Jacobi, both served by SG-DIA on the device; on CPUs PETSc's own default, ILU (block Jacobi
      in parallel), on an AIJ copy. A time-dependent program's implicit steps get Jacobi on the
-     GPU: their shifted Jacobians are diagonally dominant at the steps TS takes. */
+     GPU: each Newton step would rebuild multigrid's hierarchy, which costs more than the
+     Krylov iterations Jacobi adds at the grids measured (docs/performance.md). */
   if (app->gpu && app->levels_sgdia && !app->time_dependent) PetscCall(StnDMCountLevels(da, &levels));
   if (levels >= 3) { /* equations in plain difference quotients (-Laplacian(T) = q): the coarse
                         grids' corrections are 2^dim times too large, multigrid stalls */
@@ -654,18 +655,6 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, StnKernels *k, const void *user)
-{
-  const PetscScalar *xdot;
-  StnTimeArgs        at = {user, t, 0.0, NULL};
-
-  PetscFunctionBeginUser;
-  PetscCall(VecCUDAGetArrayRead(Xdot, &xdot));
-  at.xdot = xdot;
-  PetscCall(StnResidualCUDA(info, X, F, k, &at));
-  PetscCall(VecCUDARestoreArrayRead(Xdot, &xdot));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* The scale of a coarse grid's IJacobian (stnapp.h): 1 on the finest grid and for equations
    multiplied by the cell size. */
@@ -683,6 +672,22 @@ static PetscErrorCode coarse_grid_scale(const DMDALocalInfo *info, const StnKern
     p = k->h_power[f];
   }
   if (p != STN_H_POWER_NONE && p < info->dim - 2) *scale = PetscPowReal(2.0, (PetscReal)(level * (info->dim - 2 - p)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, StnKernels *k, const void *user)
+{
+  const PetscScalar *xdot;
+  StnTimeArgs        at = {user, t, 0.0, NULL};
+  PetscReal          scale;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecCUDAGetArrayRead(Xdot, &xdot));
+  at.xdot = xdot;
+  PetscCall(StnResidualCUDA(info, X, F, k, &at));
+  PetscCall(VecCUDARestoreArrayRead(Xdot, &xdot));
+  PetscCall(coarse_grid_scale(info, k, &scale)); /* as the IJacobian's, so that a coarse Newton step (FAS) fits it */
+  if (scale != 1.0) PetscCall(VecScale(F, scale));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

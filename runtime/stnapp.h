@@ -198,11 +198,13 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
 /* TS's IFunction F(t, x, xdot) and IJacobian shift * dF/dxdot + dF/dx on the GPU, as
    StnResidualCUDA and StnJacobianCUDA: X is the ghosted local state, Xdot the global time
    derivative (CUDA vectors); a grid whose matrices are not SG-DIA gets k->ijacobian_host. On a
-   coarse grid of multigrid (DMCoarsen'ed l times) the IJacobian of equations not multiplied by
-   the cell size (k->h_power[f] = p < dim - 2 for every field that has one) is scaled by
-   2^(l (dim - 2 - p)): the restriction, the interpolation's transpose, sums 2^dim fine
-   residuals into each coarse one, and the coarse correction needs the operator R A P, which
-   for such equations is 2^(dim - 2 - p) times the rediscretized one at each coarsening. */
+   coarse grid of multigrid (DMCoarsen'ed l times, by 2 in each direction) the IJacobian and
+   the IFunction of equations not multiplied by the cell size (k->h_power[f] = p < dim - 2 for
+   every field that has one) are scaled by 2^(l (dim - 2 - p)): the restriction, the
+   interpolation's transpose, sums 2^dim fine residuals into each coarse one, and the coarse
+   correction needs the operator R A P, which for such equations is 2^(dim - 2 - p) times the
+   rediscretized one at each coarsening. The GPU's only: on CPUs -pc_type mg takes the
+   rediscretized operators as they are. */
 PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, StnKernels *k, const void *user);
 PetscErrorCode StnIJacobianCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, StnKernels *k, void *user);
 /* The launch shape of the Jacobian's product without its matrix on info's grid (k->jacobian_mult

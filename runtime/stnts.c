@@ -73,6 +73,10 @@ static PetscErrorCode ijacobian_local_vec(TS ts, PetscReal t, Vec X, Vec Xdot, P
   PetscCall(local_state(ts, X, &da, &info, &Xl));
   PetscCall(lv->ijacobian(&info, t, Xl, Xdot, shift, J, P, lv->user));
   PetscCall(DMRestoreLocalVector(da, &Xl));
+  if (J != P) { /* an operator of its own (-snes_mf_operator's takes its base point here), as PETSc's DMDA wrapper does */
+    PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -46,7 +46,8 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   fprintf(out, "/*\n * %s: generated from %s by stencilc %s: what the C program and its CUDA\n"
                " * kernels share. Values are doubles on both sides.\n */\n",
           o->h_name, o->stn_name, STENCILC_VERSION);
-  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs, StnTimeArgs */\n\n", guard, guard);
+  fprintf(out, "#ifndef %s\n#define %s\n\n#include \"stnkernel.h\" /* StnLocalInfo, StnKernelShape, StnKernelFn, %s */\n\n", guard, guard,
+          m->time_dependent ? "StnTimeArgs" : "StnMultArgs");
   fprintf(out, "#define NSTENCIL %d /* block diagonals of the Jacobian */\n#define DOF      %d /* unknowns per grid point */\n\n",
           ir->nstencil, m->nfields);
   fputs("/* The unknowns at one grid point, in the order of the .stn's fields. */\ntypedef struct {\n", out);

@@ -5,7 +5,7 @@
 #ifndef STN_HEAT_TS_H
 #define STN_HEAT_TS_H
 
-#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs, StnTimeArgs */
+#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnTimeArgs */
 
 #define NSTENCIL 5 /* block diagonals of the Jacobian */
 #define DOF      1 /* unknowns per grid point */

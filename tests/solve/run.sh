@@ -129,7 +129,7 @@
 #                 orders 1, 2, 2 (fitted within 0.1) on tests/solve/ts_mms.stn; the
 #                 IJacobian of tests/solve/ts_nonlinear.stn passes
 #                 -snes_test_jacobian inside TS steps, and 2 ranks equal 1; a
-#                 failing step and -stn_device gpu are refused in a sentence
+#                 failing step is named in a sentence
 #  20 grayscott   examples/grayscott.stn against PETSc's TS tutorial
 #                 advection-diffusion-reaction/ex5: the same Newton iterations
 #                 of every stage solve, the same steps and solutions at the end
