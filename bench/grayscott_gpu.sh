@@ -27,7 +27,7 @@ LOG=${OUT:-build/bench-grayscott}
 B=build/bench-grayscott
 mkdir -p "$LOG" $B
 LIBDIR=$PETSC_DIR/lib
-cc -O2 -I"$PETSC_DIR/include" -I"$EX5DIR" "$EX5DIR/ex5.c" "$EX5DIR/reaction_diffusion.c" -o $B/ex5 -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm || exit 1
+${CC:-cc} -O2 -I"$PETSC_DIR/include" -I"$EX5DIR" "$EX5DIR/ex5.c" "$EX5DIR/reaction_diffusion.c" -o $B/ex5 -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm || exit 1
 PETSC_ARCH='' bin/stencilc examples/grayscott.stn -o $B/grayscott >"$LOG/build.log" 2>&1 || { cat "$LOG/build.log"; exit 1; }
 
 TS="-ts_type arkimex -ts_dt 0.5 -ts_adapt_type none -ts_max_time 1e9"

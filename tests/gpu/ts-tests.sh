@@ -3,6 +3,7 @@
 # NVIDIA GPU and a CUDA-enabled PETSc; scripts/gpu-check.sh runs it (section time).
 #
 #   PETSC_DIR=/path/to/cuda-petsc sh tests/gpu/ts-tests.sh [OUTDIR]
+#   CC=mpicc ... with a PETSc built with MPI (scripts/petsc-cuda.sh --mpi)
 #
 # For examples/heat_ts.stn (PETSc's TS ex13: backward Euler), examples/grayscott.stn (TS ex5:
 # two fields, periodic, ARKIMEX) and tests/solve/ts_nonlinear.stn (t in the equations, a
@@ -59,7 +60,7 @@ vector_copies() {
 LIBDIR=$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}lib
 INCS="-I$PETSC_DIR/include ${PETSC_ARCH:+-I$PETSC_DIR/$PETSC_ARCH/include}"
 # shellcheck disable=SC2086
-cc -O2 $INCS tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm || { echo "FAIL: gpu: time: cannot build vecdiff"; exit 1; }
+${CC:-cc} -O2 $INCS tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm || { echo "FAIL: gpu: time: cannot build vecdiff"; exit 1; }
 
 # label:program:grid and steps:small grid for the sanitizers
 cases="heat_ts:heat_ts:-da_grid_x 65 -da_grid_y 65 -ts_max_steps 20:-da_grid_x 9 -da_grid_y 9 -ts_max_steps 2
