@@ -83,7 +83,7 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
     fputs("  int    check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n", out);
   fputs("} AppCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n", out);
-  if (m->time_dependent)
+  if (m->time_dependent) {
     fputs("/* The launchers (StnKernelFn) of TS's IFunction and IJacobian: time points to their\n"
           "   StnTimeArgs (the AppCtx, t, xdot and the shift); each returns 0 or the CUDA error of its launch. */\n"
           "int FormIFunctionCUDA(const StnLocalInfo *info, const void *time, const double *x, double *f, const StnKernelShape *shape);\n"
@@ -91,7 +91,7 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
   if (ir->imex)
     fputs("/* The launcher of TS's RHSFunction G, the residuals' explicit terms (time as above, xdot unused). */\n"
           "int FormRHSFunctionCUDA(const StnLocalInfo *info, const void *time, const double *x, double *g, const StnKernelShape *shape);\n", out);
-  else
+  } else
     fputs("/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */\n"
           "int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);\n"
           "int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);\n"
