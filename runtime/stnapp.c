@@ -656,6 +656,15 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
 }
 
 
+PetscErrorCode StnRHSFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec G, StnKernels *k, const void *user)
+{
+  StnTimeArgs at = {user, t, 0.0, NULL}; /* no time derivative: G does not read it */
+
+  PetscFunctionBeginUser;
+  PetscCall(StnResidualCUDA(info, X, G, k, &at));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The scale of a coarse grid's IJacobian (stnapp.h): 1 on the finest grid and for equations
    multiplied by the cell size. */
 static PetscErrorCode coarse_grid_scale(const DMDALocalInfo *info, const StnKernels *k, PetscReal *scale)

@@ -207,6 +207,9 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
    rediscretized operators as they are. */
 PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, Vec F, StnKernels *k, const void *user);
 PetscErrorCode StnIJacobianCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, StnKernels *k, void *user);
+/* TS's RHSFunction G(t, x) on the GPU (a program with explicit(...) terms), as StnResidualCUDA
+   with k's residual kernel: X is the ghosted local state, G a CUDA vector. */
+PetscErrorCode StnRHSFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec G, StnKernels *k, const void *user);
 /* The launch shape of the Jacobian's product without its matrix on info's grid (k->jacobian_mult
    at the ghosted local state x, a device array): the cached one, or tuned now with -stn_autotune
    (StnTuneLaunch), or the default. */

@@ -24,9 +24,10 @@ PetscErrorCode StnTSSetUp(StnApp *app)
 #if defined(PETSC_HAVE_CUDA)
 /* A GPU twin and its context, as DMTS keeps it (every grid of a hierarchy shares it). */
 typedef struct {
-  StnTSIFunctionLocalVecFn *ifunction;
-  StnTSIJacobianLocalVecFn *ijacobian;
-  void                     *user;
+  StnTSIFunctionLocalVecFn   *ifunction;
+  StnTSIJacobianLocalVecFn   *ijacobian;
+  StnTSRHSFunctionLocalVecFn *rhsfunction;
+  void                       *user;
 } LocalVec;
 
 static PetscErrorCode local_vec_destroy(void **ctx)
@@ -80,6 +81,20 @@ static PetscErrorCode ijacobian_local_vec(TS ts, PetscReal t, Vec X, Vec Xdot, P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode rhsfunction_local_vec(TS ts, PetscReal t, Vec X, Vec G, void *ctx)
+{
+  LocalVec     *lv = (LocalVec *)ctx;
+  DM            da;
+  DMDALocalInfo info;
+  Vec           Xl;
+
+  PetscFunctionBeginUser;
+  PetscCall(local_state(ts, X, &da, &info, &Xl));
+  PetscCall(lv->rhsfunction(&info, t, Xl, G, lv->user));
+  PetscCall(DMRestoreLocalVector(da, &Xl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnTSSetIFunctionLocalVec(DM da, StnTSIFunctionLocalVecFn *fn, void *user)
 {
   LocalVec *lv;
@@ -105,7 +120,27 @@ PetscErrorCode StnTSSetIJacobianLocalVec(DM da, StnTSIJacobianLocalVecFn *fn, vo
   PetscCall(DMTSSetIJacobianContextDestroy(da, local_vec_destroy));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode StnTSSetRHSFunctionLocalVec(DM da, StnTSRHSFunctionLocalVecFn *fn, void *user)
+{
+  LocalVec *lv;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscNew(&lv));
+  lv->rhsfunction = fn;
+  lv->user        = user;
+  PetscCall(DMTSSetRHSFunction(da, rhsfunction_local_vec, lv));
+  PetscCall(DMTSSetRHSFunctionContextDestroy(da, local_vec_destroy));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 #endif
+
+PetscErrorCode StnTSExplicitMethod(TS ts, PetscBool *explicit_method)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, explicit_method, TSEULER, TSRK, TSSSP, ""));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode StnTSSetDefaults(TS ts)
 {

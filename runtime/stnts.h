@@ -1,7 +1,8 @@
 /*
 ** stnts.h: what a time-dependent program (a .stn whose residuals take dt(u))
 ** adds to stnapp.h: its residual is TS's IFunction F(t, u, u_t) and its
-** Jacobian TS's IJacobian shift * dF/du_t + dF/du, registered through the
+** Jacobian TS's IJacobian shift * dF/du_t + dF/du (with explicit(...) terms,
+** F(t, u, u_t) = G(t, u): the explicit terms are TS's RHSFunction G), registered through the
 ** DMDA-local interface (DMDATSSetIFunctionLocal) and, on the GPU, as their
 ** CUDA twins (StnTSSetIFunctionLocalVec); the Newton-Krylov solve of each
 ** implicit step is the TS's SNES, set up by StnAppSetUpSolver and
@@ -28,7 +29,13 @@ typedef PetscErrorCode StnTSIFunctionLocalVecFn(DMDALocalInfo *info, PetscReal t
 typedef PetscErrorCode StnTSIJacobianLocalVecFn(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdot, PetscReal shift, Mat J, Mat P, void *user);
 PetscErrorCode StnTSSetIFunctionLocalVec(DM da, StnTSIFunctionLocalVecFn *fn, void *user);
 PetscErrorCode StnTSSetIJacobianLocalVec(DM da, StnTSIJacobianLocalVecFn *fn, void *user);
+/* The same for TS's RHSFunction G(t, u) of a program with explicit(...) terms (DMTSSetRHSFunction). */
+typedef PetscErrorCode StnTSRHSFunctionLocalVecFn(DMDALocalInfo *info, PetscReal t, Vec X, Vec G, void *user);
+PetscErrorCode StnTSSetRHSFunctionLocalVec(DM da, StnTSRHSFunctionLocalVecFn *fn, void *user);
 #endif
+/* Whether ts's type is an explicit method (euler, rk, ssp), which PETSc gives an RHSFunction only:
+   a program u_t = G registers its IFunction u_t for the other methods alone. */
+PetscErrorCode StnTSExplicitMethod(TS ts, PetscBool *explicit_method);
 /* The defaults options override, those of PETSc's TS tutorial ex13: backward Euler from t = 0
    to t = 1 in steps of 0.01, the last step past the end rather than shortened. */
 PetscErrorCode StnTSSetDefaults(TS ts);

@@ -101,7 +101,9 @@ static bool same_rules(const Program *P, BlockWhat what, int c1, int c2) {
     const IrPoint *a = ir_point(P->ir, f, c1), *b = ir_point(P->ir, f, c2);
     switch (what) {
     case BLOCK_RESIDUAL:
-      if (a->residual != b->residual || ast_line(P->ir->src, a->residual_rule) != ast_line(P->ir->src, b->residual_rule)) return false;
+      if (a->residual != b->residual || a->rhs != b->rhs ||
+          ast_line(P->ir->src, a->residual_rule) != ast_line(P->ir->src, b->residual_rule))
+        return false;
       break;
     case BLOCK_INITIAL:
       if (a->initial != b->initial) return false;
@@ -143,6 +145,10 @@ int emit_class_groups(const Program *P, BlockWhat what, int *group, int *firsts)
 
 void emit_residual_roots(const Program *P, int cls, Ref *roots, int *n) {
   for (int f = 0; f < P->m->nfields; f++) roots[(*n)++] = ir_point(P->ir, f, cls)->residual;
+}
+
+void emit_rhs_roots(const Program *P, int cls, Ref *roots, int *n) {
+  for (int f = 0; f < P->m->nfields; f++) roots[(*n)++] = ir_point(P->ir, f, cls)->rhs;
 }
 
 static void initial_roots(const Program *P, int cls, Ref *roots, int *n) {
@@ -187,6 +193,21 @@ void emit_residual_body(Program *P, int cls, const char *indent) {
     column += fprintf(P->out, ".%s = ", P->E.field[f]);
     emit_c_expr_at(&P->E, p->residual, column);
     fprintf(P->out, "; /* %s:%d */\n", P->o->stn_name, ast_line(P->ir->src, p->residual_rule));
+  }
+}
+
+/* G, TS's RHSFunction: minus the residual's explicit terms, 0 where it has none. */
+void emit_rhs_body(Program *P, int cls, const char *indent) {
+  for (int f = 0; f < P->m->nfields; f++) {
+    const IrPoint *p = ir_point(P->ir, f, cls);
+    int column = fprintf(P->out, "%sg", indent);
+    if (P->E.cuda) column += fprintf(P->out, "[p]");
+    else
+      for (int d = P->m->dim - 1; d >= 0; d--) column += fprintf(P->out, "[%s]", emit_index_names[d]);
+    column += fprintf(P->out, ".%s = ", P->E.field[f]);
+    emit_c_expr_at(&P->E, p->rhs, column);
+    if (ir_is_const(P->ir, p->rhs, 0)) fputs("; /* no explicit terms */\n", P->out);
+    else fprintf(P->out, "; /* %s:%d, its explicit terms */\n", P->o->stn_name, ast_line(P->ir->src, p->residual_rule));
   }
 }
 
@@ -692,11 +713,11 @@ static void form_initial_guess(Program *P) {
   fputs("  PetscCall(DMDAVecRestoreArray(info->da, X, &x));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
-/* PetscLogFlops(count * info->xm * ...) with the operations per point of roots. */
-static int log_flops(Program *P, const char *logger, const char *info) {
+/* PetscLogFlops(count * info->xm * ...) with the operations per point of the interior's roots. */
+static int log_flops(Program *P, CaseRoots roots_of, const char *logger, const char *info) {
   Ref roots[MAX_FIELDS * 2];
   int n = 0;
-  emit_residual_roots(P, emit_interior_class(P->m), roots, &n);
+  roots_of(P, emit_interior_class(P->m), roots, &n);
   int flops = emit_c_flops(&P->E, roots, n);
   fprintf(P->out, "  PetscCall(%s(%d.0 * %sxm", logger, flops, info);
   if (P->m->dim > 1) fprintf(P->out, " * %sym", info);
@@ -720,7 +741,23 @@ static void form_function(Program *P) {
   }
   fputs("  PetscFunctionBeginUser;\n", out);
   loop_over_points(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, NULL);
-  log_flops(P, "PetscLogFlops", "info->");
+  log_flops(P, emit_residual_roots, "PetscLogFlops", "info->");
+  fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
+}
+
+/* IMEX: G(t, x), TS's RHSFunction, from the residuals' explicit(...) terms. */
+static void form_rhs_function(Program *P) {
+  FILE *out = P->out;
+  const char *st = array_stars(P);
+  if (!P->ir->imex) return;
+  fputs("/* G(t, x) at the locally owned points, TS's RHSFunction: minus the explicit(...) terms of the\n"
+        "   residuals, which the IFunction leaves out; TS solves F(t, x, xdot) = G(t, x), and an IMEX\n"
+        "   method (-ts_type arkimex) takes G explicitly. x is the local (ghosted) state. */\n", out);
+  fprintf(out, "static PetscErrorCode FormRHSFunctionLocal(DMDALocalInfo *info, PetscReal t, const Field %sx, Field %sg, AppCtx *user)\n{\n",
+          st, st);
+  fputs("  PetscFunctionBeginUser;\n", out);
+  loop_over_points(P, BLOCK_RESIDUAL, emit_rhs_roots, emit_rhs_body, NULL);
+  log_flops(P, emit_rhs_roots, "PetscLogFlops", "info->");
   fputs("  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n", out);
 }
 
@@ -834,6 +871,20 @@ static void gpu_functions(Program *P) {
   const char *decl = ctx ? "  AppCtx *grid_user;\n\n" : "";
   const char *set = ctx ? "  PetscCall(GridContext(info, (AppCtx *)user, &grid_user));\n" : "";
   const char *arg = ctx ? "grid_user" : "user";
+  if (P->ir->imex) {
+    n = 0;
+    emit_rhs_roots(P, emit_interior_class(m), roots, &n);
+    fputs("/* The .cu file's kernel of TS's RHSFunction G, the residuals' explicit terms: its name for the\n"
+          "   tuned shapes and its operations per point. */\n", out);
+    fprintf(out, "static StnKernels rhs_kernels = {.name = \"%s-%08lx-rhs\", .residual = FormRHSFunctionCUDA, .residual_flops = %d.0};\n\n",
+            P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
+    fprintf(out, "/* G(t, x) on the GPU, TS's RHSFunction: X is the local (ghosted) state, G the right-hand side,\n"
+                 "   both CUDA vectors. */\n"
+                 "static PetscErrorCode FormRHSFunctionLocalCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec G, void *user)\n{\n"
+                 "%s  PetscFunctionBeginUser;\n%s"
+                 "  PetscCall(StnRHSFunctionCUDA(info, t, X, G, &rhs_kernels, %s));\n  PetscFunctionReturn(PETSC_SUCCESS);\n}\n\n",
+            decl, set, arg);
+  }
   if (m->time_dependent) {
     fprintf(out, "/* F(t, x, xdot) on the GPU, TS's IFunction: X is the local (ghosted) state, Xdot its time\n"
                  "   derivative, F the residual, all CUDA vectors. */\n"
@@ -881,23 +932,43 @@ static void uniform_coordinates(Program *P, const char *tail) {
 
 /* The rest of main for a time-dependent program: TS with the IFunction and IJacobian, its SNES
    set up as a steady program's, the time stepping from the initial condition, the output. */
+/* The registration of the IFunction and the IJacobian, and their CUDA twins, at indent. */
+static void register_ifunction(Program *P, const char *in) {
+  fprintf(P->out, "%sPetscCall(DMDATSSetIFunctionLocal(da, INSERT_VALUES, (DMDATSIFunctionLocal)FormIFunctionLocal, &user));\n"
+                  "%sPetscCall(DMDATSSetIJacobianLocal(da, (DMDATSIJacobianLocal)FormIJacobianLocal, &user));\n"
+                  "#if defined(PETSC_HAVE_CUDA)\n"
+                  "%sif (app.gpu) { /* the CUDA twins, on CUDA vectors (they take precedence) */\n"
+                  "%s  PetscCall(StnTSSetIFunctionLocalVec(da, FormIFunctionLocalCUDA, &user));\n"
+                  "%s  PetscCall(StnTSSetIJacobianLocalVec(da, FormIJacobianLocalCUDA, &user));\n%s}\n"
+                  "#endif\n",
+          in, in, in, in, in, in);
+}
+
 static void time_stepper(Program *P) {
   FILE *out = P->out;
-  fputs("  /* ---- the time stepper: F(t, x, xdot) = 0 and its IJacobian; each implicit step a Newton solve ---- */\n"
-        "  PetscCall(StnTSSetUp(&app)); /* what a time-dependent program cannot do: stnts.h */\n"
-        "  PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));\n  PetscCall(TSSetDM(ts, da));\n"
-        "  PetscCall(DMDATSSetIFunctionLocal(da, INSERT_VALUES, (DMDATSIFunctionLocal)FormIFunctionLocal, &user));\n"
-        "  PetscCall(DMDATSSetIJacobianLocal(da, (DMDATSIJacobianLocal)FormIJacobianLocal, &user));\n"
-        "#if defined(PETSC_HAVE_CUDA)\n"
-        "  if (app.gpu) { /* the CUDA twins, on CUDA vectors (they take precedence) */\n"
-        "    PetscCall(StnTSSetIFunctionLocalVec(da, FormIFunctionLocalCUDA, &user));\n"
-        "    PetscCall(StnTSSetIJacobianLocalVec(da, FormIJacobianLocalCUDA, &user));\n  }\n"
-        "#endif\n"
-        "  PetscCall(StnTSSetDefaults(ts)); /* backward Euler, t from 0 to 1 in steps of 0.01: -ts_type, -ts_max_time, -ts_dt */\n"
+  bool imex = P->ir->imex, rhs_only = P->ir->rhs_only;
+  fprintf(out, "  /* ---- the time stepper: F(t, x, xdot) = %s and its IJacobian; each implicit step a Newton solve ---- */\n"
+               "  PetscCall(StnTSSetUp(&app)); /* what a time-dependent program cannot do: stnts.h */\n"
+               "  PetscCall(TSCreate(PETSC_COMM_WORLD, &ts));\n  PetscCall(TSSetDM(ts, da));\n", imex ? "G(t, x)" : "0");
+  if (!rhs_only) register_ifunction(P, "  ");
+  if (imex)
+    fputs("  PetscCall(DMDATSSetRHSFunctionLocal(da, INSERT_VALUES, (DMDATSRHSFunctionLocal)FormRHSFunctionLocal, &user)); /* G: the explicit terms */\n"
+          "#if defined(PETSC_HAVE_CUDA)\n"
+          "  if (app.gpu) PetscCall(StnTSSetRHSFunctionLocalVec(da, FormRHSFunctionLocalCUDA, &user)); /* its CUDA twin */\n"
+          "#endif\n", out);
+  fputs("  PetscCall(StnTSSetDefaults(ts)); /* backward Euler, t from 0 to 1 in steps of 0.01: -ts_type, -ts_max_time, -ts_dt */\n"
         "  PetscCall(TSGetSNES(ts, &snes));\n"
         "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, defaults per device */\n"
-        "  PetscCall(TSSetFromOptions(ts));\n"
-        "  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n", out);
+        "  PetscCall(TSSetFromOptions(ts));\n", out);
+  if (rhs_only) {
+    fputs("  /* u_t = G: an explicit method (rk, euler, ssp) takes G alone and refuses an IFunction; the\n"
+          "     others get F = u_t and its IJacobian shift * I */\n"
+          "  PetscCall(StnTSExplicitMethod(ts, &explicit_method));\n"
+          "  if (!explicit_method) {\n", out);
+    register_ifunction(P, "    ");
+    fputs("  }\n", out);
+  }
+  fputs("  PetscCall(StnAppSetUpJacobian(&app, snes)); /* an AIJ copy where the preconditioner needs one */\n", out);
   if (P->o->hooks) fputs("  PetscCall(UserHooksSetUp(snes, &user)); /* your monitor, line-search check, convergence test: see \"user hooks\" */\n", out);
   fputs("\n", out);
   fputs("  /* ---- step in time from the initial condition, then the output: VTK, pictures ---- */\n"
@@ -920,8 +991,9 @@ static void main_function(Program *P) {
         "  StnApp              app;  /* the program's options (-stn_*) and matrices: stnapp.h */\n"
         "  DM                  da;\n  DMDALocalInfo       info;\n", out);
   if (m->time_dependent)
-    fputs("  TS                  ts;\n  SNES                snes; /* the TS's, for each implicit step */\n  Vec                 X;\n"
-          "  TSConvergedReason   reason;\n\n", out);
+    fprintf(out, "  TS                  ts;\n  SNES                snes; /* the TS's, for each implicit step */\n  Vec                 X;\n"
+                 "  TSConvergedReason   reason;\n%s\n",
+            P->ir->rhs_only ? "  PetscBool           explicit_method; /* -ts_type rk, euler or ssp */\n" : "");
   else
     fputs("  SNES                snes;\n  Vec                 X;\n  SNESConvergedReason reason;\n\n", out);
   fputs("  PetscCall(StnAppDefaults()); /* before PetscInitialize, which reads them: stnapp.h */\n"
@@ -1048,6 +1120,7 @@ void emit_c_program(const Ir *ir, const EmitOptions *o, FILE *out) {
   set_parameters(&P);
   form_initial_guess(&P);
   form_function(&P);
+  form_rhs_function(&P);
   form_jacobian(&P);
   gpu_functions(&P);
   if (o->hooks) emit_c_hooks(&P);

@@ -84,12 +84,15 @@ void emit_cuda_header(const Ir *ir, const EmitOptions *o, FILE *out) {
     fputs("  int    check_jacobian; /* -stn_check_jacobian: compare the entries the .stn gives with the derived ones */\n", out);
   fputs("} AppCtx;\n\n", out);
   fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n", out);
-  if (m->time_dependent)
+  if (m->time_dependent) {
     fputs("/* The launchers (StnKernelFn) of TS's IFunction and IJacobian: time points to their\n"
           "   StnTimeArgs (the AppCtx, t, xdot and the shift); each returns 0 or the CUDA error of its launch. */\n"
           "int FormIFunctionCUDA(const StnLocalInfo *info, const void *time, const double *x, double *f, const StnKernelShape *shape);\n"
           "int FormIJacobianCUDA(const StnLocalInfo *info, const void *time, const double *x, double *a, const StnKernelShape *shape);\n", out);
-  else
+  if (ir->imex)
+    fputs("/* The launcher of TS's RHSFunction G, the residuals' explicit terms (time as above, xdot unused). */\n"
+          "int FormRHSFunctionCUDA(const StnLocalInfo *info, const void *time, const double *x, double *g, const StnKernelShape *shape);\n", out);
+  } else
     fputs("/* The launchers (StnKernelFn): each returns 0 or the CUDA error of its launch. */\n"
           "int FormFunctionCUDA(const StnLocalInfo *info, const void *user, const double *x, double *f, const StnKernelShape *shape);\n"
           "int FormJacobianCUDA(const StnLocalInfo *info, const void *user, const double *x, double *a, const StnKernelShape *shape);\n"
@@ -310,6 +313,21 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
   fputs("}\n\n", out);
   if (ts) launcher(P, "FormIFunctionCUDA", "FormIFunctionKernel", RESIDUAL);
   else launcher(P, "FormFunctionCUDA", "FormFunctionKernel", RESIDUAL);
+
+  if (ir->imex) { /* TS's RHSFunction: the same launch, its kernel writing g */
+    fputs("/* G(t, x), TS's RHSFunction, at every owned point: minus the residuals' explicit terms. 8 bytes\n"
+          "   per unknown read (plus ghost re-reads from cache) and 8 written. xdot is not read. */\n"
+          "__global__ static void FormRHSFunctionKernel(const StnLocalInfo info, const AppCtx user, const double t, const Field *__restrict__ x,\n"
+          "                                             const Field *__restrict__ xdot, Field *__restrict__ g, const int sweep)\n{\n", out);
+    emit_c_function_begin(&P->E);
+    emit_function_spacing(P, emit_rhs_roots);
+    emit_uniform_temps(P, emit_rhs_roots);
+    point_loop_begin(P);
+    emit_point_branches(P, BLOCK_RESIDUAL, emit_rhs_roots, emit_rhs_body, point_indent(P));
+    point_loop_end(P);
+    fputs("}\n\n", out);
+    launcher(P, "FormRHSFunctionCUDA", "FormRHSFunctionKernel", RESIDUAL);
+  }
 
   /* The Jacobian. */
   fputs("/* The block row of every owned point, straight into SG-DIA storage a: column\n"

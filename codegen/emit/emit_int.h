@@ -33,6 +33,9 @@ void emit_residual_roots(const Program *P, int cls, Ref *roots, int *n);
 void emit_jacobian_roots(const Program *P, int cls, Ref *roots, int *n);
 void emit_residual_body(Program *P, int cls, const char *indent);
 void emit_jacobian_body(Program *P, int cls, const char *indent);
+/* IMEX (Ir.imex): the points' rhs, G; its body writes g. */
+void emit_rhs_roots(const Program *P, int cls, Ref *roots, int *n);
+void emit_rhs_body(Program *P, int cls, const char *indent);
 /* The classes of points grouped by the rules they share: group[c] is the first class of c's
    group (-1 when c does not exist); firsts[] the groups' first classes, the interior's first.
    Returns the number of groups. */

@@ -120,6 +120,7 @@ static void printer_init(Printer *P, const Ir *ir) {
     const IrPoint *p = &ir->points[i];
     if (!p->residual_rule) continue;
     mark_live(ir, p->residual, live);
+    mark_live(ir, p->rhs, live);
     for (int e = 0; e < p->nentries; e++) mark_live(ir, p->entries[e].derived, live), mark_live(ir, p->entries[e].given, live);
   }
   for (Ref r = 0; r < ir->nnodes; r++) {
@@ -661,7 +662,7 @@ static void explain_stencils(const Ir *ir, FILE *out) {
 /* ---- residuals and Jacobian entries ---- */
 
 static bool same_point(const IrPoint *a, const IrPoint *b) {
-  if (a->residual != b->residual || a->nentries != b->nentries) return false;
+  if (a->residual != b->residual || a->rhs != b->rhs || a->nentries != b->nentries) return false;
   for (int e = 0; e < a->nentries; e++) {
     const IrEntry *x = &a->entries[e], *y = &b->entries[e];
     if (x->field != y->field || x->offset != y->offset || x->derived != y->derived || x->given != y->given) return false;
@@ -717,6 +718,10 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
           "integrates in time. Each implicit step's Newton matrix is TS's shift * dF/d(dt(u)) + dF/du,\n"
           "so an entry on a point's own column carries shift times the derivative with respect to\n"
           "dt of that field (shift = 1/dt for backward Euler, 2/dt for Crank-Nicolson).\n", out);
+  if (ir->imex)
+    fputs("Terms marked explicit(...) are not in F: they make up TS's RHSFunction G (minus their sum),\n"
+          "and TS solves F(t, u, dt(u)) = G(t, u). An IMEX method (-ts_type arkimex) takes G from the\n"
+          "known state; the Newton matrix holds F's entries only.\n", out);
   for (int f = 0; f < m->nfields; f++)
     if (m->fields[f].approximate)
       fprintf(out, "\nThe Jacobian block of %s is approximate (%s:%d): its entries fill the preconditioning\n"
@@ -761,6 +766,11 @@ static void explain_jacobian(const Ir *ir, Printer *P, FILE *out) {
       char *text = formula(P, p0->residual, false);
       fprintf(out, "\n    F_%s = %s\n", m->fields[f].name, text);
       free(text);
+      if (p0->rhs != IR_NONE) {
+        text = formula(P, p0->rhs, false);
+        fprintf(out, "    G_%s = %s\n", m->fields[f].name, text);
+        free(text);
+      }
       int w = 0;
       char (*lhs)[128] = xcalloc((size_t)p0->nentries + 1, sizeof *lhs);
       for (int e = 0; e < p0->nentries; e++) {

@@ -82,7 +82,9 @@ typedef struct IrEntry {
 /* What one field does at one class of grid points. */
 typedef struct IrPoint {
   const Node *residual_rule, *jacobian_rule, *initial_rule;  /* N_RULE, NULL when none */
-  Ref         residual;
+  Ref         residual;  /* with its explicit(...) terms left out: TS's IFunction */
+  Ref         rhs;       /* IMEX (Ir.imex): minus the sum of its explicit terms, TS's RHSFunction G
+                            (0 where it has none); IR_NONE otherwise */
   Ref         initial;   /* IR_NONE: no initial block, the guess is 0 */
   IrEntry    *entries;   /* sorted by (offset, field) */
   int         nentries;
@@ -109,6 +111,9 @@ typedef struct Ir {
   int           diagonal;  /* position of the offset (0,0,0) in stencil */
   bool          approximate;  /* some field's jacobian block is approximate: the program's operator
                                  (derived entries) and preconditioning matrix (given ones) differ */
+  bool          imex;      /* some residual has explicit(...) terms: the points' rhs are G */
+  bool          rhs_only;  /* imex, and every residual's implicit part is its field's own dt(u):
+                              u_t = G, registered as TS's RHSFunction alone (explicit methods run) */
 } Ir;
 
 /* ir.c: the node pool. ir_node hash-conses without simplifying; the

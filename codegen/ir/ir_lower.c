@@ -444,6 +444,63 @@ static Ref expr(Lower *L, const Node *e, const Binding *env) {
   }
 }
 
+/* a op b for the parts of a residual split by explicit(...): IR_NONE is an absent part. */
+static Ref part(Lower *L, IrOp op, Ref a, Ref b) {
+  if (b == IR_NONE) return a;
+  if (a == IR_NONE) return op == IR_SUB ? ir_node(L->ir, IR_NEG, 0, b, IR_NONE, IR_NONE, 0) : b;
+  return raw2(L, op, a, b);
+}
+
+/* Whether the outermost sum of e has an explicit(...) term (sema allows it nowhere else). */
+static bool has_explicit(const Node *e) {
+  if (e->kind == N_BINARY && (e->op.op == OP_ADD || e->op.op == OP_SUB))
+    return has_explicit(e->op.a) || has_explicit(e->op.b);
+  if (e->kind == N_UNARY && (e->op.op == OP_NEG || e->op.op == OP_PLUS)) return has_explicit(e->op.a);
+  return e->kind == N_CALL && strcmp(e->call.name, "explicit") == 0;
+}
+
+/* A residual's outermost sum split into its implicit terms (*implicit) and its explicit ones
+   (*explicit), each with its sign, IR_NONE where there are none (4.20). */
+static void split(Lower *L, const Node *e, Ref *implicit, Ref *explicit) {
+  Ref ia, ea, ib, eb;
+  if (e->kind == N_BINARY && (e->op.op == OP_ADD || e->op.op == OP_SUB)) {
+    IrOp op = e->op.op == OP_ADD ? IR_ADD : IR_SUB;
+    split(L, e->op.a, &ia, &ea);
+    split(L, e->op.b, &ib, &eb);
+    *implicit = part(L, op, ia, ib);
+    *explicit = part(L, op, ea, eb);
+  } else if (e->kind == N_UNARY && (e->op.op == OP_NEG || e->op.op == OP_PLUS)) {
+    split(L, e->op.a, &ia, &ea);
+    *implicit = e->op.op == OP_PLUS ? ia : part(L, IR_SUB, IR_NONE, ia);
+    *explicit = e->op.op == OP_PLUS ? ea : part(L, IR_SUB, IR_NONE, ea);
+  } else if (e->kind == N_CALL && strcmp(e->call.name, "explicit") == 0) {
+    *implicit = IR_NONE;
+    *explicit = expr(L, e->call.args, NULL);
+  } else {
+    *implicit = expr(L, e, NULL);
+    *explicit = IR_NONE;
+  }
+}
+
+/* The residual of rule at p: the whole of it, or in an IMEX program the implicit part, with
+   p->rhs = G, minus the explicit part (0 where it has none). */
+static void residual(Lower *L, IrPoint *p, const Node *rule) {
+  p->rhs = IR_NONE;
+  if (!L->ir->imex) {
+    p->residual = expr(L, rule->rule.body, NULL);
+    return;
+  }
+  if (!has_explicit(rule->rule.body)) {
+    p->residual = expr(L, rule->rule.body, NULL);
+    p->rhs = ir_const(L->ir, 0);
+    return;
+  }
+  Ref implicit, explicit;
+  split(L, rule->rule.body, &implicit, &explicit);
+  p->residual = implicit == IR_NONE ? ir_const(L->ir, 0) : implicit;  /* sema refuses it; a pass may not */
+  p->rhs = ir_node(L->ir, IR_NEG, 0, explicit, IR_NONE, IR_NONE, 0);
+}
+
 /* The entries the user wrote in the Jacobian rule that applies at p. */
 static void given_entries(Lower *L, IrPoint *p, bool approximate) {
   int n = ast_count(p->jacobian_rule->rule.body);
@@ -470,6 +527,8 @@ void ir_lower(Ir *ir, Diag *d) {
   const Model *m = ir->m;
   Lower L = {.ir = ir, .d = d, .lets = xmalloc(((size_t)m->nlets + 1) * sizeof(Ref))};
   for (int i = 0; i < m->nlets; i++) L.lets[i] = IR_NONE;
+  ir->imex = m->imex;
+  for (int i = 0; i < m->nfields * m->nclasses; i++) ir->points[i].rhs = IR_NONE;
   for (int i = 0; i < m->nparams; i++) ir->param_default[i] = expr(&L, sema_param_value(m, i), NULL);
   for (int f = 0; f < m->nfields; f++) {
     const Field *fd = &m->fields[f];
@@ -480,7 +539,7 @@ void ir_lower(Ir *ir, Diag *d) {
       p->jacobian_rule = fd->jacobian ? fd->jacobian_rule[c] : NULL;
       p->initial_rule = fd->initial ? fd->initial_rule[c] : NULL;
       if (!p->residual_rule) ice("field '%s' has no residual rule at class %d", fd->name, c);
-      p->residual = expr(&L, p->residual_rule->rule.body, NULL);
+      residual(&L, p, p->residual_rule);
       check_size(&L, p->residual_rule);
       p->initial = p->initial_rule ? expr(&L, p->initial_rule->rule.body, NULL) : IR_NONE;
       if (p->initial_rule) check_size(&L, p->initial_rule);

@@ -141,6 +141,7 @@ void ir_mirror(Ir *ir) {
       IrPoint *p = ir_point(ir, f, c);
       if (!p->residual_rule) continue;
       p->residual = reflect(&M, p->residual);
+      p->rhs = reflect(&M, p->rhs);
       mirror_entries(&M, p);
     }
   }

@@ -179,6 +179,7 @@ static void simplify_all(Ir *ir) {
       IrPoint *p = ir_point(ir, f, c);
       if (!p->residual_rule) continue;
       p->residual = simplify(&S, p->residual);
+      p->rhs = simplify(&S, p->rhs);
       p->initial = simplify(&S, p->initial);
       int kept = 0;
       for (int e = 0; e < p->nentries; e++) {
@@ -235,6 +236,7 @@ static void emitted_size(const Ir *ir, Diag *d) {
       if (shared) continue;
       group++;
       count_under(ir, p->residual, group, mark, stack, &total);
+      count_under(ir, p->rhs, group, mark, stack, &total);
       count_under(ir, p->initial, group, mark, stack, &total);
       for (int e = 0; e < p->nentries; e++) {
         count_under(ir, p->entries[e].derived, group, mark, stack, &total);
@@ -584,12 +586,28 @@ static void stencil(Ir *ir) {
 
 /* ---- shift ---- */
 
+/* u_t = G (Ir.rhs_only): in an IMEX program, every residual's implicit part is its own field's
+   dt(u), nothing else. */
+static void rhs_only(Ir *ir) {
+  const Model *m = ir->m;
+  int zero[MAX_DIM] = {0};
+  ir->rhs_only = ir->imex;
+  for (int f = 0; f < m->nfields && ir->rhs_only; f++)
+    for (int c = 0; c < m->nclasses; c++) {
+      const IrPoint *p = ir_point(ir, f, c);
+      if (!p->residual_rule) continue;
+      const IrNode *n = &ir->nodes[p->residual];
+      if (n->op != IR_DOT || n->a != f || n->b != ir_offset(ir, zero)) ir->rhs_only = false;
+    }
+}
+
 /* The IJacobian of TS, a dF/d(u_t) + dF/du with a TS's shift: on every column the residual reads
    the time derivative of, the entry (derived, and given when the .stn gives it) gains
    shift * dot. The given entry was checked against the derived one without it (check). */
 static void shift(Ir *ir) {
   const Model *m = ir->m;
   if (!m->time_dependent) return;
+  rhs_only(ir);
   Ref a = ir_node(ir, IR_SHIFT, 0, IR_NONE, IR_NONE, IR_NONE, 0);
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
@@ -667,6 +685,9 @@ void ir_verify(const Ir *ir, const char *after) {
         continue;
       }
       verify_ref(ir, p->residual, ir->nnodes, after, "a residual");
+      if ((p->rhs != IR_NONE) != ir->imex) ice("IR after %s: field %d at class %d: rhs %d in a%s IMEX program", after, f, c,
+                                               p->rhs, ir->imex ? "n" : " non-");
+      if (p->rhs != IR_NONE) verify_ref(ir, p->rhs, ir->nnodes, after, "a right-hand side");
       if (p->initial != IR_NONE) verify_ref(ir, p->initial, ir->nnodes, after, "an initial guess");
       for (int e = 0; e < p->nentries; e++) {
         const IrEntry *x = &p->entries[e];
@@ -706,6 +727,7 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
     const IrPoint *p = &ir->points[f];
     if (!p->residual_rule) continue;
     mark(ir, p->residual, live);
+    mark(ir, p->rhs, live);
     mark(ir, p->initial, live);
     for (int e = 0; e < p->nentries; e++)
       mark(ir, p->entries[e].derived, live), mark(ir, p->entries[e].given, live), mark(ir, p->entries[e].dot, live);
@@ -756,6 +778,7 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
       sema_class_name(m, c, buf, sizeof buf);
       fprintf(out, "field %s at %s:\n  residual %%%d  (line %d)\n", m->fields[f].name, buf, p->residual,
               ast_line(ir->src, p->residual_rule));
+      if (p->rhs != IR_NONE) fprintf(out, "  rhs %%%d  (explicit terms, negated)\n", p->rhs);
       if (p->initial != IR_NONE) fprintf(out, "  initial %%%d  (line %d)\n", p->initial, ast_line(ir->src, p->initial_rule));
       for (int e = 0; e < p->nentries; e++) {
         const IrEntry *x = &p->entries[e];
@@ -770,6 +793,8 @@ void ir_dump(const Ir *ir, FILE *out, const char *title) {
         fputc('\n', out);
       }
     }
+  if (ir->imex)
+    fprintf(out, "imex: %s\n", ir->rhs_only ? "u_t = G, the RHSFunction alone" : "the IFunction without the explicit terms, the RHSFunction G");
   if (ir->nstencil) {
     fprintf(out, "stencil: %d block diagonals", ir->nstencil);
     for (int s = 0; s < ir->nstencil; s++) {

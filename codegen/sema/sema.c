@@ -717,6 +717,8 @@ static void def(Sema *s, Node *d) {
     diag_error(s->d, d->loc, "'%s' is a built-in function; choose another name", d->def.name);
   else if (strcmp(d->def.name, "dt") == 0)
     diag_error(s->d, d->loc, "'dt' is the time derivative, dt(u); choose another name for this function");
+  else if (strcmp(d->def.name, "explicit") == 0)
+    diag_error(s->d, d->loc, "'explicit' marks a residual's explicit terms, explicit(e); choose another name for this function");
   else if (old) {
     diag_error(s->d, d->loc, "function '%s' is already defined", d->def.name);
     previous(s, old);
@@ -775,6 +777,28 @@ static void mark(Sema *s, const Node *b, Field *f) {
   }
 }
 
+/* The implicit terms of the outermost sum of e, and its explicit(...) ones in *nexplicit. */
+static int implicit_terms(const Node *e, int *nexplicit) {
+  if (e->kind == N_BINARY && (e->op.op == OP_ADD || e->op.op == OP_SUB))
+    return implicit_terms(e->op.a, nexplicit) + implicit_terms(e->op.b, nexplicit);
+  if (e->kind == N_UNARY && (e->op.op == OP_NEG || e->op.op == OP_PLUS)) return implicit_terms(e->op.a, nexplicit);
+  if (sema_is_call(e, "explicit")) {
+    ++*nexplicit;
+    return 0;
+  }
+  return 1;
+}
+
+/* A residual rule all of whose terms are explicit leaves TS's implicit part 0 at its points:
+   nothing there to solve for. */
+static void all_explicit(Sema *s, const Node *body) {
+  int nexplicit = 0;
+  if (!s->m->time_dependent || implicit_terms(body, &nexplicit) > 0 || nexplicit == 0) return;
+  diag_error(s->d, body->span, "every term of this residual is explicit, so its implicit part is 0");
+  diag_hint(s->d, "TS solves F(t, u, u_t) = G(t, u) with F the terms outside explicit(...): keep the time "
+                  "derivative, and any term to be taken implicitly, outside it, as in dt(u) + explicit(...)");
+}
+
 /* A block's lets are local to it, except that a field's jacobian block sees the lets of the
    field's residual block when that stands above it (4.16): the residual's scope is kept, and
    the jacobian's scope opens inside it. */
@@ -831,6 +855,11 @@ static void block(Sema *s, Node *b) {
         entry_column(s, e->entry.column);
         expr(s, e->entry.value, cx, rs);
       }
+    } else if (b->block.what == BLOCK_RESIDUAL) {
+      s->residual_body = it->rule.body;
+      expr(s, it->rule.body, cx, rs);
+      s->residual_body = NULL;
+      all_explicit(s, it->rule.body);
     } else
       expr(s, it->rule.body, cx, rs);
   }

@@ -89,6 +89,9 @@ typedef struct Model {
      and 't' is the time. first_dt is the first such call in the file. */
   bool         time_dependent;
   const Node  *first_dt;
+  /* Some residual marks a term explicit(e) (4.20): the program's TS form is F(t, u, u_t) =
+     G(t, u), G the negated sum of those terms (TS's RHSFunction), F the rest. */
+  bool         imex;
   int          nclasses;               /* 3^dim */
 } Model;
 

@@ -519,9 +519,69 @@ static ExprInfo time_derivative(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   return r;
 }
 
+bool sema_is_call(const Node *e, const char *name) { return e->kind == N_CALL && strcmp(e->call.name, name) == 0; }
+
+bool sema_top_term(const Node *body, const Node *e) {
+  if (body == e) return true;
+  if (body->kind == N_BINARY && (body->op.op == OP_ADD || body->op.op == OP_SUB))
+    return sema_top_term(body->op.a, e) || sema_top_term(body->op.b, e);
+  if (body->kind == N_UNARY && (body->op.op == OP_NEG || body->op.op == OP_PLUS)) return sema_top_term(body->op.a, e);
+  return false;
+}
+
+/* explicit(e): a term of a residual that TS's IMEX methods take explicitly (4.20), only as an
+   operand of the residual rule's outermost sum, in a time-dependent program, without dt. */
+static ExprInfo explicit_term(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
+  ExprInfo r = {0};
+  if (e->call.nargs != 1) {
+    diag_error(s->d, e->loc, "explicit() takes 1 argument, a term of the residual, but is given %d", e->call.nargs);
+    diag_hint(s->d, "explicit(e) marks the term e as explicit for IMEX time stepping: dt(u) - lap(u) + explicit(u^3 - u)");
+    return r;
+  }
+  if (s->in_explicit) {
+    diag_error(s->d, e->loc, "explicit(...) inside explicit(...)");
+    diag_hint(s->d, "the outer explicit(...) already makes its whole argument explicit: drop the inner one");
+    return r;
+  }
+  if (cx != CX_POINT || !s->residual_body || s->jacobian_field >= 0) {
+    diag_error(s->d, e->loc, "explicit(...) cannot be used here");
+    diag_hint(s->d, "%s", s->jacobian_field >= 0 && cx == CX_POINT
+                  ? "a jacobian block gives TS's IJacobian, which leaves the explicit terms out: they have no entries"
+                  : cx == CX_INITIAL ? "an initial block gives the state at t = 0; only residual terms are explicit or implicit"
+                  : cx == CX_DEF ? "a function body cannot mark terms explicit; write explicit(f(...)) in the residual rule"
+                  : cx == CX_POINT ? "explicit(...) stands in a residual rule itself, not in a let: write explicit(name) "
+                                     "there, with the let's name"
+                  : "explicit(...) marks a term of a residual rule, for IMEX time stepping");
+    return r;
+  }
+  if (!sema_top_term(s->residual_body, e)) {
+    diag_error(s->d, e->loc, "explicit(...) must be a term of the residual's outermost sum");
+    diag_hint(s->d, "the residual is F + E, E the sum of its explicit terms: write explicit(...) as an operand of "
+                    "the outermost + and -, with any factor inside it, as in dt(u) - lap(u) + explicit(c * u^3)");
+    return r;
+  }
+  if (!s->m->time_dependent) {
+    diag_error(s->d, e->loc, "explicit(...) marks a term for time stepping, but this program has no time derivative");
+    diag_hint(s->d, "a steady program solves F(u) = 0 with Newton's method, all of it implicit; explicit terms "
+                    "belong to a residual with dt(u) (4.20)");
+    return r;
+  }
+  s->in_explicit = true;
+  r = sema_expr(s, e->call.args, cx, reads);
+  s->in_explicit = false;
+  if (r.dt) {
+    diag_error(s->d, e->call.args->span, "an explicit term cannot take a time derivative");
+    diag_hint(s->d, "the time derivatives make up TS's implicit part F(t, u, u_t): leave dt(...) outside explicit(...)");
+    return r;
+  }
+  s->m->imex = true;
+  return r;
+}
+
 static ExprInfo call(Sema *s, Node *e, Ctx cx, ReadSet *reads) {
   ExprInfo r = {0};
   if (strcmp(e->call.name, "dt") == 0) return time_derivative(s, e, cx, reads);
+  if (strcmp(e->call.name, "explicit") == 0) return explicit_term(s, e, cx, reads);
   for (Node *arg = e->call.args; arg; arg = arg->next) {
     ExprInfo a = sema_expr(s, arg, cx, reads);
     r.fields |= a.fields;

@@ -68,6 +68,9 @@ typedef struct Sema {
   bool     too_many_fields; /* more than MAX_FIELDS: the rest is not analysed (every block would fail) */
   unsigned *mirror_used;    /* by field: the faces whose mirror some read inside the grid goes through */
   bool     mirror_error;    /* a mirror declaration had an error: face reads are not checked */
+  const Node *residual_body; /* the residual rule being checked, whose outermost terms may be
+                                explicit(...) (4.20); NULL elsewhere */
+  bool     in_explicit;     /* checking the argument of explicit(...) */
 } Sema;
 
 /* Where an expression stands decides what it may use. */
@@ -98,6 +101,10 @@ void     reads_add(Sema *s, ReadSet *rs, int field, const int *off, Loc at);
 void     reads_add_coef(Sema *s, ReadSet *rs, int coef, const int *off, Loc at);
 void     reads_merge(Sema *s, ReadSet *into, const ReadSet *from);
 const char *sema_kind_name(const Node *decl);
+/* Whether e is explicit(...) or dt(...), the calls the language gives meaning (4.20). */
+bool     sema_is_call(const Node *e, const char *name);
+/* Whether e is an operand of body's outermost chain of + and - (unary ones too), or body itself. */
+bool     sema_top_term(const Node *body, const Node *e);
 
 /* sema.c */
 void        scope_init(Scope *sc, Scope *parent);

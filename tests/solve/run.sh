@@ -142,6 +142,14 @@
 #                 -stn_plot_steps (with gnuplot, and one note without it), their
 #                 errors before the first step, a state that cannot be written
 #                 (a link to /dev/full) stopping the run in a sentence
+#  21 imex        examples/allen_cahn.stn (explicit(...) reaction) against its
+#                 all-implicit twin under ARKIMEX at fixed steps: differences
+#                 shrinking as dt^3, one Newton iteration per (linear) implicit
+#                 stage; fitted orders (within 0.2) of ARKIMEX 3, 2e and 4 in
+#                 IMEX mode on tests/solve/ts_imex_mms.stn and of rk (3bs), ssp,
+#                 euler and ARKIMEX on tests/solve/ts_explicit_mms.stn (u_t = G,
+#                 the RHSFunction alone); -ts_type rk refused where F has more
+#                 than dt(u); their C compiles with the warning flags
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -2211,6 +2219,89 @@ else
   fi
 fi
 section_done grayscott
+
+# ---- 21 IMEX: explicit(...) terms (TS's RHSFunction) -------------------------
+# examples/allen_cahn.stn (diffusion implicit, the cubic explicit) against the same file without
+# explicit(...) (all implicit), both under ARKIMEX at fixed steps: their difference shrinks as
+# dt^3 (by at least 4 per halving, below 1e-6 at the smallest), and the IMEX run's implicit
+# stages, linear, take one Newton iteration each (3 per step). Orders of ARKIMEX in IMEX mode on
+# tests/solve/ts_imex_mms.stn (-D 0.01: not stiff at these steps) and of explicit methods on
+# tests/solve/ts_explicit_mms.stn (u_t = G, the RHSFunction alone), fitted within 0.2 of the
+# design order; an explicit method refused on a program with an implicit part; the C compiles
+# cleanly.
+if compile allen_cahn examples/allen_cahn.stn &&
+   sed 's/explicit(u^3 - u)/(u^3 - u)/' examples/allen_cahn.stn >"$OUT/allen_cahn_implicit.stn" &&
+   ! grep -v '^#' "$OUT/allen_cahn_implicit.stn" | grep -q 'explicit(' && compile allen_cahn_implicit "$OUT/allen_cahn_implicit.stn"; then
+  wcheck "allen_cahn" "$OUT/allen_cahn.src" allen_cahn.c
+  diffs="" its=""
+  for n in 10 20 40 80; do
+    o="-da_grid_x 32 -da_grid_y 32 -ts_type arkimex -ts_dt $(awk -v n="$n" 'BEGIN { printf "%.17g", 1 / n }') -ts_max_steps $n -ts_max_time 2 $TSFIX"
+    # shellcheck disable=SC2086
+    run "$LOG/imex.ac.$n" "$OUT/allen_cahn" $o -ts_view_solution "binary:$LOG/imex.ac.$n.bin"
+    ra=$?
+    # shellcheck disable=SC2086
+    run "$LOG/imex.aci.$n" "$OUT/allen_cahn_implicit" $o -ts_view_solution "binary:$LOG/imex.aci.$n.bin"
+    ri=$?
+    d=$("$VECDIFF" "$LOG/imex.ac.$n.bin" "$LOG/imex.aci.$n.bin" --rel 1 2>/dev/null | awk '{ print $1 }')
+    ts_ok "$LOG/imex.ac.$n" $ra && ts_ok "$LOG/imex.aci.$n" $ri || d="?"
+    diffs="$diffs ${d:-?}"
+    its="$its $(sed -n "s/.* in \([0-9]*\) arkimex steps, \([0-9]*\) Newton .*/\1:\2/p" "$LOG/imex.ac.$n")"
+  done
+  if echo "$diffs" | awk '{ for (i = 1; i <= NF; i++) { if ($i !~ /^[0-9.e+-]+$/) exit 1; if (i > 1 && $i > $(i - 1) / 4) exit 1 } exit !($NF <= 1e-6) }'; then
+    ok "imex: allen_cahn IMEX vs all implicit, ARKIMEX at dt 1/10 .. 1/80 on 32x32: relative differences$diffs"
+  else bad "imex: allen_cahn IMEX vs all implicit: differences$diffs do not shrink by 4 per halving to <= 1e-6"; show "$LOG/imex.ac.10" 4; show "$LOG/imex.aci.10" 4; fi
+  if [ -n "$its" ] && echo "$its" | awk '{ for (i = 1; i <= NF; i++) { split($i, a, ":"); if (a[1] == "" || a[2] != 3 * a[1]) exit 1 } }'; then
+    ok "imex: allen_cahn's implicit part is linear: one Newton iteration per implicit stage (steps:Newton$its)"
+  else bad "imex: allen_cahn's Newton iterations (steps:Newton$its) are not 3 per step"; fi
+  l=$LOG/imex.ac.rk
+  run "$l" "$OUT/allen_cahn" -ts_type rk -ts_max_steps 2
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -lt 124 ] && grep -q 'explicit ODE integrator but provided an implicit function' "$l"; then
+    ok "imex: -ts_type rk on allen_cahn (an implicit part besides dt(u)) is refused by PETSc in a sentence"
+  else bad "imex: -ts_type rk on allen_cahn: exit $rc, no refusal"; show "$l" 5; fi
+else
+  bad "imex: examples/allen_cahn.stn or its all-implicit twin does not build"; show "$LOG/allen_cahn.stencilc"; show "$LOG/allen_cahn_implicit.stencilc"
+fi
+
+# fit_order "E1 E2 E3": the least-squares slope of -log2(error) over halvings of dt, or ?.
+fit_order() {
+  echo "$1" | awk '{ n = 0; sx = sy = sxx = sxy = 0; for (i = 1; i <= NF; i++) { if ($i !~ /^[0-9.e+-]+$/ || $i <= 0) { print "?"; exit }
+    x = (i - 1) * log(2); y = -log($i); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+    printf "%.3f", (n * sxy - sx * sy) / (n * sxx - sx * sx) }'
+}
+# order_test NAME PROGRAM DESIGN "STEPS" OPTIONS...: errors at t = 1 against ts_mms_exact.bin.
+order_test() {
+  name=$1 prog=$2 want=$3 steps=$4
+  shift 4
+  errs=""
+  for n in $steps; do
+    # shellcheck disable=SC2086
+    run "$LOG/$name.$n" "$OUT/$prog" "$@" -ts_dt "$(awk -v n="$n" 'BEGIN { printf "%.17g", 1 / n }')" -ts_max_steps "$n" -ts_max_time 2 \
+      $TSFIX -snes_rtol 1e-14 -ksp_rtol 1e-14 -ts_view_solution "binary:$LOG/$name.$n.bin"
+    rc=$?
+    e=$("$VECDIFF" "$LOG/$name.$n.bin" "$LOG/ts_mms_exact.bin" --rel 1 2>/dev/null | awk '{ print $1 }')
+    ts_ok "$LOG/$name.$n" $rc || e="?"
+    errs="$errs ${e:-?}"
+  done
+  order=$(fit_order "$errs")
+  if [ "$order" != "?" ] && awk -v p="$order" -v w="$want" 'BEGIN { d = p - w; exit !(d <= 0.2 && d >= -0.2) }'; then
+    ok "imex: $* on $prog.stn, $(echo $steps | tr ' ' /) steps: errors$errs, fitted order $order (design $want)"
+  else bad "imex: $* on $prog.stn: errors$errs, fitted order $order, not within 0.2 of $want"; show "$LOG/$name.$(echo $steps | cut -d' ' -f1)" 5; fi
+}
+if [ -s "$LOG/ts_mms_exact.bin" ] && compile ts_imex_mms tests/solve/ts_imex_mms.stn && compile ts_explicit_mms tests/solve/ts_explicit_mms.stn; then
+  wcheck "ts_explicit_mms" "$OUT/ts_explicit_mms.src" ts_explicit_mms.c
+  order_test imex.ark3 ts_imex_mms 3 "40 80 160" -D 0.01 -ts_type arkimex
+  order_test imex.ark2e ts_imex_mms 2 "10 20 40" -D 0.01 -ts_type arkimex -ts_arkimex_type 2e
+  order_test imex.ark4 ts_imex_mms 4 "10 20 40" -D 0.01 -ts_type arkimex -ts_arkimex_type 4
+  order_test imex.rk3 ts_explicit_mms 3 "200 400 800" -ts_type rk
+  order_test imex.ssp ts_explicit_mms 2 "200 400 800" -ts_type ssp
+  order_test imex.euler ts_explicit_mms 1 "200 400 800" -ts_type euler
+  order_test imex.arkx ts_explicit_mms 3 "200 400 800" -ts_type arkimex
+else
+  bad "imex: tests/solve/ts_imex_mms.stn or ts_explicit_mms.stn does not build (or no ts_mms_exact.bin from section 19)"
+  show "$LOG/ts_imex_mms.stencilc"; show "$LOG/ts_explicit_mms.stencilc"
+fi
+section_done imex
 times=${times# }
 echo "solve: $pass passed, $fail failed in $(( $(date +%s) - started )) s (${times%,})"
 [ $fail -eq 0 ]
