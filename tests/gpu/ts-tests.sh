@@ -8,7 +8,9 @@
 # For examples/heat_ts.stn (PETSc's TS ex13: backward Euler), examples/grayscott.stn (TS ex5:
 # two fields, periodic, ARKIMEX) and tests/solve/ts_nonlinear.stn (t in the equations, a
 # mass 1 + u^2 and a coupling u dt(u), so that the IJacobian reads the time derivative;
-# boundary rows without one, which ARKIMEX zeroes in its start-up Jacobian), one line per check:
+# boundary rows without one, which ARKIMEX zeroes in its start-up Jacobian), examples/allen_cahn.stn
+# (IMEX: its explicit(...) term TS's RHSFunction, a kernel of its own) and
+# tests/solve/ts_explicit_mms.stn (u_t = G alone, under the explicit method rk), one line per check:
 #   - same answers: the GPU run and the CPU run with the same solver (GMRES and Jacobi, tight
 #     tolerances) take the same Newton iterations in every stage solve of every step and end at
 #     the same state to 1e-10 relative;
@@ -66,9 +68,11 @@ ${CC:-cc} -O2 $INCS tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR" -Wl,-rpath,"
 cases="heat_ts:heat_ts:-da_grid_x 65 -da_grid_y 65 -ts_max_steps 20:-da_grid_x 9 -da_grid_y 9 -ts_max_steps 2
 grayscott:grayscott:-da_grid_x 129 -da_grid_y 129 -ts_type arkimex -ts_dt 0.5 -ts_max_steps 10 -ts_max_time 2000:-da_grid_x 9 -da_grid_y 9 -ts_type arkimex -ts_dt 0.5 -ts_max_steps 2 -ts_adapt_type none
 ts_nonlinear.beuler:ts_nonlinear:-da_grid_x 33 -da_grid_y 33 -ts_dt 0.05 -ts_max_steps 10:-da_grid_x 9 -da_grid_y 9 -ts_dt 0.05 -ts_max_steps 2
-ts_nonlinear.arkimex:ts_nonlinear:-da_grid_x 33 -da_grid_y 33 -ts_type arkimex -ts_dt 0.05 -ts_max_steps 10:-da_grid_x 9 -da_grid_y 9 -ts_type arkimex -ts_dt 0.05 -ts_max_steps 2 -ts_adapt_type none"
+ts_nonlinear.arkimex:ts_nonlinear:-da_grid_x 33 -da_grid_y 33 -ts_type arkimex -ts_dt 0.05 -ts_max_steps 10:-da_grid_x 9 -da_grid_y 9 -ts_type arkimex -ts_dt 0.05 -ts_max_steps 2 -ts_adapt_type none
+allen_cahn.imex:allen_cahn:-da_grid_x 128 -da_grid_y 128 -ts_type arkimex -ts_dt 0.05 -ts_max_steps 10:-da_grid_x 8 -da_grid_y 8 -ts_type arkimex -ts_dt 0.05 -ts_max_steps 2 -ts_adapt_type none
+ts_explicit_mms.rk:ts_explicit_mms:-da_grid_x 41 -ts_type rk -ts_dt 2e-4 -ts_max_steps 100:-da_grid_x 11 -ts_type rk -ts_dt 1e-3 -ts_max_steps 5 -ts_adapt_type none"
 strict="-ksp_type gmres -ksp_gmres_restart 30 -pc_type jacobi -ksp_max_it 20000 -ts_adapt_type none -ksp_rtol 1e-12 -snes_rtol 1e-12 -snes_atol 1e-13"
-for src in examples/heat_ts.stn examples/grayscott.stn tests/solve/ts_nonlinear.stn; do
+for src in examples/heat_ts.stn examples/grayscott.stn tests/solve/ts_nonlinear.stn examples/allen_cahn.stn tests/solve/ts_explicit_mms.stn; do
   name=$(basename "$src" .stn)
   ("$STENCILC" "$src" -o "$B/$name" --emit-dir "$B/$name-src" >"$OUTDIR/$name.build" 2>&1; echo "$?" >"$B/$name.build-rc") &
 done
@@ -88,24 +92,30 @@ echo "$cases" | while IFS=: read -r label prog grid small; do
   sc=$(solves "$OUTDIR/$name.cpu.log") sg=$(solves "$OUTDIR/$name.gpu.log")
   rel=$("$B/vecdiff" "$B/$name.gpu.bin" "$B/$name.cpu.bin" --rel 1e-10 2>&1 | tail -1)
   line="$name: cpu rc $(cat "$B/$name.cpu.rc"), gpu rc $(cat "$B/$name.gpu.rc"), Newton per solve [$sg] (cpu [$sc]), final state $rel"
-  if [ "$(cat "$B/$name.gpu.rc")" = 0 ] && [ "$(cat "$B/$name.cpu.rc")" = 0 ] && [ -n "$sc" ] && [ "$sc" = "$sg" ] &&
+  newton=$sc
+  case $name in *.rk) newton=none ;; esac # an explicit method solves nothing
+  if [ "$(cat "$B/$name.gpu.rc")" = 0 ] && [ "$(cat "$B/$name.cpu.rc")" = 0 ] && [ -n "$newton" ] && [ "$sc" = "$sg" ] &&
      "$B/vecdiff" "$B/$name.gpu.bin" "$B/$name.cpu.bin" --rel 1e-10 >/dev/null 2>&1; then ok "same answers: $line"
   else bad "same answers: $line"; echo x >>"$B/failed"; tail -20 "$OUTDIR/$name.gpu.log"; fi
-  # The GPU's defaults.
-  # shellcheck disable=SC2086
-  "$B/$prog" $grid -ts_adapt_type none -stn_device gpu -ts_monitor -snes_monitor -ksp_view -ts_view_solution "binary:$B/$name.default.bin" \
-    >"$OUTDIR/$name.gpu.default.log" 2>&1
-  drc=$?
-  rel=$("$B/vecdiff" "$B/$name.default.bin" "$B/$name.cpu.bin" --rel 1e-4 2>&1 | tail -1)
-  line="$name: exit $drc, Newton per solve [$(solves "$OUTDIR/$name.gpu.default.log")], final state against the strict CPU run's $rel"
-  if [ $drc = 0 ] && grep -q ": integrated to t = " "$OUTDIR/$name.gpu.default.log" && grep -q "type: stngmres" "$OUTDIR/$name.gpu.default.log" && grep -q "type: jacobi" "$OUTDIR/$name.gpu.default.log" &&
-     "$B/vecdiff" "$B/$name.default.bin" "$B/$name.cpu.bin" --rel 1e-4 >/dev/null 2>&1; then ok "the GPU's defaults (stngmres, Jacobi): $line"
-  else bad "the GPU's defaults: $line"; echo x >>"$B/failed"; tail -20 "$OUTDIR/$name.gpu.default.log"; fi
+  # The GPU's defaults (an explicit method has no linear solves).
+  case $name in *.rk) ;; *)
+    # shellcheck disable=SC2086
+    "$B/$prog" $grid -ts_adapt_type none -stn_device gpu -ts_monitor -snes_monitor -ksp_view -ts_view_solution "binary:$B/$name.default.bin" \
+      >"$OUTDIR/$name.gpu.default.log" 2>&1
+    drc=$?
+    rel=$("$B/vecdiff" "$B/$name.default.bin" "$B/$name.cpu.bin" --rel 1e-4 2>&1 | tail -1)
+    line="$name: exit $drc, Newton per solve [$(solves "$OUTDIR/$name.gpu.default.log")], final state against the strict CPU run's $rel"
+    if [ $drc = 0 ] && grep -q ": integrated to t = " "$OUTDIR/$name.gpu.default.log" && grep -q "type: stngmres" "$OUTDIR/$name.gpu.default.log" && grep -q "type: jacobi" "$OUTDIR/$name.gpu.default.log" &&
+       "$B/vecdiff" "$B/$name.default.bin" "$B/$name.cpu.bin" --rel 1e-4 >/dev/null 2>&1; then ok "the GPU's defaults (stngmres, Jacobi): $line"
+    else bad "the GPU's defaults: $line"; echo x >>"$B/failed"; tail -20 "$OUTDIR/$name.gpu.default.log"; fi
+  ;; esac
   # Residency in the time stepping, without output options, under backward Euler: PETSc's ARKIMEX
   # itself reads one vector on the host when it starts (it looks for equations without a time
   # derivative, TSARKIMEXComputeAlgebraicIS), which the note after shows.
+  implicit="-ts_type beuler"
+  case $name in *.rk) implicit= ;; esac # u_t = G alone: the explicit method itself
   # shellcheck disable=SC2086
-  "$B/$prog" $grid -ts_type beuler -ts_adapt_type none -stn_device gpu -log_view >"$OUTDIR/$name.gpu-stage.log" 2>&1
+  "$B/$prog" $grid $implicit -ts_adapt_type none -stn_device gpu -log_view >"$OUTDIR/$name.gpu-stage.log" 2>&1
   rrc=$?
   moved=$(vector_copies "$OUTDIR/$name.gpu-stage.log")
   if [ $rrc = 0 ] && [ -z "$moved" ] && grep -q "Event Stage 1: Solve" "$OUTDIR/$name.gpu-stage.log"; then ok "residency: $name: no vector copies in the time stepping"
