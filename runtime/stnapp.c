@@ -656,14 +656,6 @@ PetscErrorCode StnJacobianCUDA(DMDALocalInfo *info, Vec X, Mat J, Mat P, StnKern
 }
 
 
-PetscErrorCode StnRHSFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec G, StnKernels *k, const void *user)
-{
-  StnTimeArgs at = {user, t, 0.0, NULL}; /* no time derivative: G does not read it */
-
-  PetscFunctionBeginUser;
-  PetscCall(StnResidualCUDA(info, X, G, k, &at));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* The scale of a coarse grid's IJacobian (stnapp.h): 1 on the finest grid and for equations
    multiplied by the cell size. */
@@ -697,6 +689,18 @@ PetscErrorCode StnIFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec Xdo
   PetscCall(VecCUDARestoreArrayRead(Xdot, &xdot));
   PetscCall(coarse_grid_scale(info, k, &scale)); /* as the IJacobian's, so that a coarse Newton step (FAS) fits it */
   if (scale != 1.0) PetscCall(VecScale(F, scale));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnRHSFunctionCUDA(DMDALocalInfo *info, PetscReal t, Vec X, Vec G, StnKernels *k, const void *user)
+{
+  StnTimeArgs at = {user, t, 0.0, NULL}; /* no time derivative: G does not read it */
+  PetscReal   scale;
+
+  PetscFunctionBeginUser;
+  PetscCall(StnResidualCUDA(info, X, G, k, &at));
+  PetscCall(coarse_grid_scale(info, k, &scale)); /* as the IFunction's, which TS may subtract it from */
+  if (scale != 1.0) PetscCall(VecScale(G, scale));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

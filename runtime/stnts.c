@@ -138,7 +138,7 @@ PetscErrorCode StnTSSetRHSFunctionLocalVec(DM da, StnTSRHSFunctionLocalVecFn *fn
 PetscErrorCode StnTSExplicitMethod(TS ts, PetscBool *explicit_method)
 {
   PetscFunctionBeginUser;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, explicit_method, TSEULER, TSRK, TSSSP, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, explicit_method, TSEULER, TSRK, TSSSP, TSGLEE, ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -191,6 +191,17 @@ PetscErrorCode StnAppSolveTS(StnApp *app, TS ts, Vec X, TSConvergedReason *reaso
   PetscCall(TSGetSNESIterations(ts, &newton)); /* of every stage of every step */
   PetscCall(TSGetKSPIterations(ts, &krylov));
   if (*reason > 0) {
+    PetscReal norm;
+
+    PetscCall(VecNorm(X, NORM_2, &norm)); /* an explicit method's steps solve nothing that could fail */
+    if (PetscIsInfOrNanReal(norm)) {
+      *reason = TS_DIVERGED_STEP_REJECTED;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                            "%s: the state at t = %g after %" PetscInt_FMT " %s steps is not finite (NaN or Inf): the steps are too large for the method's "
+                            "stability, or the equations blow up; try a smaller -ts_dt, or -ts_adapt_type basic\n",
+                            app->program, (double)t, steps, type));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: integrated to t = %g in %" PetscInt_FMT " %s steps, %" PetscInt_FMT " Newton and %" PetscInt_FMT " Krylov iterations (%s)\n",
                           app->program, (double)t, steps, type, newton, krylov, TSConvergedReasons[*reason]));
     PetscFunctionReturn(PETSC_SUCCESS);

@@ -33,7 +33,7 @@ PetscErrorCode StnTSSetIJacobianLocalVec(DM da, StnTSIJacobianLocalVecFn *fn, vo
 typedef PetscErrorCode StnTSRHSFunctionLocalVecFn(DMDALocalInfo *info, PetscReal t, Vec X, Vec G, void *user);
 PetscErrorCode StnTSSetRHSFunctionLocalVec(DM da, StnTSRHSFunctionLocalVecFn *fn, void *user);
 #endif
-/* Whether ts's type is an explicit method (euler, rk, ssp), which PETSc gives an RHSFunction only:
+/* Whether ts's type is an explicit method (euler, rk, ssp, glee), which PETSc gives an RHSFunction only:
    a program u_t = G registers its IFunction u_t for the other methods alone. */
 PetscErrorCode StnTSExplicitMethod(TS ts, PetscBool *explicit_method);
 /* The defaults options override, those of PETSc's TS tutorial ex13: backward Euler from t = 0

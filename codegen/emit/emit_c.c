@@ -876,7 +876,7 @@ static void gpu_functions(Program *P) {
     emit_rhs_roots(P, emit_interior_class(m), roots, &n);
     fputs("/* The .cu file's kernel of TS's RHSFunction G, the residuals' explicit terms: its name for the\n"
           "   tuned shapes and its operations per point. */\n", out);
-    fprintf(out, "static StnKernels rhs_kernels = {.name = \"%s-%08lx-rhs\", .residual = FormRHSFunctionCUDA, .residual_flops = %d.0};\n\n",
+    fprintf(out, "static StnKernels rhs_kernels = {.name = \"%s-%08lx-rhs\", .residual = FormRHSFunctionCUDA, .residual_flops = %d.0, .h_power = h_power};\n\n",
             P->o->stn_name, hash, emit_c_flops(&P->E, roots, n));
     fprintf(out, "/* G(t, x) on the GPU, TS's RHSFunction: X is the local (ghosted) state, G the right-hand side,\n"
                  "   both CUDA vectors. */\n"
@@ -956,12 +956,14 @@ static void time_stepper(Program *P) {
           "#if defined(PETSC_HAVE_CUDA)\n"
           "  if (app.gpu) PetscCall(StnTSSetRHSFunctionLocalVec(da, FormRHSFunctionLocalCUDA, &user)); /* its CUDA twin */\n"
           "#endif\n", out);
-  fputs("  PetscCall(StnTSSetDefaults(ts)); /* backward Euler, t from 0 to 1 in steps of 0.01: -ts_type, -ts_max_time, -ts_dt */\n"
-        "  PetscCall(TSGetSNES(ts, &snes));\n"
+  fputs("  PetscCall(StnTSSetDefaults(ts)); /* backward Euler, t from 0 to 1 in steps of 0.01: -ts_type, -ts_max_time, -ts_dt */\n", out);
+  if (imex) /* backward Euler would solve G too, without its Jacobian */
+    fputs("  PetscCall(TSSetType(ts, TSARKIMEX)); /* the explicit(...) terms: an IMEX method by default */\n", out);
+  fputs("  PetscCall(TSGetSNES(ts, &snes));\n"
         "  PetscCall(StnAppSetUpSolver(&app, snes, NSTENCIL, stencil_offsets, h_power)); /* SG-DIA, defaults per device */\n"
         "  PetscCall(TSSetFromOptions(ts));\n", out);
   if (rhs_only) {
-    fputs("  /* u_t = G: an explicit method (rk, euler, ssp) takes G alone and refuses an IFunction; the\n"
+    fputs("  /* u_t = G: an explicit method (rk, euler, ssp, glee) takes G alone and refuses an IFunction; the\n"
           "     others get F = u_t and its IJacobian shift * I */\n"
           "  PetscCall(StnTSExplicitMethod(ts, &explicit_method));\n"
           "  if (!explicit_method) {\n", out);

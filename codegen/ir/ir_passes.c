@@ -96,6 +96,31 @@ static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
   return n;
 }
 
+/* An IMEX rule (with explicit(...) terms) must have the form PETSc's IMEX methods assume,
+   dt(u) + f(t, u) = G(t, u): its own field's time derivative with coefficient 1 and no other. A
+   mass (2 dt(u), (1 + u^2) dt(u)), a sign (-dt(u)), another field's dt, or none at all (an
+   algebraic rule) would make ARKIMEX integrate another equation, silently. */
+static void imex_form(const Ir *ir, Diag *d, const IrPoint *p, int f) {
+  const Model *m = ir->m;
+  int zero[MAX_DIM] = {0}, center = -1, other = 0;
+  if (p->rhs == IR_NONE || ir_is_const(ir, p->rhs, 0)) return;
+  for (int o = 0; o < ir->noffsets; o++)
+    if (!memcmp(ir->offsets[o], zero, sizeof zero)) center = o;
+  const IrEntry *own = NULL;
+  for (int e = 0; e < p->nentries; e++) {
+    const IrEntry *x = &p->entries[e];
+    if (x->dot == IR_NONE) continue;
+    if (x->field == f && x->offset == center) own = x;
+    else other++;
+  }
+  if (own && other == 0 && ir_is_const(ir, own->dot, 1)) return;
+  const char *u = m->fields[f].name;
+  diag_error(d, p->residual_rule->span, "a rule with explicit(...) terms must hold dt(%s) once, with coefficient 1, and no other time "
+             "derivative: PETSc's IMEX methods take its implicit part as dt(%s) + f(t, %s)%s", u, u, u,
+             !own && other == 0 ? "; this rule has no time derivative" : "");
+  diag_hint(d, "divide the rule by the coefficient of dt(%s) (for -dt(%s), negate it), or leave explicit(...) out of this rule", u, u);
+}
+
 static void derive(Ir *ir, Diag *d) {
   const Model *m = ir->m;
   bool too_large = false;  /* the pool passed IR_MAX_NODES: the rest are stand-ins, the error stops the build */
@@ -130,6 +155,7 @@ static void derive(Ir *ir, Diag *d) {
       free(p->entries);
       p->entries = reads;
       p->nentries = n;
+      if (!too_large) imex_form(ir, d, p, f);
     }
 }
 

@@ -149,7 +149,8 @@
 #                 IMEX mode on tests/solve/ts_imex_mms.stn and of rk (3bs), ssp,
 #                 euler and ARKIMEX on tests/solve/ts_explicit_mms.stn (u_t = G,
 #                 the RHSFunction alone); -ts_type rk refused where F has more
-#                 than dt(u); their C compiles with the warning flags
+#                 than dt(u); rk past its stability limit ends in a sentence (a
+#                 state not finite); their C compiles with the warning flags
 #
 # One line per check ("solve: ... ok" or "FAIL: ..."), a summary, and a non-zero
 # exit status if any check failed. Programs and outputs go to build/tests/solve/.
@@ -2297,6 +2298,13 @@ if [ -s "$LOG/ts_mms_exact.bin" ] && compile ts_imex_mms tests/solve/ts_imex_mms
   order_test imex.ssp ts_explicit_mms 2 "200 400 800" -ts_type ssp
   order_test imex.euler ts_explicit_mms 1 "200 400 800" -ts_type euler
   order_test imex.arkx ts_explicit_mms 3 "200 400 800" -ts_type arkimex
+  # An explicit method past its stability limit: the state blows up, and the run says so (exit 1).
+  l=$LOG/imex.unstable
+  run "$l" "$OUT/ts_explicit_mms" -da_grid_x 41 -ts_type rk -ts_dt 1e-3 -ts_adapt_type none -ts_max_steps 50
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "ts_explicit_mms: the state at t = .* after 50 rk steps is not finite (NaN or Inf)" "$l"; then
+    ok "imex: -ts_type rk beyond its stability limit: exit 1, '$(grep -o -m 1 'the state at t = .* is not finite (NaN or Inf)' "$l")'"
+  else bad "imex: rk beyond its stability limit: exit $rc, no sentence"; show "$l" 5; fi
 else
   bad "imex: tests/solve/ts_imex_mms.stn or ts_explicit_mms.stn does not build (or no ts_mms_exact.bin from section 19)"
   show "$LOG/ts_imex_mms.stencilc"; show "$LOG/ts_explicit_mms.stencilc"
