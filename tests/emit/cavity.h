@@ -5,7 +5,7 @@
 #ifndef STN_CAVITY_H
 #define STN_CAVITY_H
 
-#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs, StnTimeArgs */
+#include "stnkernel.h" /* StnLocalInfo, StnKernelShape, StnKernelFn, StnMultArgs */
 
 #define NSTENCIL 5 /* block diagonals of the Jacobian */
 #define DOF      4 /* unknowns per grid point */
