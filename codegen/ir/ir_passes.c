@@ -100,10 +100,12 @@ static int collect_reads(const Ir *ir, Ref root, IrEntry **out) {
    dt(u) + f(t, u) = G(t, u): its own field's time derivative with coefficient 1 and no other. A
    mass (2 dt(u), (1 + u^2) dt(u)), a sign (-dt(u)), another field's dt, or none at all (an
    algebraic rule) would make ARKIMEX integrate another equation, silently. */
-static void imex_form(const Ir *ir, Diag *d, const IrPoint *p, int f) {
+static void imex_form(const Ir *ir, Diag *d, const IrPoint *p, int f, const Node **told, int *ntold) {
   const Model *m = ir->m;
   int zero[MAX_DIM] = {0}, center = -1, other = 0;
   if (p->rhs == IR_NONE || ir_is_const(ir, p->rhs, 0)) return;
+  for (int r = 0; r < *ntold; r++)
+    if (told[r] == p->residual_rule) return; /* a rule over several classes of points: said once */
   for (int o = 0; o < ir->noffsets; o++)
     if (!memcmp(ir->offsets[o], zero, sizeof zero)) center = o;
   const IrEntry *own = NULL;
@@ -115,6 +117,7 @@ static void imex_form(const Ir *ir, Diag *d, const IrPoint *p, int f) {
   }
   if (own && other == 0 && ir_is_const(ir, own->dot, 1)) return;
   const char *u = m->fields[f].name;
+  told[(*ntold)++] = p->residual_rule;
   diag_error(d, p->residual_rule->span, "a rule with explicit(...) terms must hold dt(%s) once, with coefficient 1, and no other time "
              "derivative: PETSc's IMEX methods take its implicit part as dt(%s) + f(t, %s)%s", u, u, u,
              !own && other == 0 ? "; this rule has no time derivative" : "");
@@ -123,6 +126,8 @@ static void imex_form(const Ir *ir, Diag *d, const IrPoint *p, int f) {
 
 static void derive(Ir *ir, Diag *d) {
   const Model *m = ir->m;
+  const Node **told = xmalloc((size_t)(m->nfields * m->nclasses + 1) * sizeof *told); /* imex_form's rules */
+  int ntold = 0;
   bool too_large = false;  /* the pool passed IR_MAX_NODES: the rest are stand-ins, the error stops the build */
   for (int f = 0; f < m->nfields; f++)
     for (int c = 0; c < m->nclasses; c++) {
@@ -155,8 +160,9 @@ static void derive(Ir *ir, Diag *d) {
       free(p->entries);
       p->entries = reads;
       p->nentries = n;
-      if (!too_large) imex_form(ir, d, p, f);
+      if (!too_large) imex_form(ir, d, p, f, told, &ntold);
     }
+  free(told);
 }
 
 /* ---- simplify ---- */
