@@ -457,7 +457,9 @@ static void report(Ir *ir, Diag *dg, const IrPoint *p, int f, int cls, const IrE
   ir_offset_text(ir, e->offset, off, sizeof off, false);
   diag_error(dg, e->node->loc, "this Jacobian entry is not d(residual %s)/d(%s%s)", m->fields[f].name,
              m->fields[e->field].name, off);
-  diag_note(dg, p->residual_rule->loc, "the residual rule it is checked against (at %s points)", where);
+  diag_note(dg, p->residual_rule->loc, "the residual rule it is checked against (at %s points)%s", where,
+            p->rhs != IR_NONE && !ir_is_const(ir, p->rhs, 0) ? ": its implicit part, without its explicit(...) terms, "
+                                                                 "which TS takes from the known state" : "");
   mirror_note(ir, dg, p, cls, e);
   if (v->failed == 0) {
     diag_hint(dg, "at a sample point the entry gives %.6g but the derivative of the residual is %.6g; "
