@@ -95,14 +95,21 @@ static PetscErrorCode rhsfunction_local_vec(TS ts, PetscReal t, Vec X, Vec G, vo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A copy of twin in memory the DM's DMTS frees (local_vec_destroy). */
+static PetscErrorCode local_vec_new(LocalVec twin, LocalVec **lv)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscNew(lv));
+  **lv = twin;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnTSSetIFunctionLocalVec(DM da, StnTSIFunctionLocalVecFn *fn, void *user)
 {
   LocalVec *lv;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscNew(&lv));
-  lv->ifunction = fn;
-  lv->user      = user;
+  PetscCall(local_vec_new((LocalVec){.ifunction = fn, .user = user}, &lv));
   PetscCall(DMTSSetIFunction(da, ifunction_local_vec, lv));
   PetscCall(DMTSSetIFunctionContextDestroy(da, local_vec_destroy));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -113,9 +120,7 @@ PetscErrorCode StnTSSetIJacobianLocalVec(DM da, StnTSIJacobianLocalVecFn *fn, vo
   LocalVec *lv;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscNew(&lv));
-  lv->ijacobian = fn;
-  lv->user      = user;
+  PetscCall(local_vec_new((LocalVec){.ijacobian = fn, .user = user}, &lv));
   PetscCall(DMTSSetIJacobian(da, ijacobian_local_vec, lv));
   PetscCall(DMTSSetIJacobianContextDestroy(da, local_vec_destroy));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -126,9 +131,7 @@ PetscErrorCode StnTSSetRHSFunctionLocalVec(DM da, StnTSRHSFunctionLocalVecFn *fn
   LocalVec *lv;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscNew(&lv));
-  lv->rhsfunction = fn;
-  lv->user        = user;
+  PetscCall(local_vec_new((LocalVec){.rhsfunction = fn, .user = user}, &lv));
   PetscCall(DMTSSetRHSFunction(da, rhsfunction_local_vec, lv));
   PetscCall(DMTSSetRHSFunctionContextDestroy(da, local_vec_destroy));
   PetscFunctionReturn(PETSC_SUCCESS);

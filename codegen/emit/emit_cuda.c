@@ -140,6 +140,18 @@ static void point_loop_end(const Program *P) {
   if (P->m->dim > 1) fputs("  }\n", P->out);
 }
 
+/* The body of a kernel that writes one value per unknown (the residual, TS's RHSFunction): the
+   spacing and uniform values, then each owned point's rules; closes the kernel's brace. */
+static void pointwise_kernel_body(Program *P, CaseRoots roots_of, CaseBody body) {
+  emit_c_function_begin(&P->E);
+  emit_function_spacing(P, roots_of);
+  emit_uniform_temps(P, roots_of);
+  point_loop_begin(P);
+  emit_point_branches(P, BLOCK_RESIDUAL, roots_of, body, point_indent(P));
+  point_loop_end(P);
+  fputs("}\n\n", P->out);
+}
+
 typedef enum { RESIDUAL, JACOBIAN, PRODUCT } KernelKind;
 
 static void launcher(const Program *P, const char *name, const char *kernel, KernelKind kind) {
@@ -304,13 +316,7 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
     fputs("/* F(x) at every owned point: 8 bytes per unknown read (plus ghost re-reads from\n"
           "   cache) and 8 written; compute is a few dozen flops per point. */\n"
           "__global__ static void FormFunctionKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, Field *__restrict__ f, const int sweep)\n{\n", out);
-  emit_c_function_begin(&P->E);
-  emit_function_spacing(P, emit_residual_roots);
-  emit_uniform_temps(P, emit_residual_roots);
-  point_loop_begin(P);
-  emit_point_branches(P, BLOCK_RESIDUAL, emit_residual_roots, emit_residual_body, point_indent(P));
-  point_loop_end(P);
-  fputs("}\n\n", out);
+  pointwise_kernel_body(P, emit_residual_roots, emit_residual_body);
   if (ts) launcher(P, "FormIFunctionCUDA", "FormIFunctionKernel", RESIDUAL);
   else launcher(P, "FormFunctionCUDA", "FormFunctionKernel", RESIDUAL);
 
@@ -319,13 +325,7 @@ void emit_cuda_kernels(const Ir *ir, const EmitOptions *o, FILE *out) {
           "   per unknown read (plus ghost re-reads from cache) and 8 written. xdot is not read. */\n"
           "__global__ static void FormRHSFunctionKernel(const StnLocalInfo info, const AppCtx user, const double t, const Field *__restrict__ x,\n"
           "                                             const Field *__restrict__ xdot, Field *__restrict__ g, const int sweep)\n{\n", out);
-    emit_c_function_begin(&P->E);
-    emit_function_spacing(P, emit_rhs_roots);
-    emit_uniform_temps(P, emit_rhs_roots);
-    point_loop_begin(P);
-    emit_point_branches(P, BLOCK_RESIDUAL, emit_rhs_roots, emit_rhs_body, point_indent(P));
-    point_loop_end(P);
-    fputs("}\n\n", out);
+    pointwise_kernel_body(P, emit_rhs_roots, emit_rhs_body);
     launcher(P, "FormRHSFunctionCUDA", "FormRHSFunctionKernel", RESIDUAL);
   }
 
