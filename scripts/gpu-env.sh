@@ -8,7 +8,8 @@
 #
 # .petsc-cuda/ holds: petsc-3.24.6-cuda.tar.gz, lib/ (liblapack.so.3, libblas.so.3,
 # libgfortran.so.5, libquadmath.so.0 and the unversioned links), tutorials/ (ex5.c, ex14.c,
-# ex19.c of PETSc 3.24.6, for the benchmarks) and vectests/ (tests/gpu/petsc-vec-tests.sh).
+# ex19.c of PETSc 3.24.6, and ts-ex5/ with src/ts/tutorials/advection-diffusion-reaction's ex5.c
+# and reaction_diffusion.[ch], for the benchmarks) and vectests/ (tests/gpu/petsc-vec-tests.sh).
 # With STN_MPI=1 the PETSc with MPI (`scripts/petsc-cuda.sh --mpi --pack`) comes from
 # .petsc-cuda-mpi/ instead: petsc-3.24.6-cuda-mpi.tar.gz (the mpich wheel inside) and lib/ as
 # above; its mpiexec goes first on PATH.
