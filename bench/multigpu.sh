@@ -3,7 +3,9 @@
 # CUDA PETSc with MPI (scripts/petsc-cuda.sh --mpi; its MPI stages halos through host memory).
 #   - weak scaling, the grid growing with the GPUs: the cavity at 1025^2 per GPU (1025 x 2049 on
 #     2, 2049^2 on 4) and SFI at 257^3 per GPU (257^2 x 513, 257 x 513^2), the GPU's default
-#     solver (multigrid), whole SNESSolve; efficiency t(1) / t(N);
+#     solver (multigrid), whole SNESSolve; efficiency t(1) / t(N); and the same solve repeated
+#     (-stn_solve_repeat 2: the second solve, whose hierarchy, device exchanges and tuned kernels
+#     the first built, as every solve after the first in a continuation or a time stepper);
 #   - the same grids with Jacobi: the time per Krylov iteration (the first linear solve, 1000
 #     iterations), since Jacobi's iteration count grows with the grid;
 #   - strong scaling, one grid on more GPUs: the cavity at 2049^2 and SFI at 385^3, multigrid;
@@ -28,6 +30,8 @@ C="-snes_rtol 1e-8 -ksp_rtol 1e-5"
 JAC="-pc_type jacobi -snes_max_it 1 -ksp_max_it 1000 -ksp_rtol 1e-30 -snes_converged_reason"
 
 ev() { awk -v e="$2" '$1 == e {print $4; exit}' "$1"; }
+# the same in -log_view's Solve stage (after a Warm-up stage)
+ev_solve() { awk -v e="$2" '/--- Event Stage [0-9]+: Solve/ {t = 1} /--- Event Stage [0-9]+: (Main|Warm)/ {t = 0} t && $1 == e {print $4; exit}' "$1"; }
 krylov() { awk '/Linear solve converged|Linear solve did not/ {s += $NF; n++; l = l " " $NF} END {printf "%d [%s ]", s, l}' "$1"; }
 newton() { awk '/Nonlinear solve converged/ {printf "%s ", $NF} /Nonlinear solve did not/ {printf "failed "}' "$1"; }
 timed() { # timed N LOG PROG OPTIONS...: warm-up run, then the timed one with -log_view
@@ -60,6 +64,16 @@ for p in $PROBLEMS; do
       eff=$(awk -v a="$t1" -v t="$t" -v n="$n" -v k=$kind 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / (k == "weak" ? t : n * t)}')
       echo "| $p | $kind, multigrid | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | $(newton "$LOG/$p.$kind.$n.log") | $(krylov "$LOG/$p.$kind.$n.log") | $eff |"
     done
+  done
+  t1=
+  for n in $COUNTS; do
+    g=$(grid "$n" "$p" weak)
+    # shellcheck disable=SC2086
+    timeout 300 mpiexec -n "$n" $B/$p $g $C -stn_solve_repeat 2 -ksp_converged_reason -snes_converged_reason -log_view >"$LOG/$p.repeat.$n.log" 2>&1 </dev/null
+    t=$(ev_solve "$LOG/$p.repeat.$n.log" SNESSolve)
+    [ "$n" = 1 ] && t1=$t
+    eff=$(awk -v a="$t1" -v t="$t" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / t}')
+    echo "| $p | weak, multigrid, repeated solve | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | | | $eff |"
   done
   t1=
   for n in $COUNTS; do

@@ -42,7 +42,10 @@
    wrapped around) waits for them and reads the local vector. The matrix fills that
    vector with its own VecScatter of just the ghost points the stencil reaches, plus a copy of
    the few owned layers the face rows read, rather than DMGlobalToLocal: that would also copy
-   every owned entry, 16 to 24 bytes per row on top of the product's 72 (7-point, dof 1). */
+   every owned entry, 16 to 24 bytes per row on top of the product's 72 (7-point, dof 1). The
+   scatter is made at the first product on the host: on the GPU the product takes
+   DMGlobalToLocal's ghosts, and a multigrid level's matrix there may never multiply at all (the
+   fused V-cycle, stnmgcycle.c), so that making it would only cost each level's setup. */
 #include "sgdia.h"
 #include "stnvec.h"     /* VECSTNCUDA */
 #include "stntune.h"    /* the product's tuned shape */
@@ -545,6 +548,8 @@ PetscErrorCode MatSGDIAGetDeviceValues(Mat mat, const StnBox **box, const PetscS
 }
 #endif
 
+static PetscErrorCode SGDIASetUpScatter(SGDIA *A);
+
 static PetscErrorCode SGDIAApply(Mat mat, Vec x, Vec z, Vec y)
 {
   SGDIA             *A;
@@ -559,6 +564,7 @@ static PetscErrorCode SGDIAApply(Mat mat, Vec x, Vec z, Vec y)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #endif
+  if (A->scatter && !A->ghosts) PetscCall(SGDIASetUpScatter(A)); /* the host's product is the first to need it */
   PetscCall(VecGetArrayRead(x, &xa));
   if (z == y) {
     PetscCall(VecGetArray(y, &ya));
@@ -1360,7 +1366,6 @@ PetscErrorCode MatCreateSGDIA(DM da, PetscInt nsten, const PetscInt offsets[], M
   PetscCall(PetscMalloc3(nsten * A->dof, &A->colv, nsten * A->dof, &A->colx, 3 * nsten, &A->line));
   PetscCall(SGDIASetUpLayout(A));
   PetscCall(PetscIntMultError(nsten * A->dof, A->nrows, &nvalues));
-  if (A->scatter) PetscCall(SGDIASetUpScatter(A));
 
   PetscCall(MatCreate(PetscObjectComm((PetscObject)da), mat));
   PetscCall(MatSetSizes(*mat, A->nrows, A->nrows, PETSC_DETERMINE, PETSC_DETERMINE));

@@ -44,6 +44,7 @@ typedef struct {
   PetscBool   aij;            /* -stn_mat_type aij: the Jacobian in AIJ (the baseline) */
   PetscBool   levels_sgdia;   /* -stn_levels_mat_type sgdia: coarser grids' matrices SG-DIA too */
   PetscBool   mg_fused;       /* -stn_mg_fused: multigrid's V-cycle as fused kernels on the GPU */
+  PetscInt    solve_repeat;   /* -stn_solve_repeat: solves from the same guess; the last is reported */
   PetscBool   matfree;        /* -stn_operator matfree: J w by the generated kernel, no stored J */
   PetscBool   operator_auto;  /* -stn_operator auto: matfree where the fused V-cycle runs */
   PetscBool   check_jacobian; /* -stn_check_jacobian */

@@ -16,6 +16,11 @@
 ** 1 to STN_GMRES_REPORT_SETS - 1; set 0 is the outer GMRES's, which has no step in flight at
 ** the first preconditioner application after a new operator, where the estimates run, as
 ** PETSc's do).
+**
+** On several ranks (with the level's device ghost exchange, stnhalo.h) each product reads its
+** ghosts from the exchange, and each step's Gram-Schmidt sums and norm are the ranks' sums, one
+** MPI_Allreduce each on the host, as PETSc's VecMDot and VecNorm take them; the Hessenberg update
+** stays on the device (StnGMRESStepFinish). Begin then runs the steps, and End only waits.
 */
 #include "stnmg.h"
 
@@ -25,6 +30,7 @@
   #include "sgdia.h"
   #include "stngmres_cuda.h"
   #include "stnmatfree.h"
+  #include "stnmgcycle_cuda.h"
 
 /* What one estimator keeps between estimates: the engine and the Krylov basis, V[0] a vector
    of the level's, the rest in one block of device memory (one allocation per level, not one per
@@ -36,6 +42,8 @@ typedef struct {
   Vec           dinv;  /* 1 / the diagonal */
   PetscInt      steps, n;
   PetscBool     queued;                       /* Begin queued steps that End has not taken */
+  PetscBool     ranks;                        /* several ranks: beta on the host */
+  double        beta;
   PetscReal     rtol, abstol;                 /* est's, for the stop */
   unsigned      ticket[STN_VEC_MAX_MULTI];    /* each step's, to wait for */
 } Arnoldi;
@@ -98,7 +106,46 @@ static void unrotate(PetscInt n, PetscInt ld, const double *hh, const double *c,
   }
 }
 
-PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, PetscBool *queued)
+/* Several ranks: the norm of the local parts x (n entries), summed over comm. */
+static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double *nrm)
+{
+  double local;
+
+  PetscFunctionBeginUser;
+  STN_CUDA_CALL(StnVecNorm(x, n, 1, &local));
+  local *= local;
+  PetscCallMPI(MPI_Allreduce(&local, nrm, 1, MPI_DOUBLE, MPI_SUM, comm));
+  *nrm = PetscSqrtReal(*nrm);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: the steps of Begin with the ranks' sums (see the top): VecNormalize, then per
+   step the product through the exchange, VecMDot, VecMAXPY, VecNorm, the Hessenberg update. */
+static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
+{
+  double h[STN_VEC_MAX_MULTI], minus_h[STN_VEC_MAX_MULTI], tt;
+
+  PetscFunctionBeginUser;
+  PetscCall(norm_ranks(comm, Vd[0], n, &a->beta));
+  if (a->beta != 0) STN_CUDA_CALL(StnVecScale(Vd[0], 1.0 / a->beta, n));
+  STN_CUDA_CALL(StnGMRESStart(&a->st, a->beta));
+  for (PetscInt it = 0; it < a->steps; it++) {
+    const PetscScalar *xg;
+    const int          k = (int)it + 1;
+
+    PetscCall(StnHaloExchange(halo, Vd[it], &xg)); /* V[it + 1] = D^-1 A V[it] */
+    STN_CUDA_CALL(StnMGStepCUDA(box, values, Vd[it], xg, NULL, d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
+    STN_CUDA_CALL(StnVecMDot(Vd[it + 1], k, (const double *const *)Vd, n, h));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k, MPI_DOUBLE, MPI_SUM, comm));
+    for (int j = 0; j < k; j++) minus_h[j] = -h[j];
+    STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0, (const double *const *)Vd, n));
+    PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt));
+    STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, Vd[it + 1], n, &a->ticket[it]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued)
 {
   const StnBox      *box;
   const PetscScalar *values;
@@ -121,10 +168,16 @@ PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int
   if (jtype != PC_JACOBI_DIAGONAL || ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(KSPGetTolerances(est, NULL, NULL, NULL, &steps));
   if (steps < 1 || steps >= STN_VEC_MAX_MULTI) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSGDIAGetDeviceOperator(P, &box, &values, &flops, &ok));
-  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(StnMatFreeReady(A, &matfree));
-  if (matfree) flops = 0; /* StnMatFreeApply logs its own */
+  if (halo) { /* several ranks: the matrix's values, the ghosts through the exchange */
+    PetscCall(MatSGDIAGetDeviceValues(P, &box, &values, &ok));
+    if (!ok || matfree) PetscFunctionReturn(PETSC_SUCCESS);
+    flops = 2.0 * box->nsten * box->dof * box->dof * (PetscLogDouble)box->xm * box->ym * box->zm;
+  } else {
+    PetscCall(MatSGDIAGetDeviceOperator(P, &box, &values, &flops, &ok));
+    if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+    if (matfree) flops = 0; /* StnMatFreeApply logs its own */
+  }
 
   PetscCall(get_arnoldi(est, b, steps, &a));
   PetscCall(KSPGetTolerances(est, &a->rtol, &a->abstol, NULL, NULL));
@@ -141,9 +194,11 @@ PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int
     PetscCall(VecCUDARestoreArray(a->V0, &v));
   }
   for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
-  STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
+  a->ranks = (PetscBool)(halo != NULL);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
-  for (PetscInt it = 0; it < steps; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
+  if (halo) PetscCall(steps_across_ranks(PetscObjectComm((PetscObject)P), a, halo, box, values, d, Vd, (long)n));
+  else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
+  for (PetscInt it = 0; it < steps && !halo; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
     if (matfree) {
       const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0};
 
@@ -173,7 +228,8 @@ PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done)
   if (!a || !a->queued) PetscFunctionReturn(PETSC_SUCCESS);
   a->queued = PETSC_FALSE;
   *done     = PETSC_TRUE;
-  STN_CUDA_CALL(StnCUDAMemcpyDtoH(&beta, a->st.beta, sizeof beta)); /* after everything queued */
+  if (a->ranks) beta = a->beta;
+  else STN_CUDA_CALL(StnCUDAMemcpyDtoH(&beta, a->st.beta, sizeof beta)); /* after everything queued */
   /* As KSPGMRES would stop: at a breakdown, or once the residual estimate meets the tolerances.
      A zero start (beta 0) has no estimate, as after VecNormalize of a zero vector. */
   for (PetscInt it = 0; it < a->steps; it++) {

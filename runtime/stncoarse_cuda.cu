@@ -200,6 +200,12 @@ extern "C" int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, 
   return check_solver(cusolverDnDgetrs(inv->solver, CUBLAS_OP_N, n, n, inv->lu, n, inv->pivots, inv->inv, n, inv->info), "StnDenseInverseSetSGDIA: cusolverDnDgetrs");
 }
 
+extern "C" int StnDenseInverseSetHost(StnDenseInverse *inv, const double *a, int lda)
+{
+  const size_t row = sizeof(double) * (size_t)inv->n;
+  return check(cudaMemcpy2D(inv->inv, row, a, sizeof(double) * (size_t)lda, row, (size_t)inv->n, cudaMemcpyHostToDevice), "StnDenseInverseSetHost: cudaMemcpy2D");
+}
+
 extern "C" int StnDenseInverseApply(const StnDenseInverse *inv, const double *x, double *y)
 {
   gemv_kernel<<<blocks(inv->n), kThreads>>>(inv->inv, x, y, inv->n);

@@ -24,6 +24,8 @@ int StnDenseInverseCreate(int n, StnDenseInverse **inv);
    (box->xm * ym * zm * dof = n). Waits for the device: *zero_pivot is then 0, or the 1-based
    row of the first zero pivot of the LU factorization, when A is singular. */
 int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, const double *A, int *zero_pivot);
+/* inv = a, an inverse formed on the host (n x n, column-major, leading dimension lda). */
+int StnDenseInverseSetHost(StnDenseInverse *inv, const double *a, int lda);
 /* y = inv x (device arrays of n doubles, x not y), queued on the default stream. */
 int StnDenseInverseApply(const StnDenseInverse *inv, const double *x, double *y);
 /* n */

@@ -193,6 +193,29 @@ static PetscErrorCode redundant_setup(DenseInverse *ctx, Mat P, PetscInt n)
   PetscCall(MatCreateRedundantMatrix(A, size, PETSC_COMM_SELF, MAT_INITIAL_MATRIX, &whole));
   PetscCall(MatDestroy(&A));
   PetscCall(invert_on_host(ctx, whole, n));
+#if defined(PETSC_HAVE_CUDA)
+  { /* vectors on the device: the inverse there too, for the fused V-cycle (StnMGCoarseInverseDevice) */
+    VecType   vtype;
+    PetscBool gpu;
+
+    PetscCall(MatGetVecType(P, &vtype));
+    PetscCall(PetscStrendswith(vtype, "cuda", &gpu));
+    if (gpu) {
+      const PetscScalar *inv;
+      PetscInt           lda;
+
+      if (ctx->device && StnDenseInverseRows(ctx->device) != (int)n) {
+        STN_CUDA_CALL(StnDenseInverseDestroy(ctx->device));
+        ctx->device = NULL;
+      }
+      if (!ctx->device) STN_CUDA_CALL(StnDenseInverseCreate((int)n, &ctx->device));
+      PetscCall(MatDenseGetLDA(ctx->inverse, &lda));
+      PetscCall(MatDenseGetArrayRead(ctx->inverse, &inv));
+      STN_CUDA_CALL(StnDenseInverseSetHost(ctx->device, inv, (int)lda));
+      PetscCall(MatDenseRestoreArrayRead(ctx->inverse, &inv));
+    }
+  }
+#endif
   PetscCall(MatGetOwnershipRange(P, &ctx->rstart, &rend));
   ctx->nlocal = rend - ctx->rstart;
   if (ctx->x_all) { /* a new coarsest grid (-snes_grid_sequence refines the whole hierarchy): a new gather */
@@ -310,6 +333,36 @@ static PetscErrorCode DenseInverseDestroy(PC pc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static const char dense_inverse_name[] = "stencilc dense inverse of the coarsest operator";
+
+#if defined(PETSC_HAVE_CUDA)
+PetscErrorCode StnMGCoarseInverseDevice(KSP ksp, const StnDenseInverse **inv, PetscInt *rstart, PetscInt *nlocal, PetscBool *ok)
+{
+  PC            pc;
+  PetscBool     match;
+  const char   *name = NULL;
+  DenseInverse *ctx;
+
+  PetscFunctionBeginUser;
+  *ok = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPPREONLY, &match));
+  if (!match) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &match));
+  if (match) PetscCall(PCShellGetName(pc, &name));
+  if (!name || strcmp(name, dense_inverse_name)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCSetUp(pc)); /* the inverse of the operator now */
+  PetscCall(PCShellGetContext(pc, &ctx));
+  if (!ctx->to_all || !ctx->device) PetscFunctionReturn(PETSC_SUCCESS);
+  *inv    = ctx->device;
+  *rstart = ctx->rstart;
+  *nlocal = ctx->nlocal;
+  *ok     = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 static PetscErrorCode set_dense_inverse(PC pc)
 {
   DenseInverse *ctx;
@@ -318,7 +371,7 @@ static PetscErrorCode set_dense_inverse(PC pc)
   PetscCall(PetscNew(&ctx));
   PetscCall(PCSetType(pc, PCSHELL));
   PetscCall(PCShellSetContext(pc, ctx));
-  PetscCall(PCShellSetName(pc, "stencilc dense inverse of the coarsest operator"));
+  PetscCall(PCShellSetName(pc, dense_inverse_name));
   PetscCall(PCShellSetSetUp(pc, DenseInverseSetUp));
   PetscCall(PCShellSetApply(pc, DenseInverseApply));
   PetscCall(PCShellSetDestroy(pc, DenseInverseDestroy));
@@ -388,7 +441,7 @@ static PetscErrorCode start_vector(KSP est, Vec x, Vec *noise)
    part of the Ritz values, 0 when ksp has no estimator of ours or the estimate failed. On the
    host the whole estimate runs in estimate_begin. x: a vector of the level's; set: the device's
    report slots for it (stnmg.h). */
-static PetscErrorCode estimate_begin(KSP ksp, Vec x, int set)
+static PetscErrorCode estimate_begin(KSP ksp, Vec x, int set, StnHalo halo)
 {
   Mat       A, P;
   KSP       est;
@@ -411,10 +464,10 @@ static PetscErrorCode estimate_begin(KSP ksp, Vec x, int set)
   Mat       mf;
 
   PetscCall(StnMatFreeOfLevel(A, P, &mf)); /* P's operator without the matrix, if there is one */
-  if (A == P || mf == A) PetscCall(StnMGEstimateDeviceBegin(est, mf ? mf : P, P, pc, noise, set, &queued));
+  if (A == P || mf == A) PetscCall(StnMGEstimateDeviceBegin(est, mf ? mf : P, P, pc, noise, set, halo, &queued));
   if (queued) PetscFunctionReturn(PETSC_SUCCESS);
 #else
-  (void)set;
+  (void)set, (void)halo;
 #endif
   PetscCall(KSPSetPC(est, pc));
   PetscCall(KSPSetOperators(est, A, P));
@@ -464,7 +517,7 @@ static PetscErrorCode estimate_end(KSP ksp, PetscReal *emax)
 static PetscErrorCode estimate(KSP ksp, Vec x, PetscReal *emax)
 {
   PetscFunctionBeginUser;
-  PetscCall(estimate_begin(ksp, x, 1));
+  PetscCall(estimate_begin(ksp, x, 1, NULL));
   PetscCall(estimate_end(ksp, emax));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -488,10 +541,10 @@ static PetscErrorCode EstimateEigenvalues(KSP ksp, Vec b, Vec x, void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set)
+PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set, StnHalo halo)
 {
   PetscFunctionBeginUser;
-  PetscCall(estimate_begin(ksp, x, set));
+  PetscCall(estimate_begin(ksp, x, set, halo));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -510,7 +563,7 @@ PetscErrorCode StnMGSmootherBoundsEnd(KSP ksp, PetscReal *emax, PetscReal *emin,
 PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *emin, PetscBool *ok)
 {
   PetscFunctionBeginUser;
-  PetscCall(StnMGSmootherBoundsBegin(ksp, x, 1));
+  PetscCall(StnMGSmootherBoundsBegin(ksp, x, 1, NULL));
   PetscCall(StnMGSmootherBoundsEnd(ksp, emax, emin, ok));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

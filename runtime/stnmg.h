@@ -10,7 +10,11 @@
 #include <petscksp.h>
 
 #include "stncompat.h"  /* PETSC_SUCCESS on PETSc 3.18 */
+#include "stnhalo.h"    /* StnHalo */
 #include "stnmg_cuda.h" /* StnTransferGrid */
+#if defined(PETSC_HAVE_CUDA)
+  #include "stncoarse_cuda.h" /* StnDenseInverse */
+#endif
 
 /* From now on DMCreateMatrix on da, and on every grid coarsened or refined from it, returns an
    SG-DIA matrix with these nsten grid offsets (one program has one stencil). */
@@ -23,10 +27,11 @@ PetscErrorCode StnDMCreateAIJ(DM da, MatType type, Mat *A);
 /* From now on the transfers between da and the grids made from it are stencilc's (stntransfer.c:
    matrix-free, on the device where the vectors are) wherever the grids halve. */
 PetscErrorCode StnDMUseTransfers(DM da);
-/* The layouts of P's interpolation and restriction (whole grids), P an interpolation made by
-   StnDMUseTransfers' DMCreateInterpolation on one rank; *ok is PETSC_FALSE when P is not one,
-   its vectors are not on the device, or it runs on several ranks. */
-PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, const StnTransferGrid **restrict_, PetscBool *ok);
+/* The layouts of P's interpolation and restriction, P an interpolation made by StnDMUseTransfers'
+   DMCreateInterpolation: *whole on one rank (whole grids), else a rank's (stnmg_cuda.h: the
+   interpolation from the coarse ghosted array, the restriction into it); *ok is PETSC_FALSE when
+   P is not one or its vectors are not on the device. */
+PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, const StnTransferGrid **restrict_, PetscBool *whole, PetscBool *ok);
 /* How many grids halving da gives: while every direction halves (n - 1 even, or n even when
    periodic) to at least 2 * stencil width + 1 points, and the grid has more than
    STN_MG_COARSE_UNKNOWNS unknowns. */
@@ -49,19 +54,28 @@ PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *e
 /* The same in two halves, so that the estimates of several levels run at once: Begin starts the
    estimate (on the device it queues it, on the host it makes it), End takes its bounds. set: the
    estimate's own report slots on the device, 1 to STN_GMRES_REPORT_SETS - 1, different for
-   every estimate begun and not yet ended (0: begin and end at once). */
-PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set);
+   every estimate begun and not yet ended (0: begin and end at once). halo: on several ranks,
+   the level's device ghost exchange (stnhalo.h), with which the estimate runs on the device
+   too (NULL: PETSc's estimate there). */
+PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set, StnHalo halo);
 PetscErrorCode StnMGSmootherBoundsEnd(KSP ksp, PetscReal *emax, PetscReal *emin, PetscBool *ok);
 #if defined(PETSC_HAVE_CUDA)
 /* That estimate on the device (stnarnoldi.c) for the estimator est of a Jacobi-preconditioned
-   SG-DIA operator P on the device (one rank, no periodic direction), from the start vector b:
+   SG-DIA operator P on the device (one rank and no periodic direction, or with halo, P's grid's
+   device ghost exchange: several ranks, each step's sums over the ranks on the host), from the
+   start vector b:
    Begin queues est's steps (its -ksp_max_it) with no wait between them, each product with A
    when A is P's operator without the matrix (stnmatfree.h), else with P, its reports into set
    (1 to STN_GMRES_REPORT_SETS - 1); *queued is PETSC_FALSE (and nothing done) for any other P,
    pc or set. End waits and gives the largest real part of the Ritz values (0: no estimate);
    *done is PETSC_FALSE when est has nothing queued. */
-PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, PetscBool *queued);
+PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued);
 PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done);
+/* Several ranks: the coarse solve that StnPCMGSetDefaults sets (the dense inverse of the whole
+   coarsest operator, on every rank) in device memory, for the fused V-cycle: inv, and this
+   rank's rows [rstart, rstart + nlocal) of the coarsest grid; *ok is PETSC_FALSE when ksp solves
+   otherwise, or its vectors are on the host. */
+PetscErrorCode StnMGCoarseInverseDevice(KSP ksp, const StnDenseInverse **inv, PetscInt *rstart, PetscInt *nlocal, PetscBool *ok);
 /* Replaces the PCApply of pc, a PCMG, by stnmgcycle.c's V-cycle of fused kernels, which runs
    whenever the levels are set up as it requires (SG-DIA operators on the device, Chebyshev with
    Jacobi and stnmg.c's bounds, stencilc's transfers) and calls PCMG's own otherwise. */

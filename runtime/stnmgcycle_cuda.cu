@@ -15,7 +15,7 @@ constexpr int kThreads = 256;
 int check(cudaError_t err, const char *what) { return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what); }
 
 struct StepArgs {
-  const double *A, *x, *b, *d, *p;
+  const double *A, *xa, *x, *b, *d, *p; /* xa: the product's x (owned or ghosted layout) */
   double       *y;
   double        alpha, beta, gamma;
 };
@@ -25,10 +25,10 @@ __global__ void __launch_bounds__(kThreads) mg_step(const Geometry g, const Step
 {
   const int    t      = blockIdx.x * blockDim.x + threadIdx.x;
   const bool   active = t < g.nrows;
-  const double v      = row_value<DOF, NSTEN, false>(g, a.A, a.x, t, active);
+  const double v      = row_value<DOF, NSTEN, false>(g, a.A, a.xa, t, active);
 
   if (!active) return;
-  double r = a.b[t] - v, y;
+  double r = (a.b ? a.b[t] : 0.0) - v, y;
   if (a.d) r *= a.d[t];
   y = a.gamma * r;
   if (a.beta != 0.0) y += a.beta * a.x[t];
@@ -55,15 +55,15 @@ __global__ void mg_scale(long n, double gamma, const double *__restrict__ d, con
 
 } /* namespace */
 
-extern "C" int StnMGStepCUDA(const StnBox *box, const double *A, const double *x, const double *b, const double *d, const double *p, double alpha, double beta, double gamma, double *y)
+extern "C" int StnMGStepCUDA(const StnBox *box, const double *A, const double *x, const double *xg, const double *b, const double *d, const double *p, double alpha, double beta, double gamma, double *y)
 {
   Geometry g;
-  int      err = StnSGDIAGeometry(box, 0, true, &g);
+  int      err = StnSGDIAGeometry(box, xg ? 1 : 0, true, &g);
 
   if (err) return err;
   if (!g.nrows) return 0;
-  if (x == y) return StnCUDAFail((int)cudaErrorInvalidValue, "StnMGStepCUDA: x and y are the same array");
-  const StepArgs a{A, x, b, d, p, y, alpha, beta, gamma};
+  if (x == y || xg == y) return StnCUDAFail((int)cudaErrorInvalidValue, "StnMGStepCUDA: x and y are the same array");
+  const StepArgs a{A, xg ? xg : x, x, b, d, p, y, alpha, beta, gamma};
   with_instance(g.dof, g.nsten, Step{(unsigned)((g.nrows + kThreads - 1) / kThreads), g, a});
   return check(cudaGetLastError(), "StnMGStepCUDA: launch");
 }

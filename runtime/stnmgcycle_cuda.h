@@ -6,9 +6,10 @@
 
        y = alpha p + beta x + gamma d .* (b - A x)
 
-   p and d may be NULL (no term, no scaling); p may be y (each thread reads its own entries of p
-   before it writes y), x must not be y. A, the box: as StnSGDIAMultCUDA's, x the owned array
-   (one rank; periodic directions wrapped). Roofline per row: 8*nsten*dof bytes of A and 8 of
+   b may be NULL (zero), p and d too (no term, no scaling); p may be y (each thread reads its own entries of p
+   before it writes y), x must not be y. A, the box: as StnSGDIAMultCUDA's. x is the owned array;
+   the product A x reads it there (xg NULL: one rank, periodic directions wrapped) or from xg, its
+   copy in the ghosted box with the ghosts filled (several ranks: stnhalo.h). Roofline per row: 8*nsten*dof bytes of A and 8 of
    each vector read (x, b, d, p) and written (y), 2*nsten*dof + 6 flops.
 
        y = gamma d .* b   (StnMGScaleCUDA: a Chebyshev smoother's first step from a zero guess)
@@ -24,7 +25,7 @@
 extern "C" {
 #endif
 
-int StnMGStepCUDA(const StnBox *box, const double *A, const double *x, const double *b, const double *d, const double *p, double alpha, double beta, double gamma, double *y);
+int StnMGStepCUDA(const StnBox *box, const double *A, const double *x, const double *xg, const double *b, const double *d, const double *p, double alpha, double beta, double gamma, double *y);
 int StnMGScaleCUDA(long n, double gamma, const double *d, const double *b, double *y);
 
 #ifdef __cplusplus

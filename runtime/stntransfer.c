@@ -4,13 +4,16 @@
 ** the vectors are. They replace PETSc's for grids that halve (2 nc - 1 or, periodic, 2 nc fine
 ** points per direction): PETSc's are AIJ matrices assembled on the host for every level at
 ** setup, which took longer than the whole solve on large grids, and applied through cuSPARSE.
-** Elsewhere PETSc's own are used, and for the injection on several ranks.
+** Elsewhere PETSc's own are used, and for the injection on several ranks where a rank does not
+** own the fine points of its coarse points.
 **
 ** On several ranks each rank computes its own points: the interpolation reads the coarse
 ** vector's ghosted local form (DMGlobalToLocal; PETSc's coarsening keeps the coarse points
 ** around a rank's fine points within its ghosts, checked in transfer_grid), and the
 ** restriction sums each rank's own fine points into the coarse ghosted local form, which
-** DMLocalToGlobal adds up over the ranks.
+** DMLocalToGlobal adds up over the ranks. The injection reads each rank's own fine points: with
+** PETSc's coarsening a rank owns the fine points of its coarse points on grids split evenly (the
+** ones checked; elsewhere PETSc's injection, which builds a scatter on every rank).
 **
 ** PCMG, SNES's grid sequencing and the restriction of the Newton iterate ask the coarser DM of
 ** a pair (DMCreateInterpolation(coarse, fine)); DMCoarsen and DMRefine do not copy those two
@@ -29,9 +32,15 @@ typedef struct {
   StnTransferGrid g;        /* the interpolation's layout (and, on one rank, every transfer's) */
   StnTransferGrid restr;    /* the restriction's: into the coarse ghosted local form on several ranks */
   StnTransferGrid scale;    /* the scale vector's: the coarse points of this rank */
+  StnTransferGrid inj;      /* several ranks: the injection's, from this rank's fine points */
+  PetscBool       inj_own;  /* several ranks: every rank owns the fine points it injects */
   PetscBool       gpu;      /* the vectors live in device memory */
-  DM              coarse;   /* several ranks: the coarse grid with a box stencil, for its ghosted
-                               local vectors (a star stencil's lack the corners); else NULL */
+  PetscBool       ranks;    /* several ranks: the layouts are a rank's */
+  DM              dmc;      /* several ranks: the coarse grid, and */
+  DM              coarse;   /*   its twin with a box stencil, for its ghosted local vectors (a star
+                               stencil's lack the corners), made at the first product: the fused
+                               V-cycle (stnmgcycle.c) never needs it, and making it costs a
+                               DMSetUp on every rank */
 } Transfer;
 
 static PetscErrorCode (*petsc_interpolation)(DM, DM, Mat *, Vec *);
@@ -103,7 +112,13 @@ static PetscErrorCode rank_layouts(DM dmc, DM dmf, PetscInt dim, Transfer *t, Pe
     t->g.os[d] = fs[d], t->g.om[d] = fm[d];
     t->scale.cs[d] = t->scale.os[d] = cs[d], t->scale.cm[d] = t->scale.om[d] = cm[d];
   }
-  t->g.wrap = t->restr.wrap = t->scale.wrap = 0;
+  t->inj     = t->scale;
+  t->inj_own = PETSC_TRUE;
+  for (int d = 0; d < 3; d++) {
+    t->inj.fs[d] = fs[d], t->inj.fm[d] = fm[d];
+    if (d < dim && cm[d] > 0 && (2 * cs[d] < fs[d] || 2 * (cs[d] + cm[d] - 1) >= fs[d] + fm[d])) t->inj_own = PETSC_FALSE;
+  }
+  t->g.wrap = t->restr.wrap = t->scale.wrap = t->inj.wrap = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -133,11 +148,14 @@ static PetscErrorCode transfer_grid(DM dmc, DM dmf, Transfer *t, PetscBool *ok)
   stn_transfer_whole(&t->restr, 0);
   stn_transfer_whole(&t->scale, 0);
   if (size > 1 && *ok) {
-    PetscCall(box_twin(dmc, &t->coarse));
-    PetscCall(rank_layouts(t->coarse, dmf, dim, t, ok));
-    int all = *ok ? 1 : 0; /* ours on every rank, or PETSc's on every rank */
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)dmf)));
-    *ok = all ? PETSC_TRUE : PETSC_FALSE;
+    t->ranks = PETSC_TRUE;
+    t->dmc   = dmc;
+    PetscCall(PetscObjectReference((PetscObject)dmc));
+    PetscCall(rank_layouts(dmc, dmf, dim, t, ok)); /* the twin's ghosted box is dmc's */
+    int all[2] = {*ok ? 1 : 0, t->inj_own ? 1 : 0}; /* ours on every rank, or PETSc's on every rank */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, all, 2, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)dmf)));
+    *ok        = all[0] ? PETSC_TRUE : PETSC_FALSE;
+    t->inj_own = all[1] ? PETSC_TRUE : PETSC_FALSE;
   }
   PetscCall(DMGetVecType(dmf, &vtype));
   PetscCall(PetscStrbeginswith(vtype, "stncuda", &t->gpu));
@@ -213,10 +231,15 @@ static PetscErrorCode apply(Mat A, TransferKind kind, Vec in, Vec out, int add)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(A, &t));
-  if (!t->coarse) {
+  if (!t->ranks) {
     PetscCall(transfer_vecs(t, kind, kind == INTERPOLATE ? &t->g : &t->restr, in, out, add)); /* the restriction's layout: coarse output */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  if (kind == INJECT) { /* from this rank's own fine points */
+    PetscCall(transfer_vecs(t, kind, &t->inj, in, out, 0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!t->coarse) PetscCall(box_twin(t->dmc, &t->coarse));
   PetscCall(DMGetLocalVector(t->coarse, &local));
   if (kind == INTERPOLATE) {
     PetscCall(DMGlobalToLocalBegin(t->coarse, in, INSERT_VALUES, local));
@@ -260,6 +283,7 @@ static PetscErrorCode TransferDestroy(Mat A)
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(A, &t));
   PetscCall(DMDestroy(&t->coarse));
+  PetscCall(DMDestroy(&t->dmc));
   PetscCall(PetscFree(t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -277,8 +301,9 @@ static PetscErrorCode transfer_shell(DM dmc, DM dmf, PetscBool interpolation, Ma
   *A = NULL;
   PetscCall(PetscNew(&t));
   PetscCall(transfer_grid(dmc, dmf, t, &ok));
-  if (!ok || (t->coarse && !interpolation)) { /* the injection on several ranks: PETSc's */
-    PetscCall(DMDestroy(&t->coarse));
+  if (!ok || (t->ranks && !interpolation && !t->inj_own)) { /* PETSc's */
+    if (ok) PetscCall(PetscInfo(dmf, "PETSc's injection: a rank does not own the fine points of its coarse points\n"));
+    PetscCall(DMDestroy(&t->dmc));
     PetscCall(PetscFree(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -383,7 +408,7 @@ static PetscErrorCode refine_hook(DM coarse, DM fine, void *ctx)
   return StnDMUseTransfers(fine);
 }
 
-PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, const StnTransferGrid **restrict_, PetscBool *ok)
+PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, const StnTransferGrid **restrict_, PetscBool *whole, PetscBool *ok)
 {
   PetscBool shell;
   void (*mult)(void) = NULL;
@@ -397,6 +422,7 @@ PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, co
   PetscCall(MatShellGetContext(P, &t));
   *interpolate = &t->g;
   *restrict_   = &t->restr;
-  *ok          = t->gpu && !t->coarse; /* the fused cycle's transfers: whole grids, one rank */
+  *whole       = (PetscBool)!t->ranks;
+  *ok          = t->gpu; /* the fused cycle's transfers: on the device */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

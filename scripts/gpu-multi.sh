@@ -11,7 +11,9 @@
 #     and the GPU's default Krylov method (stngmres) on N ranks give one rank's Newton count and
 #     solution to 1e-10 relative; the same with 3 ranks on grids 3 does not divide;
 #   - multigrid: the GPU's default solver (multigrid on SG-DIA levels) on N ranks gives one
-#     rank's Newton count, Krylov counts within one per linear solve, the solution to 1e-8;
+#     rank's Newton count, Krylov counts within one per linear solve, the solution to 1e-8, and
+#     its V-cycles are the fused ones (StnMGCycle in -log_view: ghosts exchanged device to
+#     device, stnhalo.h), not PCMG's;
 #   - grid sequencing under the default multigrid: one rank's Krylov counts (within one);
 #   - -stn_autotune on every rank: the run solves and the shared cache file stays whole;
 #   - more ranks than GPUs without -stn_share_gpus: refused with a message that says so;
@@ -155,6 +157,11 @@ while IFS=: read -r name grid params uneven; do
     run "$n" "$OUTDIR/$name.$kind.stage.log" $B/$name $grid $params $opts -log_view
     moved=$(vector_copies "$OUTDIR/$name.$kind.stage.log")
     echo "multi-gpu: residency: $name: $n ranks, $kind: vector copies in the solve: ${moved:-none}"
+    if [ $kind = mg ]; then
+      cycles=$(awk '$1 == "StnMGCycle" && $2 > m {m = $2} END {print m + 0}' "$OUTDIR/$name.$kind.stage.log")
+      if [ "$cycles" -gt 0 ]; then ok "multigrid: $name: $n ranks: the fused V-cycle ran across the ranks ($cycles cycles)"
+      else bad "multigrid: $name: $n ranks: PCMG's V-cycle ran, not the fused one"; fi
+    fi
   done
 done <<EOF
 $cases

@@ -1,0 +1,34 @@
+/* stnhalo.h: the ghost exchange of a DMDA's vectors between the GPUs of one node, device to
+   device, for kernels that read ghosts (the multigrid cycle of stnmgcycle.c on several ranks).
+   PETSc's own exchange (DMGlobalToLocal, a VecScatter) stages through host memory when the MPI
+   is not CUDA-aware, and waits on the host for each one; this one is two kernels on the default
+   stream (stnhalo_cuda.h), so a whole V-cycle queues without a host wait.
+
+   Each rank owns a ghosted array in device memory (two, used in turn) that the other ranks map
+   through CUDA IPC: an exchange copies the rank's owned values into its own array and writes the
+   values its neighbours' ghosts need straight into theirs. Every point of the ghosted box a
+   rank does not own (periodic images included) is written by the rank that owns it. */
+#ifndef STNHALO_H
+#define STNHALO_H
+
+#include <petscdmda.h>
+
+typedef struct StnHalo_ *StnHalo;
+
+/* Collective on da's communicator. *h is NULL, and *why says why in a few words, where the
+   exchange cannot be made: one rank, ranks on several nodes, GPUs that cannot map each other's
+   memory. */
+PetscErrorCode StnHaloCreate(DM da, StnHalo *h, const char **why);
+/* The same for a vector of n entries split over the ranks of comm in blocks (rank r's from
+   rstart, nlocal of them): an exchange gives every rank the whole vector, in the global order. */
+PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nlocal, PetscInt n, StnHalo *h, const char **why);
+/* Queues an exchange of owned (this rank's points of a vector of da, device memory): *ghosted is
+   its copy laid out in the ghosted box (DMDAGetGhostCorners), ghosts filled (a gather's: the
+   whole vector), for kernels queued
+   after it; it stays valid until the exchange after next. Every rank of the communicator makes
+   the same exchanges in the same order. */
+PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted);
+/* Collective: waits for the device, then unmaps and frees. */
+PetscErrorCode StnHaloDestroy(StnHalo *h);
+
+#endif

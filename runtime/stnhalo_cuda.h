@@ -1,0 +1,63 @@
+/* stnhalo_cuda.h: the device side of the ghost exchange between the GPUs of one node
+   (stnhalo.c): each rank writes its owned points straight into its neighbours' ghosted arrays
+   (memory they shared through CUDA IPC), then raises a flag in each neighbour's memory; a
+   neighbour waits for its flags. No host memory, no host wait, no MPI call: the exchange is one
+   kernel queued on the default stream, like the kernels around it.
+
+   Flags count exchanges (epochs): the put of exchange e writes e into the receiver's flag for its
+   direction after all its values (each writing thread fences at system scope; the last block to
+   finish raises the flags), then spins until every flag it watches reaches e: the kernel ends
+   when this rank's ghosts are all in. A rank that stops (an error, a crash) leaves its neighbours waiting: the wait gives up after
+   STN_HALO_TIMEOUT_S seconds with a message and a kernel trap, which fails the next CUDA call.
+
+   Plain C: no CUDA or PETSc header. The functions return 0 or a recorded cudaError_t. */
+#ifndef STNHALO_CUDA_H
+#define STNHALO_CUDA_H
+
+#include "stncuda.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STN_HALO_SLABS     27 /* the owned box itself and its 26 neighbours in 3D */
+#define STN_HALO_TIMEOUT_S 60
+
+/* One block of points sent: the points [s, s + m) of the sender's owned box (global indices),
+   written at point + shift into dst, an array laid out in the box [gs, gs + gm) (the receiver's
+   ghosted box); then epoch into *flag (NULL: no flag, the sender's own interior copy). */
+typedef struct {
+  double    *dst;
+  long long *flag;
+  int        s[3], m[3], shift[3], gs[3], gm[3];
+} StnHaloSlab;
+
+typedef struct {
+  int         dof, nslab;
+  int         os[3], om[3];              /* the sender's owned box, the layout of its array */
+  long long   first[STN_HALO_SLABS + 1]; /* slab q holds points first[q] to first[q+1] - 1 */
+  StnHaloSlab slab[STN_HALO_SLABS];
+  unsigned   *blocks_done;               /* the sender's counter (device, 0 between calls) */
+} StnHaloPut;
+
+/* Memory other processes can map (cudaMalloc's, zeroed), its handle (STN_HALO_IPC_BYTES bytes),
+   and another process's memory mapped from its handle; StnHaloUnmap undoes StnHaloMap. */
+#define STN_HALO_IPC_BYTES 64
+int StnHaloAlloc(void **p, size_t bytes);
+int StnHaloHandle(void *p, void *handle);
+int StnHaloMap(const void *handle, void **p);
+int StnHaloUnmap(void *p);
+
+/* One exchange: every slab's points from owned (laid out in os/om) into its dst, then the flags,
+   then the wait until flags[q] >= epoch for every q < 32 whose bit is set in mask. plan: the
+   StnHaloPut in device memory (a small launch: the kernel reads it there), n its points
+   (first[nslab]; 0: the wait alone). */
+int StnHaloPutCUDA(const StnHaloPut *plan, long long n, const double *owned, long long epoch, const long long *flags, unsigned mask);
+/* The wait alone (for a rank that sends nothing). */
+int StnHaloWaitCUDA(const long long *flags, unsigned mask, long long epoch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
