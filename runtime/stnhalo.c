@@ -2,11 +2,9 @@
 ** stnhalo.c: the device ghost exchange of stnhalo.h, set up from the DMDA's boxes.
 **
 ** Which values go where is worked out from every rank's owned and ghosted boxes (gathered once),
-** not from the DMDA's neighbour list: rank s sends rank r the points of its owned box that, moved
-** by a periodic shift (0 or -+ the grid size in a periodic direction), lie in r's ghosted box; the
-** owned boxes partition the grid, so each ghost point is written once. Rank r numbers the blocks
-** it receives in one order that every rank computes alike (by sender, then shift), and block q
-** raises r's flag q, so r waits on exactly the flags of its senders.
+** not from the DMDA's neighbour list (stnhalo_plan.h): rank s sends rank r the points of its
+** owned box that, moved by a periodic shift, lie in r's ghosted box, and block q of those r
+** receives raises r's flag q, so r waits on exactly the flags of its senders.
 **
 ** The memory a rank shares: 512 bytes of flags and a block counter, then its two ghosted arrays.
 */
@@ -14,15 +12,16 @@
 
 #if defined(PETSC_HAVE_CUDA)
   #include "stnhalo_cuda.h"
+  #include "stnhalo_plan.h"
 
   #define HEADER_BYTES 512 /* 32 flags (8 bytes), the put's block counter, padding */
 
 static PetscLogEvent event_create, event_exchange; /* -log_view: StnHaloCreate, StnHaloExchange */
 
 typedef struct {
-  char handle[STN_HALO_IPC_BYTES];
-  int  os[3], om[3], gs[3], gm[3];
-  int  ok;
+  char         handle[STN_HALO_IPC_BYTES];
+  StnHaloBoxes b;
+  int          ok;
 } RankInfo;
 
 struct StnHalo_ {
@@ -38,42 +37,7 @@ struct StnHalo_ {
   long long  epoch;
 };
 
-static size_t array_bytes(const RankInfo *r, int dof) { return (((size_t)r->gm[0] * r->gm[1] * r->gm[2] * dof * sizeof(double)) + 255) / 256 * 256; }
-
-/* The block rank `from` sends rank `to` with shift number sh (3^3 of them, each direction's
-   shift -n, 0 or +n; only 0 where not periodic): the points *s, *m of from's owned box that land
-   in to's ghosted box, shifted by shift. Returns 0 when there are none (or it is the owner's own
-   box, not a ghost). */
-static int block(const RankInfo *ri, int from, int to, int sh, int dim, const PetscInt n[3], const DMBoundaryType bt[3], int s[3], int m[3], int shift[3])
-{
-  int c = sh;
-
-  for (int d = 0; d < 3; d++, c /= 3) {
-    shift[d] = (c % 3 - 1) * (int)n[d];
-    if (shift[d] && (d >= dim || bt[d] != DM_BOUNDARY_PERIODIC)) return 0;
-  }
-  if (from == to && !shift[0] && !shift[1] && !shift[2]) return 0;
-  for (int d = 0; d < 3; d++) {
-    const int lo = PetscMax(ri[from].os[d] + shift[d], ri[to].gs[d]), hi = PetscMin(ri[from].os[d] + ri[from].om[d] + shift[d], ri[to].gs[d] + ri[to].gm[d]);
-    if (hi <= lo) return 0;
-    s[d] = lo - shift[d], m[d] = hi - lo;
-  }
-  return 1;
-}
-
-/* The flag of the block (from, sh) among the blocks `to` receives, or -1. */
-static int flag_of(const RankInfo *ri, int size, int from, int to, int want_sh, int dim, const PetscInt n[3], const DMBoundaryType bt[3])
-{
-  int q = 0, s[3], m[3], shift[3];
-
-  for (int r = 0; r < size; r++)
-    for (int sh = 0; sh < 27; sh++)
-      if (block(ri, r, to, sh, dim, n, bt, s, m, shift)) {
-        if (r == from && sh == want_sh) return q;
-        q++;
-      }
-  return -1;
-}
+static size_t array_bytes(const StnHaloBoxes *b, int dof) { return (((size_t)b->gm[0] * b->gm[1] * b->gm[2] * dof * sizeof(double)) + 255) / 256 * 256; }
 
 static PetscErrorCode fail(StnHalo *h, const char **why, const char *reason)
 {
@@ -83,25 +47,24 @@ static PetscErrorCode fail(StnHalo *h, const char **why, const char *reason)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Where a rank's values live: its owned box and the box of its ghosted array, dof values per point,
-   on a grid of dim dimensions and n points per direction (bt: periodic or not). */
+/* Where this rank's values live: its owned box and the box of its ghosted array on the grid, dof
+   values per point. */
 typedef struct {
-  int            dim, dof;
-  PetscInt       n[3];
-  DMBoundaryType bt[3];
-  int            os[3], om[3], gs[3], gm[3];
+  StnHaloGrid  grid;
+  StnHaloBoxes me;
+  int          dof;
 } Layout;
 
 static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const char **why)
 {
-  MPI_Comm       node;
-  PetscMPIInt    size, rank, node_size;
-  const int      dim = L->dim, dof = L->dof;
-  const PetscInt *n = L->n;
-  const DMBoundaryType *bt = L->bt;
-  RankInfo      *ri, me;
-  StnHalo        h;
-  int            ok, nq = 0;
+  MPI_Comm           node;
+  PetscMPIInt        size, rank, node_size;
+  const int          dof = L->dof;
+  const StnHaloGrid *g   = &L->grid;
+  RankInfo          *ri, me;
+  StnHaloBoxes      *b;
+  StnHalo            h;
+  int                ok, nq;
 
   PetscFunctionBeginUser;
   *hp  = NULL;
@@ -124,19 +87,19 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   *hp     = h;
   h->comm = comm;
   h->size = size;
-  for (int d = 0; d < 3; d++) me.os[d] = L->os[d], me.om[d] = L->om[d], me.gs[d] = L->gs[d], me.gm[d] = L->gm[d];
+  me.b = L->me;
   {
-    const size_t bytes = array_bytes(&me, dof);
+    const size_t bytes = array_bytes(&me.b, dof);
     me.ok              = StnHaloAlloc((void **)&h->mem, HEADER_BYTES + 2 * bytes) == 0 && StnHaloHandle(h->mem, me.handle) == 0;
     if (me.ok) h->array[0] = (double *)(h->mem + HEADER_BYTES), h->array[1] = (double *)(h->mem + HEADER_BYTES + bytes);
   }
-  PetscCall(PetscMalloc1(size, &ri));
+  PetscCall(PetscMalloc2(size, &ri, size, &b));
   PetscCall(PetscCalloc1(size, &h->mapped));
   PetscCallMPI(MPI_Allgather(&me, (PetscMPIInt)sizeof me, MPI_BYTE, ri, (PetscMPIInt)sizeof me, MPI_BYTE, comm));
   ok = 1;
-  for (int r = 0; r < size; r++) ok = ok && ri[r].ok;
+  for (int r = 0; r < size; r++) ok = ok && ri[r].ok, b[r] = ri[r].b;
   if (!ok) {
-    PetscCall(PetscFree(ri));
+    PetscCall(PetscFree2(ri, b));
     PetscCall(fail(hp, why, "device memory could not be shared"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -145,35 +108,31 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
     StnHaloPut *p = &h->put[e];
     p->dof         = dof;
     p->blocks_done = (unsigned *)(h->mem + 32 * sizeof(long long));
-    for (int d = 0; d < 3; d++) p->os[d] = me.os[d], p->om[d] = me.om[d];
-    p->slab[0] = (StnHaloSlab){h->array[e], NULL, {me.os[0], me.os[1], me.os[2]}, {me.om[0], me.om[1], me.om[2]}, {0, 0, 0}, {me.gs[0], me.gs[1], me.gs[2]}, {me.gm[0], me.gm[1], me.gm[2]}};
+    for (int d = 0; d < 3; d++) p->os[d] = me.b.os[d], p->om[d] = me.b.om[d];
+    p->slab[0] = (StnHaloSlab){h->array[e], NULL, {me.b.os[0], me.b.os[1], me.b.os[2]}, {me.b.om[0], me.b.om[1], me.b.om[2]}, {0, 0, 0}, {me.b.gs[0], me.b.gs[1], me.b.gs[2]}, {me.b.gm[0], me.b.gm[1], me.b.gm[2]}};
     p->nslab   = 1;
   }
   for (int to = 0; to < size && ok; to++)
-    for (int sh = 0; sh < 27 && ok; sh++) {
+    for (int sh = 0; sh < STN_HALO_SHIFTS && ok; sh++) {
       int s[3], m[3], shift[3], q;
-      if (!block(ri, rank, to, sh, dim, n, bt, s, m, shift)) continue;
-      q = flag_of(ri, size, rank, to, sh, dim, n, bt);
+      if (!StnHaloBlock(g, b, rank, to, sh, s, m, shift)) continue;
+      q = StnHaloFlag(g, b, size, rank, to, sh);
       if (to != rank && !h->mapped[to] && StnHaloMap(ri[to].handle, (void **)&h->mapped[to]) != 0) ok = 0;
       if (!ok || q < 0 || q >= 32 || h->put[0].nslab == STN_HALO_SLABS) {
         ok = 0;
         break;
       }
       char        *base  = to == rank ? h->mem : h->mapped[to];
-      const size_t bytes = array_bytes(&ri[to], dof);
+      const size_t bytes = array_bytes(&b[to], dof);
       for (int e = 0; e < 2; e++) {
         StnHaloSlab *sl = &h->put[e].slab[h->put[e].nslab++];
         sl->dst         = (double *)(base + HEADER_BYTES + e * bytes);
         sl->flag        = (long long *)base + q;
-        for (int d = 0; d < 3; d++) sl->s[d] = s[d], sl->m[d] = m[d], sl->shift[d] = shift[d], sl->gs[d] = ri[to].gs[d], sl->gm[d] = ri[to].gm[d];
+        for (int d = 0; d < 3; d++) sl->s[d] = s[d], sl->m[d] = m[d], sl->shift[d] = shift[d], sl->gs[d] = b[to].gs[d], sl->gm[d] = b[to].gm[d];
       }
     }
-  for (int from = 0; from < size; from++)
-    for (int sh = 0; sh < 27; sh++) {
-      int s[3], m[3], shift[3];
-      if (block(ri, from, rank, sh, dim, n, bt, s, m, shift)) nq++;
-    }
-  PetscCall(PetscFree(ri));
+  nq = StnHaloIncoming(g, b, size, rank);
+  PetscCall(PetscFree2(ri, b));
   if (nq > 32) ok = 0;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm));
   if (!ok) {
@@ -207,24 +166,25 @@ static PetscErrorCode create_logged(MPI_Comm comm, const Layout *L, StnHalo *hp,
 
 PetscErrorCode StnHaloCreate(DM da, StnHalo *hp, const char **why)
 {
-  Layout   L;
-  PetscInt dim, dof, st[3], sz[3];
+  Layout         L;
+  PetscInt       dim, dof, n[3], st[3], sz[3];
+  DMBoundaryType bt[3];
 
   PetscFunctionBeginUser;
-  PetscCall(DMDAGetInfo(da, &dim, &L.n[0], &L.n[1], &L.n[2], NULL, NULL, NULL, &dof, NULL, &L.bt[0], &L.bt[1], &L.bt[2], NULL));
-  L.dim = dim, L.dof = dof;
-  for (int d = dim; d < 3; d++) L.n[d] = 1, L.bt[d] = DM_BOUNDARY_NONE;
+  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, NULL, &bt[0], &bt[1], &bt[2], NULL));
+  L.grid.dim = (int)dim, L.dof = (int)dof;
+  for (int d = 0; d < 3; d++) L.grid.n[d] = d < dim ? (int)n[d] : 1, L.grid.periodic[d] = d < dim && bt[d] == DM_BOUNDARY_PERIODIC;
   PetscCall(DMDAGetCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
-  for (int d = 0; d < 3; d++) L.os[d] = d < dim ? (int)st[d] : 0, L.om[d] = d < dim ? (int)sz[d] : 1;
+  for (int d = 0; d < 3; d++) L.me.os[d] = d < dim ? (int)st[d] : 0, L.me.om[d] = d < dim ? (int)sz[d] : 1;
   PetscCall(DMDAGetGhostCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
-  for (int d = 0; d < 3; d++) L.gs[d] = d < dim ? (int)st[d] : 0, L.gm[d] = d < dim ? (int)sz[d] : 1;
+  for (int d = 0; d < 3; d++) L.me.gs[d] = d < dim ? (int)st[d] : 0, L.me.gm[d] = d < dim ? (int)sz[d] : 1;
   PetscCall(create_logged(PetscObjectComm((PetscObject)da), &L, hp, why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nlocal, PetscInt n, StnHalo *hp, const char **why)
 {
-  const Layout L = {1, 1, {n, 1, 1}, {DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE}, {(int)rstart, 0, 0}, {(int)nlocal, 1, 1}, {0, 0, 0}, {(int)n, 1, 1}};
+  const Layout L = {{1, {(int)n, 1, 1}, {0, 0, 0}}, {{(int)rstart, 0, 0}, {(int)nlocal, 1, 1}, {0, 0, 0}, {(int)n, 1, 1}}, 1};
 
   PetscFunctionBeginUser;
   PetscCall(create_logged(comm, &L, hp, why));

@@ -7,6 +7,8 @@
 #                loops (tests/runtime/vecref.c); plain C, no PETSc or CUDA
 #   fastdiv_test the SG-DIA kernels' division by a multiply (runtime/stnfastdiv.h) against the
 #                C operator (tests/runtime/fastdiv_test.c); plain C
+#   halo_plan_test the device ghost exchange's blocks and flags (runtime/stnhalo_plan.c) played on
+#                1080 partitions and 12 gathers (tests/runtime/halo_plan_test.c); plain C
 #   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
 #                DMCreateInterpolation (and its scale) and DMCreateInjection
 #                (tests/runtime/transfer_test.c), on 1 to 4 MPI ranks
@@ -28,6 +30,13 @@ if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/te
   echo "FAIL: building tests/runtime/vecref.c"
   vecfail=1
 elif ! build/tests/vecref; then
+  vecfail=1
+fi
+# The device ghost exchange's geometry (runtime/stnhalo_plan.c): plain C too.
+if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/tests/halo_plan_test tests/runtime/halo_plan_test.c runtime/stnhalo_plan.c; then
+  echo "FAIL: building tests/runtime/halo_plan_test.c"
+  vecfail=1
+elif ! build/tests/halo_plan_test; then
   vecfail=1
 fi
 # The SG-DIA kernels' division by the box's extents (runtime/stnfastdiv.h): plain C too.

@@ -1,0 +1,44 @@
+/* stnhalo_plan.c: the geometry of the device ghost exchange (stnhalo_plan.h). */
+#include "stnhalo_plan.h"
+
+static int max_int(int a, int b) { return a > b ? a : b; }
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+int StnHaloBlock(const StnHaloGrid *g, const StnHaloBoxes *b, int from, int to, int sh, int s[3], int m[3], int shift[3])
+{
+  int c = sh;
+
+  for (int d = 0; d < 3; d++, c /= 3) {
+    shift[d] = (c % 3 - 1) * g->n[d];
+    if (shift[d] && (d >= g->dim || !g->periodic[d])) return 0;
+  }
+  if (from == to && !shift[0] && !shift[1] && !shift[2]) return 0;
+  for (int d = 0; d < 3; d++) {
+    const int lo = max_int(b[from].os[d] + shift[d], b[to].gs[d]), hi = min_int(b[from].os[d] + b[from].om[d] + shift[d], b[to].gs[d] + b[to].gm[d]);
+    if (hi <= lo) return 0;
+    s[d] = lo - shift[d], m[d] = hi - lo;
+  }
+  return 1;
+}
+
+int StnHaloFlag(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int from, int to, int sh)
+{
+  int q = 0, s[3], m[3], shift[3];
+
+  for (int r = 0; r < nranks; r++)
+    for (int k = 0; k < STN_HALO_SHIFTS; k++)
+      if (StnHaloBlock(g, b, r, to, k, s, m, shift)) {
+        if (r == from && k == sh) return q;
+        q++;
+      }
+  return -1;
+}
+
+int StnHaloIncoming(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int to)
+{
+  int q = 0, s[3], m[3], shift[3];
+
+  for (int r = 0; r < nranks; r++)
+    for (int k = 0; k < STN_HALO_SHIFTS; k++) q += StnHaloBlock(g, b, r, to, k, s, m, shift);
+  return q;
+}
