@@ -83,7 +83,7 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscCall(PetscOptionsBool("-stn_mg_fused", "On the GPU, run each multigrid V-cycle as fused kernels (false: PETSc's PCMG apply)", NULL, app->mg_fused, &app->mg_fused, NULL));
   PetscCall(PetscOptionsEList("-stn_operator", "The Jacobian's product: with the stored SG-DIA matrix, by the generated kernel without it (GPU, one rank), or auto: without it where multigrid's fused V-cycle runs", NULL, operators, 3, operators[0], &op, NULL));
   app->solve_repeat = 1;
-  PetscCall(PetscOptionsRangeInt("-stn_solve_repeat", "Solve this many times from the same initial guess; the report and -log_view's Solve stage are the last solve's, the others (stage Warm-up) build what a solve builds once (the multigrid hierarchy, the device ghost exchanges, tuned kernels), as for every solve after the first in a continuation", NULL, app->solve_repeat, &app->solve_repeat, NULL, 1, 1000));
+  PetscCall(PetscOptionsRangeInt("-stn_solve_repeat", "Solve this many times from the same initial guess; the report and -log_view's Solve stage are the last solve's, the others (stage Warm-up) build what a solve builds once (the multigrid hierarchy, the device ghost exchanges, tuned kernels), as for every solve after the first in a continuation (not with -snes_grid_sequence)", NULL, app->solve_repeat, &app->solve_repeat, NULL, 1, 1000));
   PetscCall(PetscOptionsBool("-stn_share_gpus", "Let more ranks on a node than it has GPUs share them (for testing several ranks on one GPU)", NULL, app->share_gpus, &app->share_gpus, NULL));
 #if defined(PETSC_HAVE_CUDA) && !defined(PETSC_HAVE_MPIUNI)
   {
@@ -423,12 +423,14 @@ PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *r
 #endif
   PetscBool     solved;
 
-  if (app->convergence_png[0]) PetscCall(StnRecordConvergence(snes, &app->history)); /* the norms, for the picture */
-  PetscCall(SNESSetConvergenceHistory(snes, NULL, NULL, PETSC_DECIDE, PETSC_TRUE)); /* where the residual started, for the report */
   if (app->solve_repeat > 1) { /* the earlier solves, each from the guess */
     Vec           guess;
     PetscLogStage warm;
+    PetscInt      refine;
 
+    PetscCall(SNESGetGridSequence(snes, &refine));
+    PetscCheck(refine == 0, PetscObjectComm((PetscObject)snes), PETSC_ERR_ARG_INCOMP,
+               "-stn_solve_repeat cannot be combined with -snes_grid_sequence: the first solve ends on the finest grid, where the next would have to start from the coarsest; drop one of the two options");
     PetscCall(VecDuplicate(X, &guess));
     PetscCall(VecCopy(X, guess));
     PetscCall(PetscLogStageRegister("Warm-up", &warm));
@@ -440,6 +442,8 @@ PetscErrorCode StnAppSolve(StnApp *app, SNES snes, Vec X, SNESConvergedReason *r
     PetscCall(PetscLogStagePop());
     PetscCall(VecDestroy(&guess));
   }
+  if (app->convergence_png[0]) PetscCall(StnRecordConvergence(snes, &app->history)); /* the norms, for the picture */
+  PetscCall(SNESSetConvergenceHistory(snes, NULL, NULL, PETSC_DECIDE, PETSC_TRUE)); /* where the residual started, for the report */
   PetscCall(PetscLogStageRegister("Solve", &stage)); /* -log_view shows the solve on its own */
   PetscCall(PetscLogStagePush(stage));
   PetscCall(SNESSolve(snes, NULL, X));

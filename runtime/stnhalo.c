@@ -132,11 +132,11 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
       }
     }
   nq = StnHaloIncoming(g, b, size, rank);
+  if (nq > 32 || !StnHaloSymmetric(g, b, size)) ok = 0;
   PetscCall(PetscFree2(ri, b));
-  if (nq > 32) ok = 0;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm));
   if (!ok) {
-    PetscCall(fail(hp, why, "the GPUs cannot map each other's memory, or a rank has more than 32 neighbours"));
+    PetscCall(fail(hp, why, "the GPUs cannot map each other's memory, a rank has more than 32 neighbours, or a rank receives from one it sends nothing to"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   h->mask = nq == 32 ? 0xffffffffu : (1u << nq) - 1;

@@ -17,16 +17,16 @@ typedef struct StnHalo_ *StnHalo;
 
 /* Collective on da's communicator. *h is NULL, and *why says why in a few words, where the
    exchange cannot be made: one rank, ranks on several nodes, GPUs that cannot map each other's
-   memory. */
+   memory, a rank that receives from one it sends nothing to (stnhalo_plan.h). */
 PetscErrorCode StnHaloCreate(DM da, StnHalo *h, const char **why);
 /* The same for a vector of n entries split over the ranks of comm in blocks (rank r's from
    rstart, nlocal of them): an exchange gives every rank the whole vector, in the global order. */
 PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nlocal, PetscInt n, StnHalo *h, const char **why);
 /* Queues an exchange of owned (this rank's points of a vector of da, device memory): *ghosted is
    its copy laid out in the ghosted box (DMDAGetGhostCorners), ghosts filled (a gather's: the
-   whole vector), for kernels queued
-   after it; it stays valid until the exchange after next. Every rank of the communicator makes
-   the same exchanges in the same order. */
+   whole vector), for kernels queued after it and before the next exchange on h: a neighbour may
+   write the next-but-one exchange into it as soon as this rank's next exchange has run. Every
+   rank of the communicator makes the same exchanges in the same order. */
 PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted);
 /* Collective: waits for the device, then unmaps and frees. */
 PetscErrorCode StnHaloDestroy(StnHalo *h);

@@ -78,19 +78,29 @@ __global__ void halo_wait(const long long *flags, unsigned mask, long long epoch
 
 static_assert(sizeof(cudaIpcMemHandle_t) == STN_HALO_IPC_BYTES, "cudaIpcMemHandle_t is 64 bytes");
 
-extern "C" int StnHaloAlloc(void **p, size_t bytes)
+/* A failure these report is one the caller handles (the exchange is not made, the cycle falls
+   back): the error is recorded for the message and taken out of the runtime's last-error state,
+   so that the next launch check does not report it against an unrelated kernel. */
+static int handled(cudaError_t err, const char *what)
 {
-  int err = check(cudaMalloc(p, bytes), "StnHaloAlloc: cudaMalloc");
-  return err ? err : check(cudaMemset(*p, 0, bytes), "StnHaloAlloc: cudaMemset");
+  if (err != cudaSuccess) (void)cudaGetLastError();
+  return check(err, what);
 }
 
-extern "C" int StnHaloHandle(void *p, void *handle) { return check(cudaIpcGetMemHandle((cudaIpcMemHandle_t *)handle, p), "StnHaloHandle: cudaIpcGetMemHandle"); }
+extern "C" int StnHaloAlloc(void **p, size_t bytes)
+{
+  int err = handled(cudaMalloc(p, bytes), "StnHaloAlloc: cudaMalloc");
+  if (!err) err = handled(cudaMemset(*p, 0, bytes), "StnHaloAlloc: cudaMemset");
+  return err ? err : handled(cudaDeviceSynchronize(), "StnHaloAlloc: cudaDeviceSynchronize"); /* zero before any rank can write */
+}
+
+extern "C" int StnHaloHandle(void *p, void *handle) { return handled(cudaIpcGetMemHandle((cudaIpcMemHandle_t *)handle, p), "StnHaloHandle: cudaIpcGetMemHandle"); }
 
 extern "C" int StnHaloMap(const void *handle, void **p)
 {
   cudaIpcMemHandle_t h;
   memcpy(&h, handle, sizeof h);
-  return check(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess), "StnHaloMap: cudaIpcOpenMemHandle");
+  return handled(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess), "StnHaloMap: cudaIpcOpenMemHandle");
 }
 
 extern "C" int StnHaloUnmap(void *p) { return check(cudaIpcCloseMemHandle(p), "StnHaloUnmap: cudaIpcCloseMemHandle"); }

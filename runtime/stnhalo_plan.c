@@ -34,6 +34,24 @@ int StnHaloFlag(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int fro
   return -1;
 }
 
+/* Whether `from` sends `to` any block. */
+static int sends(const StnHaloGrid *g, const StnHaloBoxes *b, int from, int to)
+{
+  int s[3], m[3], shift[3];
+
+  for (int k = 0; k < STN_HALO_SHIFTS; k++)
+    if (StnHaloBlock(g, b, from, to, k, s, m, shift)) return 1;
+  return 0;
+}
+
+int StnHaloSymmetric(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks)
+{
+  for (int from = 0; from < nranks; from++)
+    for (int to = 0; to < nranks; to++)
+      if (from != to && sends(g, b, from, to) && !sends(g, b, to, from)) return 0;
+  return 1;
+}
+
 int StnHaloIncoming(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int to)
 {
   int q = 0, s[3], m[3], shift[3];

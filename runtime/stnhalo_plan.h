@@ -33,5 +33,10 @@ int StnHaloBlock(const StnHaloGrid *g, const StnHaloBoxes *b, int from, int to, 
 int StnHaloFlag(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int from, int to, int sh);
 /* How many blocks `to` receives. */
 int StnHaloIncoming(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int to);
+/* 1 when every rank that sends to another also receives from it. The exchange needs it: a
+   receiver tells its senders that it has read their last values only by sending them its own
+   (their wait for its flags), so a sender that never hears from it could overwrite values it
+   still reads. DMDA's ghosted boxes are symmetric; a gather in which a rank owns nothing is not. */
+int StnHaloSymmetric(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks);
 
 #endif

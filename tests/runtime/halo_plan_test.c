@@ -4,7 +4,9 @@
    rank's own points copied in, then every block every rank sends it. Checked: every point of
    the ghosted box is written exactly once, with the value of the point it stands for (periodic
    images wrapped); no block writes outside the box or over an owned point; the flags a rank's
-   blocks raise are 0 to (its incoming count) - 1, each once, at most 32. The partitions: 1D to
+   blocks raise are 0 to (its incoming count) - 1, each once, at most 32; every rank that sends to
+   another receives from it (StnHaloSymmetric; not in a gather where a rank owns nothing, which
+   the exchange refuses). The partitions: 1D to
    3D, every mix of periodic directions, 1 to 4 ranks per direction split evenly and unevenly,
    stencil widths 1 and 2 (DMDA's ghosted boxes: width w around the owned box, cut at the edges
    of non-periodic directions), and the whole-vector gather of the coarse solve. */
@@ -130,7 +132,10 @@ int main(void)
             if (!ok) continue;
             snprintf(what, sizeof what, "%dD %dx%dx%d periodic %d%d%d, width %d, %dx%dx%d ranks%s", dim, g.n[0], g.n[1], g.n[2], g.periodic[0], g.periodic[1], g.periodic[2], w, k[0], k[1], k[2], uneven ? " (uneven)" : "");
             partitions++;
-            play(&g, b, nranks, what);
+            if (play(&g, b, nranks, what) && !StnHaloSymmetric(&g, b, nranks)) {
+              printf("FAIL: halo_plan: %s: a rank receives from one it sends nothing to\n", what);
+              failures++;
+            }
           }
   /* The gather: every rank's ghosted box is the whole vector; some ranks own nothing. */
   for (int nranks = 1; nranks <= 6; nranks++)
@@ -147,9 +152,12 @@ int main(void)
       }
       snprintf(what, sizeof what, "gather of 23 over %d ranks%s", nranks, empty ? ", rank 0 owning none" : "");
       gathers++;
-      play(&g, b, nranks, what);
+      if (play(&g, b, nranks, what) && StnHaloSymmetric(&g, b, nranks) != !(empty && nranks > 1)) {
+        printf("FAIL: halo_plan: %s: symmetric says %d\n", what, StnHaloSymmetric(&g, b, nranks));
+        failures++;
+      }
     }
   if (failures) return 1;
-  printf("halo_plan: the device ghost exchange's blocks and flags on %d partitions (1D to 3D, periodic, widths 1 and 2, even and uneven) and %d gathers: ok\n", partitions, gathers);
+  printf("halo_plan: the device ghost exchange's blocks, flags and symmetry on %d partitions (1D to 3D, periodic, widths 1 and 2, even and uneven) and %d gathers: ok\n", partitions, gathers);
   return 0;
 }
