@@ -1209,20 +1209,20 @@ if is_built bratu2d; then
   done
   # -stn_solve_repeat 3: three solves from the same guess, each one's Krylov counts; the report and
   # -log_view's Solve stage are the last one's, the first two in stage Warm-up.
-  l=$LOG/opt.repeat
+  r1=$LOG/opt.repeat.1 r3=$LOG/opt.repeat.3 # not l: mpirun sets it
   mg3="-da_grid_x 17 -da_grid_y 17 -pc_type mg -pc_mg_levels 3 -ksp_converged_reason"
   # shellcheck disable=SC2086
-  mpirun 2 "$l.1" "$OUT/bratu2d" $mg3 $TIGHT
+  mpirun 2 "$r1" "$OUT/bratu2d" $mg3 $TIGHT
   # shellcheck disable=SC2086
-  mpirun 2 "$l.3" "$OUT/bratu2d" $mg3 $TIGHT -stn_solve_repeat 3 -log_view
+  mpirun 2 "$r3" "$OUT/bratu2d" $mg3 $TIGHT -stn_solve_repeat 3 -log_view
   rc=$?
-  k1=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$l.1")
-  k3=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$l.3")
-  warm=$(awk '/--- Event Stage [0-9]+: Warm-up/ {t = 1} /--- Event Stage [0-9]+: Solve/ {t = 0} t && $1 == "SNESSolve" {print $2}' "$l.3")
-  last=$(awk '/--- Event Stage [0-9]+: Solve/ {t = 1} /--- Event Stage [0-9]+: (Main|Warm)/ {t = 0} t && $1 == "SNESSolve" {print $2}' "$l.3")
-  if solved "$l.3" $rc && [ -n "$k1" ] && [ "$k3" = "$k1$k1$k1" ] && [ "$warm" = 2 ] && [ "$last" = 1 ] &&
-     [ "$(grep 'solved in' "$l.3")" = "$(grep 'solved in' "$l.1")" ]; then ok "options: -stn_solve_repeat 3 on 2 ranks: Krylov [$k1] three times, the last solve reported and in stage Solve"
-  else bad "options: -stn_solve_repeat 3: exit $rc, Krylov [$k3] against [$k1] per solve, Warm-up SNESSolve ${warm:-none}, Solve ${last:-none}"; show "$l.3"; fi
+  k1=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$r1")
+  k3=$(awk '/Linear solve converged/ {printf "%s ", $NF}' "$r3")
+  warm=$(awk '/--- Event Stage [0-9]+: Warm-up/ {t = 1} /--- Event Stage [0-9]+: Solve/ {t = 0} t && $1 == "SNESSolve" {print $2}' "$r3")
+  last=$(awk '/--- Event Stage [0-9]+: Solve/ {t = 1} /--- Event Stage [0-9]+: (Main|Warm)/ {t = 0} t && $1 == "SNESSolve" {print $2}' "$r3")
+  if solved "$r3" $rc && [ -n "$k1" ] && [ "$k3" = "$k1$k1$k1" ] && [ "$warm" = 2 ] && [ "$last" = 1 ] &&
+     [ "$(grep 'solved in' "$r3")" = "$(grep 'solved in' "$r1")" ]; then ok "options: -stn_solve_repeat 3 on 2 ranks: Krylov [$k1] three times, the last solve reported and in stage Solve"
+  else bad "options: -stn_solve_repeat 3: exit $rc, Krylov [$k3] against [$k1] per solve, Warm-up SNESSolve ${warm:-none}, Solve ${last:-none}"; show "$r3"; fi
 fi
 section_done options
 
