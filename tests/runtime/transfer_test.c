@@ -4,14 +4,16 @@
 ** its transpose (restriction), their Add forms, injection and the scale vector 1 / (P^T 1)
 ** (DMCreateInterpolationScale's, which stencilc's builds from the weights), on random vectors, in 1D, 2D and
 ** 3D, periodic or not, with 1 and 3 unknowns per point, on any number of ranks (tests/runtime/run.sh
-** runs 1 to 4: on several the ranks' boxes meet at edges and corners; the injection is then PETSc's). The weights are powers of two, so the
+** runs 1 to 4: on several the ranks' boxes meet at edges and corners; the injection is then
+** stencilc's where every rank owns the fine points of its coarse points, else PETSc's, and the
+** summary line says on how many grids it was stencilc's). The weights are powers of two, so the
 ** two agree to the rounding of a different order of summation.
 */
 #include <petscdmda.h>
 
 #include "stnmg.h"
 
-static int failures;
+static int failures, our_injections;
 
 static PetscErrorCode compare(const char *what, const char *grid, Vec a, Vec b)
 {
@@ -60,6 +62,8 @@ static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
       failures++;
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: transfer: on %s the interpolation is PETSc's, not stencilc's\n", grid));
     }
+    PetscCall(PetscObjectTypeCompare((PetscObject)R[1], MATSHELL, &ours));
+    our_injections += ours ? 1 : 0;
   }
 
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
@@ -111,7 +115,7 @@ int main(int argc, char **argv)
   for (PetscInt dim = 1; dim <= 3; dim++)
     for (PetscInt dof = 1; dof <= 3; dof += 2)
       for (int periodic = 0; periodic < 2; periodic++, cases++) PetscCall(check(dim, dof, periodic ? PETSC_TRUE : PETSC_FALSE));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "transfer: %d grids, interpolation, restriction, injection and scale %s\n", cases, failures ? "DIFFER from PETSc's" : "= PETSc's: ok"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "transfer: %d grids (the injection stencilc's on %d), interpolation, restriction, injection and scale %s\n", cases, our_injections, failures ? "DIFFER from PETSc's" : "= PETSc's: ok"));
   PetscCall(PetscFinalize());
   return failures ? 1 : 0;
 }
