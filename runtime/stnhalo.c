@@ -13,6 +13,7 @@
 #if defined(PETSC_HAVE_CUDA)
   #include "stnhalo_cuda.h"
   #include "stnhalo_plan.h"
+  #include "stnmg.h" /* StnDMDABox */
 
   #define HEADER_BYTES 512 /* 32 flags (8 bytes), the put's block counter, padding */
 
@@ -167,17 +168,15 @@ static PetscErrorCode create_logged(MPI_Comm comm, const Layout *L, StnHalo *hp,
 PetscErrorCode StnHaloCreate(DM da, StnHalo *hp, const char **why)
 {
   Layout         L;
-  PetscInt       dim, dof, n[3], st[3], sz[3];
+  PetscInt       dim, dof, n[3];
   DMBoundaryType bt[3];
 
   PetscFunctionBeginUser;
   PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, NULL, &bt[0], &bt[1], &bt[2], NULL));
   L.grid.dim = (int)dim, L.dof = (int)dof;
   for (int d = 0; d < 3; d++) L.grid.n[d] = d < dim ? (int)n[d] : 1, L.grid.periodic[d] = d < dim && bt[d] == DM_BOUNDARY_PERIODIC;
-  PetscCall(DMDAGetCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
-  for (int d = 0; d < 3; d++) L.me.os[d] = d < dim ? (int)st[d] : 0, L.me.om[d] = d < dim ? (int)sz[d] : 1;
-  PetscCall(DMDAGetGhostCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
-  for (int d = 0; d < 3; d++) L.me.gs[d] = d < dim ? (int)st[d] : 0, L.me.gm[d] = d < dim ? (int)sz[d] : 1;
+  PetscCall(StnDMDABox(da, PETSC_FALSE, L.me.os, L.me.om));
+  PetscCall(StnDMDABox(da, PETSC_TRUE, L.me.gs, L.me.gm));
   PetscCall(create_logged(PetscObjectComm((PetscObject)da), &L, hp, why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

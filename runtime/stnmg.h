@@ -27,6 +27,9 @@ PetscErrorCode StnDMCreateAIJ(DM da, MatType type, Mat *A);
 /* From now on the transfers between da and the grids made from it are stencilc's (stntransfer.c:
    matrix-free, on the device where the vectors are) wherever the grids halve. */
 PetscErrorCode StnDMUseTransfers(DM da);
+/* A DMDA's owned box (ghosts false) or ghosted box (DMDAGetCorners, DMDAGetGhostCorners): start
+   s, extent m; 0 and 1 in the directions past its dimension. */
+PetscErrorCode StnDMDABox(DM da, PetscBool ghosts, int s[3], int m[3]);
 /* The layouts of P's interpolation and restriction, P an interpolation made by StnDMUseTransfers'
    DMCreateInterpolation: *whole on one rank (whole grids), else a rank's (stnmg_cuda.h: the
    interpolation from the coarse ghosted array, the restriction into it); *ok is PETSC_FALSE when

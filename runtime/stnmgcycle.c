@@ -142,19 +142,6 @@ static PetscErrorCode smoother_fits(PC_MG_Levels *mgl, Level *lv, PetscBool *fit
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A DMDA's owned (ghosts false) or ghosted box: start s, extent m; 0 and 1 past its dimension. */
-static PetscErrorCode da_box(DM da, PetscBool ghosts, int s[3], int m[3])
-{
-  PetscInt dim, st[3] = {0, 0, 0}, sz[3] = {1, 1, 1};
-
-  PetscFunctionBeginUser;
-  PetscCall(DMGetDimension(da, &dim));
-  if (ghosts) PetscCall(DMDAGetGhostCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
-  else PetscCall(DMDAGetCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
-  for (int d = 0; d < 3; d++) s[d] = d < dim ? (int)st[d] : 0, m[d] = d < dim ? (int)sz[d] : 1;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Several ranks, level l >= 1 on grid daf over dac: the restriction's layout from daf's ghosted
    array into dac's owned points; *ok when those ghosts hold every fine point an owned coarse
    point reads (2I - 1 to 2I + 1), the interpolation reads dac's ghosted array, and the operator
@@ -166,9 +153,9 @@ static PetscErrorCode rank_restriction(Level *lv, DM daf, DM dac, PetscBool *ok)
 
   PetscFunctionBeginUser;
   *r = *lv->grid;
-  PetscCall(da_box(daf, PETSC_TRUE, r->fs, r->fm));
-  PetscCall(da_box(dac, PETSC_FALSE, r->cs, r->cm));
-  PetscCall(da_box(dac, PETSC_TRUE, gs, gm));
+  PetscCall(StnDMDABox(daf, PETSC_TRUE, r->fs, r->fm));
+  PetscCall(StnDMDABox(dac, PETSC_FALSE, r->cs, r->cm));
+  PetscCall(StnDMDABox(dac, PETSC_TRUE, gs, gm));
   r->wrap   = 0;
   lv->rgrid = r;
   *ok       = (PetscBool)(lv->box->gxs == r->fs[0] && lv->box->gxm == r->fm[0]);

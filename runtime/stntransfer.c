@@ -46,18 +46,15 @@ typedef struct {
 static PetscErrorCode (*petsc_interpolation)(DM, DM, Mat *, Vec *);
 static PetscErrorCode (*petsc_injection)(DM, DM, Mat *);
 
-/* box[d] of a DMDA's owned (ghosts false) or ghosted points: start s, size m; 0 and 1 past dim. */
-static PetscErrorCode da_box(DM da, PetscInt dim, PetscBool ghosts, int s[3], int m[3])
+PetscErrorCode StnDMDABox(DM da, PetscBool ghosts, int s[3], int m[3])
 {
-  PetscInt st[3] = {0, 0, 0}, sz[3] = {1, 1, 1};
+  PetscInt dim, st[3] = {0, 0, 0}, sz[3] = {1, 1, 1};
 
   PetscFunctionBeginUser;
+  PetscCall(DMGetDimension(da, &dim));
   if (ghosts) PetscCall(DMDAGetGhostCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
   else PetscCall(DMDAGetCorners(da, &st[0], &st[1], &st[2], &sz[0], &sz[1], &sz[2]));
-  for (int d = 0; d < 3; d++) {
-    s[d] = d < dim ? (int)st[d] : 0;
-    m[d] = d < dim ? (int)sz[d] : 1;
-  }
+  for (int d = 0; d < 3; d++) s[d] = d < dim ? (int)st[d] : 0, m[d] = d < dim ? (int)sz[d] : 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -101,9 +98,9 @@ static PetscErrorCode rank_layouts(DM dmc, DM dmf, PetscInt dim, Transfer *t, Pe
   int fs[3], fm[3], gs[3], gm[3], cs[3], cm[3];
 
   PetscFunctionBeginUser;
-  PetscCall(da_box(dmf, dim, PETSC_FALSE, fs, fm));
-  PetscCall(da_box(dmc, dim, PETSC_TRUE, gs, gm));
-  PetscCall(da_box(dmc, dim, PETSC_FALSE, cs, cm));
+  PetscCall(StnDMDABox(dmf, PETSC_FALSE, fs, fm));
+  PetscCall(StnDMDABox(dmc, PETSC_TRUE, gs, gm));
+  PetscCall(StnDMDABox(dmc, PETSC_FALSE, cs, cm));
   for (int d = 0; d < 3; d++) {
     const int first = fs[d] / 2, last = (fs[d] + fm[d] - 1 + 1) / 2; /* the coarse points fine [fs, fs + fm) reads */
     if (fm[d] > 0 && (first < gs[d] || last >= gs[d] + gm[d])) *ok = PETSC_FALSE;
