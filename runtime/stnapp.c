@@ -369,8 +369,7 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
     PetscCall(StnPCMGSetDefaults(pc, da));
 #if defined(PETSC_HAVE_CUDA)
     if (app->gpu && app->mg_fused) {
-      PetscMPIInt size;
-      PetscInt    nsten, dof;
+      PetscInt nsten, dof;
 
       PetscCall(StnPCMGUseFusedCycle(pc));
       /* The products without the matrix where the matrix's row is long: the smoothing steps and
@@ -378,9 +377,8 @@ PetscErrorCode StnAppSetUpJacobian(StnApp *app, SNES snes)
          per row (the cavity's 20: a V-cycle 1.7x faster). A short row (sfi3d's 7, bratu2d's 5)
          costs about as much to read as to compute again, and the SG-DIA kernel wins there. Not
          with Jacobi alone, whose product stngmres fuses into its cycle kernel. */
-      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)snes), &size));
       PetscCall(MatSGDIAGetLayout(app->J, &nsten, NULL, &dof, NULL));
-      if (app->operator_auto && !app->Jmf && size == 1 && nsten * dof >= STN_MATFREE_MIN_ROW) {
+      if (app->operator_auto && !app->Jmf && nsten * dof >= STN_MATFREE_MIN_ROW) {
         PetscCall(StnMatFreeCreate(da, STN_TWINS_LARGE, &app->Jmf));
         PetscCall(SNESSetJacobian(snes, app->Jmf, app->J, NULL, NULL));
       }
@@ -781,18 +779,23 @@ PetscErrorCode StnKernelsProductShape(StnKernels *k, const DMDALocalInfo *info, 
   PetscCall(level_shapes(k, info, &level));
   if (!level->product.bx) { /* tuned on a smoothing step's operands: w = b = d = 1 */
     char               name[256];
-    Vec                w, y;
-    const PetscScalar *wa;
+    Vec                w, wl, y;
+    const PetscScalar *wa, *wla = NULL;
     PetscScalar       *ya;
     const long         n  = (long)info->xm * info->ym * info->zm * info->dof;
     StnLocalInfo       li = StnLocalInfoOf(info);
+    PetscMPIInt        size;
 
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)info->da), &size));
     PetscCall(DMGetGlobalVector(info->da, &w));
+    PetscCall(DMGetLocalVector(info->da, &wl)); /* several ranks: the neighbours from the ghosted copy */
     PetscCall(DMGetGlobalVector(info->da, &y));
     PetscCall(VecSet(w, 1.0));
+    PetscCall(VecSet(wl, 1.0));
     PetscCall(VecCUDAGetArrayRead(w, &wa));
+    if (size > 1) PetscCall(VecCUDAGetArrayRead(wl, &wla));
     PetscCall(VecCUDAGetArrayWrite(y, &ya));
-    ProductLaunch l = {k->jacobian_mult, &li, user, x, {wa, wa, wa, NULL, ya, 0.0, 1.0, 1.0}};
+    ProductLaunch l = {k->jacobian_mult, &li, user, x, {wa, wa, wa, NULL, ya, 0.0, 1.0, 1.0, wla}};
     PetscCall(PetscSNPrintf(name, sizeof name, "%s/product", k->name));
     StnKernelShapeDefault((int)info->dim, (int)info->xm, &level->product);
     if (info->dim == 3) { /* a thread down z reuses the planes it has read: 1.5x at 257^3 (sfi3d) */
@@ -802,7 +805,9 @@ PetscErrorCode StnKernelsProductShape(StnKernels *k, const DMDALocalInfo *info, 
     PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, name, (int)info->dim, (int)info->xm, (int)info->ym, (int)info->zm, ya, n, run_product, &l, &level->product));
     PetscCall(VecCUDARestoreArrayWrite(y, &ya));
     PetscCall(VecCUDARestoreArrayRead(w, &wa));
+    if (size > 1) PetscCall(VecCUDARestoreArrayRead(wl, &wla));
     PetscCall(DMRestoreGlobalVector(info->da, &y));
+    PetscCall(DMRestoreLocalVector(info->da, &wl));
     PetscCall(DMRestoreGlobalVector(info->da, &w));
   }
   *shape = level->product;

@@ -145,46 +145,17 @@ static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued)
+/* Queues a's steps from b with the operator D^-1 A, D^-1 in a->dinv: A the product mf without
+   the matrix when there is one, else the SG-DIA values (box, values); on several ranks (halo)
+   with the ranks' sums. flops: one product's. */
+static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, Vec b, PetscLogDouble flops)
 {
-  const StnBox      *box;
-  const PetscScalar *values;
   const PetscScalar *d;
-  PetscLogDouble     flops;
-  PetscBool          ok;
-  PCJacobiType       jtype;
-  PetscInt           steps, n;
-  PetscBool          matfree;
-  Arnoldi           *a;
+  PetscInt           n, steps = a->steps;
   double            *Vd[STN_VEC_MAX_MULTI];
 
   PetscFunctionBeginUser;
-  *queued = PETSC_FALSE;
-  if (set < 1 || set >= STN_GMRES_REPORT_SETS) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &ok));
-  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PCJacobiGetType(pc, &jtype));
-  PetscCall(PCJacobiGetUseAbs(pc, &ok));
-  if (jtype != PC_JACOBI_DIAGONAL || ok) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(KSPGetTolerances(est, NULL, NULL, NULL, &steps));
-  if (steps < 1 || steps >= STN_VEC_MAX_MULTI) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(StnMatFreeReady(A, &matfree));
-  if (halo) { /* several ranks: the matrix's values, the ghosts through the exchange */
-    PetscCall(MatSGDIAGetDeviceValues(P, &box, &values, &ok));
-    if (!ok || matfree) PetscFunctionReturn(PETSC_SUCCESS);
-    flops = 2.0 * box->nsten * box->dof * box->dof * (PetscLogDouble)box->xm * box->ym * box->zm;
-  } else {
-    PetscCall(MatSGDIAGetDeviceOperator(P, &box, &values, &flops, &ok));
-    if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
-    if (matfree) flops = 0; /* StnMatFreeApply logs its own */
-  }
-
-  PetscCall(get_arnoldi(est, b, steps, &a));
-  PetscCall(KSPGetTolerances(est, &a->rtol, &a->abstol, NULL, NULL));
   PetscCall(VecGetLocalSize(b, &n));
-  a->st.reports = set * STN_VEC_MAX_MULTI;
-  PetscCall(MatGetDiagonal(P, a->dinv)); /* Jacobi's: 1 / the diagonal */
-  PetscCall(VecReciprocal(a->dinv));
   PetscCall(VecPointwiseMult(a->V0, a->dinv, b)); /* the preconditioned residual of the zero guess */
   {
     PetscScalar *v;
@@ -196,19 +167,88 @@ PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int
   for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
   a->ranks = (PetscBool)(halo != NULL);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
-  if (halo) PetscCall(steps_across_ranks(PetscObjectComm((PetscObject)P), a, halo, box, values, d, Vd, (long)n));
+  if (halo) PetscCall(steps_across_ranks(comm, a, halo, box, values, d, Vd, (long)n));
   else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
   for (PetscInt it = 0; it < steps && !halo; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
-    if (matfree) {
-      const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0};
+    if (mf) {
+      const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, NULL};
 
-      PetscCall(StnMatFreeApply(A, &m));
+      PetscCall(StnMatFreeApply(mf, &m));
     } else STN_CUDA_CALL(StnSGDIAMultCUDA(box, values, Vd[it], 0, d, Vd[it + 1], 2, NULL));
     STN_CUDA_CALL(StnGMRESStepLaunch(&a->st, (int)it, 1e-30, Vd[it + 1], (const double *const *)Vd, (long)n, &a->ticket[it]));
   }
   PetscCall(VecCUDARestoreArrayRead(a->dinv, &d));
   PetscCall(PetscLogGpuFlops(steps * (flops + 4.0 * n * (steps + 2)) + 3.0 * n));
-  a->queued = *queued = PETSC_TRUE;
+  a->queued = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* est's engine for vectors like b, its tolerances and report slots; *ok false when est's steps
+   are not ones the engine takes. */
+static PetscErrorCode arnoldi_of(KSP est, Vec b, int set, Arnoldi **a, PetscBool *ok)
+{
+  PetscInt steps;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetTolerances(est, NULL, NULL, NULL, &steps));
+  *ok = (PetscBool)(set >= 1 && set < STN_GMRES_REPORT_SETS && steps >= 1 && steps < STN_VEC_MAX_MULTI);
+  if (!*ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(get_arnoldi(est, b, steps, a));
+  PetscCall(KSPGetTolerances(est, &(*a)->rtol, &(*a)->abstol, NULL, NULL));
+  (*a)->st.reports = set * STN_VEC_MAX_MULTI;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued)
+{
+  const StnBox      *box;
+  const PetscScalar *values;
+  PetscLogDouble     flops;
+  PetscBool          ok;
+  PCJacobiType       jtype;
+  PetscBool          matfree;
+  Arnoldi           *a;
+
+  PetscFunctionBeginUser;
+  *queued = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &ok));
+  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCJacobiGetType(pc, &jtype));
+  PetscCall(PCJacobiGetUseAbs(pc, &ok));
+  if (jtype != PC_JACOBI_DIAGONAL || ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(StnMatFreeReady(A, &matfree));
+  if (halo) { /* several ranks: the matrix's values (the same operator as a product without it,
+                 an exact Jacobian's), the ghosts through the exchange */
+    PetscCall(MatSGDIAGetDeviceValues(P, &box, &values, &ok));
+    if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+    flops   = 2.0 * box->nsten * box->dof * box->dof * (PetscLogDouble)box->xm * box->ym * box->zm;
+    matfree = PETSC_FALSE;
+  } else {
+    PetscCall(MatSGDIAGetDeviceOperator(P, &box, &values, &flops, &ok));
+    if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+    if (matfree) flops = 0; /* StnMatFreeApply logs its own */
+  }
+  PetscCall(arnoldi_of(est, b, set, &a, &ok));
+  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetDiagonal(P, a->dinv)); /* Jacobi's: 1 / the diagonal */
+  PetscCall(VecReciprocal(a->dinv));
+  PetscCall(queue_steps(a, PetscObjectComm((PetscObject)P), halo, matfree ? A : NULL, box, values, b, flops));
+  *queued = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGEstimateDeviceBeginWhole(KSP est, const StnBox *box, const PetscScalar *values, Vec dinv, Vec b, int set, PetscBool *queued)
+{
+  Arnoldi  *a;
+  PetscBool ok;
+
+  PetscFunctionBeginUser;
+  *queued = PETSC_FALSE;
+  PetscCall(arnoldi_of(est, b, set, &a, &ok));
+  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(VecCopy(dinv, a->dinv));
+  PetscCall(queue_steps(a, PETSC_COMM_SELF, NULL, NULL, box, values, b, 2.0 * box->nsten * box->dof * box->dof * (PetscLogDouble)box->xm * box->ym * box->zm));
+  *queued = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

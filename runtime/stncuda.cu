@@ -17,7 +17,7 @@ int check(cudaError_t err, const char *what)
   return StnCUDAFail((int)err, "%s: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
 }
 
-cudaEvent_t marks[8];
+cudaEvent_t marks[STN_CUDA_MARKS];
 
 } // namespace
 
@@ -129,7 +129,7 @@ extern "C" int StnCUDADevicePresent(void)
 
 extern "C" int StnCUDAMark(int i)
 {
-  if (i < 0 || i > 7) return StnCUDAFail((int)cudaErrorInvalidValue, "StnCUDAMark: no such mark %d", i);
+  if (i < 0 || i >= STN_CUDA_MARKS) return StnCUDAFail((int)cudaErrorInvalidValue, "StnCUDAMark: no such mark %d", i);
   if (!marks[i]) {
     int rc = check(cudaEventCreate(&marks[i]), "StnCUDAMark: cudaEventCreate");
     if (rc) return rc;
@@ -140,7 +140,7 @@ extern "C" int StnCUDAMark(int i)
 extern "C" int StnCUDAMarksElapsed(int i, int j, float *ms)
 {
   *ms = 0;
-  if (i < 0 || i > 7 || j < 0 || j > 7 || !marks[i] || !marks[j])
+  if (i < 0 || i >= STN_CUDA_MARKS || j < 0 || j >= STN_CUDA_MARKS || !marks[i] || !marks[j])
     return StnCUDAFail((int)cudaErrorInvalidValue, "StnCUDAMarksElapsed: no such mark");
   return check(cudaEventElapsedTime(ms, marks[i], marks[j]), "StnCUDAMarksElapsed: cudaEventElapsedTime");
 }

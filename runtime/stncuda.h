@@ -43,9 +43,11 @@ int StnCUDARecordError(int err, const char *what);
 /* The same with a message of the caller's (printf-style) for an error of its own. */
 int StnCUDAFail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Timing marks on the GPU's timeline, for profiling: records CUDA event i (0 to 7) on the
+/* Timing marks on the GPU's timeline, for profiling: records CUDA event i (0 to STN_CUDA_MARKS - 1) on the
    default stream; StnCUDAMarksElapsed gives the milliseconds between marks i and j once both
-   have passed. */
+   have passed. Marks 0 to 7 are the Krylov engine's and the cycle's; 8 on, -stn_mg_profile's
+   per level. */
+#define STN_CUDA_MARKS 64
 int StnCUDAMark(int i);
 int StnCUDAMarksElapsed(int i, int j, float *ms);
 

@@ -33,12 +33,15 @@ struct StnHalo_ {
   double    *array[2];
   StnHaloPut put[2];  /* the put into array[e % 2] of the receivers, exchange e */
   StnHaloPut *plan;   /* the same two in device memory, which the kernel reads */
-  long long  points;  /* the points each put sends */
+  long long  blocks;  /* each put's (StnHaloPutBlocks) */
   unsigned   mask;    /* the flags this rank waits on */
   long long  epoch;
 };
 
-static size_t array_bytes(const StnHaloBoxes *b, int dof) { return (((size_t)b->gm[0] * b->gm[1] * b->gm[2] * dof * sizeof(double)) + 255) / 256 * 256; }
+/* The doubles of one vector in a ghosted array (the arrays side by side, as an SG-DIA matrix's
+   slices are), and the bytes of the array (rounded up to 256). */
+static long long vec_doubles(const StnHaloBoxes *b, int dof) { return (long long)b->gm[0] * b->gm[1] * b->gm[2] * dof; }
+static size_t    array_bytes(const StnHaloBoxes *b, int dof, int nvec) { return ((size_t)nvec * (size_t)vec_doubles(b, dof) * sizeof(double) + 255) / 256 * 256; }
 
 static PetscErrorCode fail(StnHalo *h, const char **why, const char *reason)
 {
@@ -53,7 +56,7 @@ static PetscErrorCode fail(StnHalo *h, const char **why, const char *reason)
 typedef struct {
   StnHaloGrid  grid;
   StnHaloBoxes me;
-  int          dof;
+  int          dof, nvec; /* nvec arrays of dof values per point, side by side */
 } Layout;
 
 static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const char **why)
@@ -90,7 +93,7 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   h->size = size;
   me.b = L->me;
   {
-    const size_t bytes = array_bytes(&me.b, dof);
+    const size_t bytes = array_bytes(&me.b, dof, L->nvec);
     me.ok              = StnHaloAlloc((void **)&h->mem, HEADER_BYTES + 2 * bytes) == 0 && StnHaloHandle(h->mem, me.handle) == 0;
     if (me.ok) h->array[0] = (double *)(h->mem + HEADER_BYTES), h->array[1] = (double *)(h->mem + HEADER_BYTES + bytes);
   }
@@ -108,9 +111,11 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   for (int e = 0; e < 2; e++) {
     StnHaloPut *p = &h->put[e];
     p->dof         = dof;
+    p->nvec        = L->nvec;
+    p->src_stride  = (long long)me.b.om[0] * me.b.om[1] * me.b.om[2] * dof;
     p->blocks_done = (unsigned *)(h->mem + 32 * sizeof(long long));
     for (int d = 0; d < 3; d++) p->os[d] = me.b.os[d], p->om[d] = me.b.om[d];
-    p->slab[0] = (StnHaloSlab){h->array[e], NULL, {me.b.os[0], me.b.os[1], me.b.os[2]}, {me.b.om[0], me.b.om[1], me.b.om[2]}, {0, 0, 0}, {me.b.gs[0], me.b.gs[1], me.b.gs[2]}, {me.b.gm[0], me.b.gm[1], me.b.gm[2]}};
+    p->slab[0] = (StnHaloSlab){h->array[e], NULL, {me.b.os[0], me.b.os[1], me.b.os[2]}, {me.b.om[0], me.b.om[1], me.b.om[2]}, {0, 0, 0}, {me.b.gs[0], me.b.gs[1], me.b.gs[2]}, {me.b.gm[0], me.b.gm[1], me.b.gm[2]}, vec_doubles(&me.b, dof)};
     p->nslab   = 1;
   }
   for (int to = 0; to < size && ok; to++)
@@ -124,11 +129,12 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
         break;
       }
       char        *base  = to == rank ? h->mem : h->mapped[to];
-      const size_t bytes = array_bytes(&b[to], dof);
+      const size_t bytes = array_bytes(&b[to], dof, L->nvec);
       for (int e = 0; e < 2; e++) {
         StnHaloSlab *sl = &h->put[e].slab[h->put[e].nslab++];
         sl->dst         = (double *)(base + HEADER_BYTES + e * bytes);
         sl->flag        = (long long *)base + q;
+        sl->dst_stride  = vec_doubles(&b[to], dof);
         for (int d = 0; d < 3; d++) sl->s[d] = s[d], sl->m[d] = m[d], sl->shift[d] = shift[d], sl->gs[d] = b[to].gs[d], sl->gm[d] = b[to].gm[d];
       }
     }
@@ -142,11 +148,12 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   }
   h->mask = nq == 32 ? 0xffffffffu : (1u << nq) - 1;
   for (int e = 0; e < 2; e++) {
-    StnHaloPut *p = &h->put[e];
-    p->first[0]   = 0;
-    for (int q = 0; q < p->nslab; q++) p->first[q + 1] = p->first[q] + (long long)p->slab[q].m[0] * p->slab[q].m[1] * p->slab[q].m[2];
+    StnHaloPut *p      = &h->put[e];
+    p->interior_blocks = (p->src_stride + STN_HALO_THREADS - 1) / STN_HALO_THREADS;
+    p->first[0] = p->first[1] = 0;
+    for (int q = 1; q < p->nslab; q++) p->first[q + 1] = p->first[q] + (long long)p->slab[q].m[0] * p->slab[q].m[1] * p->slab[q].m[2];
   }
-  h->points = h->put[0].first[h->put[0].nslab];
+  h->blocks = StnHaloPutBlocks(&h->put[0]);
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->plan, 2 * sizeof(StnHaloPut)));
   STN_CUDA_CALL(StnCUDAMemcpyHtoD(h->plan, h->put, 2 * sizeof(StnHaloPut)));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -173,7 +180,7 @@ PetscErrorCode StnHaloCreate(DM da, StnHalo *hp, const char **why)
 
   PetscFunctionBeginUser;
   PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, NULL, &bt[0], &bt[1], &bt[2], NULL));
-  L.grid.dim = (int)dim, L.dof = (int)dof;
+  L.grid.dim = (int)dim, L.dof = (int)dof, L.nvec = 1;
   for (int d = 0; d < 3; d++) L.grid.n[d] = d < dim ? (int)n[d] : 1, L.grid.periodic[d] = d < dim && bt[d] == DM_BOUNDARY_PERIODIC;
   PetscCall(StnDMDABox(da, PETSC_FALSE, L.me.os, L.me.om));
   PetscCall(StnDMDABox(da, PETSC_TRUE, L.me.gs, L.me.gm));
@@ -181,9 +188,27 @@ PetscErrorCode StnHaloCreate(DM da, StnHalo *hp, const char **why)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode StnHaloCreateWhole(DM da, PetscInt nvec, StnHalo *hp, const char **why)
+{
+  Layout         L;
+  PetscInt       dim, dof, n[3];
+  DMBoundaryType bt[3];
+
+  PetscFunctionBeginUser;
+  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, NULL, &bt[0], &bt[1], &bt[2], NULL));
+  L.grid.dim = (int)dim, L.dof = (int)dof, L.nvec = (int)nvec;
+  for (int d = 0; d < 3; d++) {
+    L.grid.n[d] = d < dim ? (int)n[d] : 1, L.grid.periodic[d] = d < dim && bt[d] == DM_BOUNDARY_PERIODIC;
+    L.me.gs[d] = 0, L.me.gm[d] = L.grid.n[d];
+  }
+  PetscCall(StnDMDABox(da, PETSC_FALSE, L.me.os, L.me.om));
+  PetscCall(create_logged(PetscObjectComm((PetscObject)da), &L, hp, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nlocal, PetscInt n, StnHalo *hp, const char **why)
 {
-  const Layout L = {{1, {(int)n, 1, 1}, {0, 0, 0}}, {{(int)rstart, 0, 0}, {(int)nlocal, 1, 1}, {0, 0, 0}, {(int)n, 1, 1}}, 1};
+  const Layout L = {{1, {(int)n, 1, 1}, {0, 0, 0}}, {{(int)rstart, 0, 0}, {(int)nlocal, 1, 1}, {0, 0, 0}, {(int)n, 1, 1}}, 1, 1};
 
   PetscFunctionBeginUser;
   PetscCall(create_logged(comm, &L, hp, why));
@@ -196,11 +221,13 @@ PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscS
 
   PetscFunctionBeginUser;
   PetscCall(PetscLogEventBegin(event_exchange, 0, 0, 0, 0));
-  STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, h->points, owned, h->epoch, (const long long *)h->mem, h->mask));
+  STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, h->blocks, owned, h->epoch, (const long long *)h->mem, h->mask));
   PetscCall(PetscLogEventEnd(event_exchange, 0, 0, 0, 0));
   *ghosted = h->array[e];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscInt StnHaloStride(StnHalo h) { return (PetscInt)h->put[0].slab[0].dst_stride; }
 
 PetscErrorCode StnHaloDestroy(StnHalo *hp)
 {

@@ -19,6 +19,12 @@ typedef struct StnHalo_ *StnHalo;
    exchange cannot be made: one rank, ranks on several nodes, GPUs that cannot map each other's
    memory, a rank that receives from one it sends nothing to (stnhalo_plan.h). */
 PetscErrorCode StnHaloCreate(DM da, StnHalo *h, const char **why);
+/* The same with every rank's ghosted box the whole grid: an exchange gathers nvec arrays of da's
+   layout side by side (a vector: 1; an SG-DIA matrix's values: nsten x dof of them, sgdia_cuda.h)
+   onto every rank, each laid out as one rank's whole grid; array v of the result starts
+   StnHaloStride(h) doubles after array v - 1. */
+PetscErrorCode StnHaloCreateWhole(DM da, PetscInt nvec, StnHalo *h, const char **why);
+PetscInt       StnHaloStride(StnHalo h);
 /* The same for a vector of n entries split over the ranks of comm in blocks (rank r's from
    rstart, nlocal of them): an exchange gives every rank the whole vector, in the global order. */
 PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nlocal, PetscInt n, StnHalo *h, const char **why);

@@ -1,16 +1,17 @@
 /* stnhalo_cuda.cu: the put and the wait of the device ghost exchange (stnhalo_cuda.h). The put
-   is bandwidth-bound on the sender's interior copy (16 bytes per owned unknown); the slabs to the
+   is bandwidth-bound on the sender's interior copy (16 bytes per owned value); the slabs to the
    neighbours are a few rows of points, written over NVLink; the rest is launch latency. */
 #include "stnhalo_cuda.h"
 
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = STN_HALO_THREADS;
 
 int check(cudaError_t err, const char *what) { return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what); }
 
@@ -34,36 +35,58 @@ __device__ void wait_flags(const long long *flags, unsigned mask, long long epoc
   __threadfence_system();
 }
 
-/* One thread per point sent. A block's threads fence their writes at system scope before the
-   block counts itself done; the last block raises the flags, so a receiver that sees its flag
-   sees every value of this put, and then waits for its own flags (mask), so that the kernel
-   ends with the exchange done: one launch per exchange. */
+/* Value t of the owned box's copy (slab 0): its place in the ghosted array. I is int or long
+   long, as the box's values fit. */
+template <typename I>
+__device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnHaloSlab &sl, I t)
+{
+  const I L = (I)p.om[0] * p.dof, line = t / L, c = t - line * L, j = line % (I)p.om[1], k = line / (I)p.om[1];
+  return (((long long)(k + p.os[2] - sl.gs[2]) * sl.gm[1] + (j + p.os[1] - sl.gs[1])) * sl.gm[0] + (p.os[0] - sl.gs[0])) * p.dof + c;
+}
+
+/* The first interior_blocks blocks copy the owned box into the sender's own ghosted array (slab
+   0), a value per thread per array: nobody else reads those values, and the sender's next
+   kernel runs after this one. The blocks after them send the other slabs to the neighbours, a
+   thread per point, each fencing its writes at system scope; they count themselves done, and
+   the last one raises the flags (a receiver that sees its flag sees every value of this put)
+   and then waits for its own (mask), so that the kernel ends with the exchange done: one
+   launch per exchange. */
 __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restrict__ plan, const double *__restrict__ owned, long long epoch, const long long *flags, unsigned mask)
 {
   const StnHaloPut &p = *plan;
   __shared__ bool   last;
-  const long long t = (long long)blockIdx.x * kThreads + threadIdx.x;
 
+  if (blockIdx.x < p.interior_blocks) {
+    const StnHaloSlab &sl = p.slab[0];
+    const long long    t  = (long long)blockIdx.x * kThreads + threadIdx.x;
+    if (t < p.src_stride) {
+      const long long to = p.src_stride < INT_MAX ? interior_to<int>(p, sl, (int)t) : interior_to<long long>(p, sl, t);
+      for (int v = 0; v < p.nvec; v++) sl.dst[v * sl.dst_stride + to] = owned[v * p.src_stride + t];
+    }
+    return;
+  }
+  const long long t = (long long)(blockIdx.x - p.interior_blocks) * kThreads + threadIdx.x;
   if (t < p.first[p.nslab]) {
-    int q = 0;
+    int q = 1;
     while (t >= p.first[q + 1]) q++;
     const StnHaloSlab &sl = p.slab[q];
-    const long long    r  = t - p.first[q];
-    const int          i = (int)(r % sl.m[0]), j = (int)((r / sl.m[0]) % sl.m[1]), k = (int)(r / ((long long)sl.m[0] * sl.m[1]));
+    const int          r  = (int)(t - p.first[q]); /* a slab is a few planes of points: an int */
+    const int          i = r % sl.m[0], j = (r / sl.m[0]) % sl.m[1], k = r / (sl.m[0] * sl.m[1]);
     const int          pi = sl.s[0] + i, pj = sl.s[1] + j, pk = sl.s[2] + k;
     const long long    from = (((long long)(pk - p.os[2]) * p.om[1] + (pj - p.os[1])) * p.om[0] + (pi - p.os[0])) * p.dof;
     const long long    to   = (((long long)(pk + sl.shift[2] - sl.gs[2]) * sl.gm[1] + (pj + sl.shift[1] - sl.gs[1])) * sl.gm[0] + (pi + sl.shift[0] - sl.gs[0])) * p.dof;
-    for (int c = 0; c < p.dof; c++) sl.dst[to + c] = owned[from + c];
-    if (sl.flag) __threadfence_system();
+    for (int v = 0; v < p.nvec; v++)
+      for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
+    __threadfence_system();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system();
-    last = atomicAdd(p.blocks_done, 1u) == gridDim.x - 1;
+    last = atomicAdd(p.blocks_done, 1u) == gridDim.x - p.interior_blocks - 1;
     if (last) { /* the last block: every value is out */
       *p.blocks_done = 0;
       __threadfence_system();
-      for (int q = 0; q < p.nslab; q++)
+      for (int q = 1; q < p.nslab; q++)
         if (p.slab[q].flag) *(volatile long long *)p.slab[q].flag = epoch;
       __threadfence_system();
     }
@@ -105,10 +128,16 @@ extern "C" int StnHaloMap(const void *handle, void **p)
 
 extern "C" int StnHaloUnmap(void *p) { return check(cudaIpcCloseMemHandle(p), "StnHaloUnmap: cudaIpcCloseMemHandle"); }
 
-extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long n, const double *owned, long long epoch, const long long *flags, unsigned mask)
+extern "C" long long StnHaloPutBlocks(const StnHaloPut *p)
 {
-  if (n < 1) return StnHaloWaitCUDA(flags, mask, epoch); /* nothing to send */
-  halo_put<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads>>>(plan, owned, epoch, flags, mask);
+  const long long sent = (p->first[p->nslab] + kThreads - 1) / kThreads;
+  return p->interior_blocks + (sent > 0 ? sent : 1); /* one to raise the flags and wait, at least */
+}
+
+extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, long long epoch, const long long *flags, unsigned mask)
+{
+  if (blocks < 1) return StnHaloWaitCUDA(flags, mask, epoch); /* nothing to send */
+  halo_put<<<(unsigned)blocks, kThreads>>>(plan, owned, epoch, flags, mask);
   return check(cudaGetLastError(), "StnHaloPutCUDA: launch");
 }
 

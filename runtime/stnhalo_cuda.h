@@ -30,12 +30,22 @@ typedef struct {
   double    *dst;
   long long *flag;
   int        s[3], m[3], shift[3], gs[3], gm[3];
+  long long  dst_stride; /* the receiver's array holds nvec of them, this far apart */
 } StnHaloSlab;
 
+/* nvec arrays side by side are exchanged at once (a matrix's slices, sgdia_cuda.h): array v of
+   the sender's starts at owned + v src_stride, of a receiver's at dst + v dst_stride. */
+/* Slab 0 is the sender's own copy of its owned box into its ghosted array: the bulk of the
+   bytes, a value per thread in the first interior_blocks blocks, which neither fence nor count
+   (no other rank reads those values). The other slabs go to the neighbours, a thread per point
+   in the blocks after them. */
 typedef struct {
-  int         dof, nslab;
+  int         dof, nslab, nvec;
+  long long   src_stride;                /* the owned box's values (om[0] om[1] om[2] dof) */
   int         os[3], om[3];              /* the sender's owned box, the layout of its array */
-  long long   first[STN_HALO_SLABS + 1]; /* slab q holds points first[q] to first[q+1] - 1 */
+  long long   interior_blocks;
+  long long   first[STN_HALO_SLABS + 1]; /* slab q >= 1 holds the points first[q] to first[q+1] - 1
+                                            of those sent (first[1] = 0) */
   StnHaloSlab slab[STN_HALO_SLABS];
   unsigned   *blocks_done;               /* the sender's counter (device, 0 between calls) */
 } StnHaloPut;
@@ -48,11 +58,14 @@ int StnHaloHandle(void *p, void *handle);
 int StnHaloMap(const void *handle, void **p);
 int StnHaloUnmap(void *p);
 
+/* The blocks of threads (STN_HALO_THREADS each) a put of plan launches: at least one. */
+#define STN_HALO_THREADS 256
+long long StnHaloPutBlocks(const StnHaloPut *plan);
 /* One exchange: every slab's points from owned (laid out in os/om) into its dst, then the flags,
    then the wait until flags[q] >= epoch for every q < 32 whose bit is set in mask. plan: the
-   StnHaloPut in device memory (a small launch: the kernel reads it there), n its points
-   (first[nslab]; 0: the wait alone). */
-int StnHaloPutCUDA(const StnHaloPut *plan, long long n, const double *owned, long long epoch, const long long *flags, unsigned mask);
+   StnHaloPut in device memory (a small launch: the kernel reads it there), blocks
+   StnHaloPutBlocks of it. */
+int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, long long epoch, const long long *flags, unsigned mask);
 /* The wait alone (for a rank that sends nothing). */
 int StnHaloWaitCUDA(const long long *flags, unsigned mask, long long epoch);
 

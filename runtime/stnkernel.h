@@ -37,16 +37,19 @@ typedef struct {
 } StnTimeArgs;
 
 /* The operands of the Jacobian's product without its matrix (-stn_operator matfree): J at the
-   ghosted local state x times the direction w, w the owned array of one rank (the whole grid):
+   ghosted local state x times the direction w, w the owned array:
 
        y = J w, or d .* J w                           (b NULL; p and the scalars unused)
        y = alpha p + beta w + gamma d .* (b - J w)    (a smoothing step of stnmgcycle.c)
 
-   d and p may be NULL (no scaling, no term); p may be y; w must not be y. */
+   d and p may be NULL (no scaling, no term); p may be y; w must not be y. The neighbours of a
+   point are read from wg, w's copy laid out in the ghosted box with its ghosts up to date (several
+   ranks), or where wg is NULL from w, which must then be the whole grid (one rank). */
 typedef struct {
   const double *w, *b, *d, *p;
   double       *y;
   double        alpha, beta, gamma;
+  const double *wg;
 } StnMultArgs;
 
 /* Its launcher (FormJacobianMultCUDA): 0 or the CUDA error of the launch. */

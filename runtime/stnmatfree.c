@@ -18,6 +18,8 @@ typedef struct {
   Vec            state; /* ghosted, local, on the device; NULL until the first Jacobian */
   PetscLogDouble flops; /* per product: 2 per entry of the block rows */
   StnTwins       levels; /* which coarser grids get twins (StnMatFreeCreate) */
+  DM             da;     /* several ranks: the grid, and w's ghosted copy for MatMult (made at */
+  Vec            wl;     /*   the first) */
 } MatFree;
 
 PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
@@ -39,20 +41,30 @@ PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* y = J w; on several ranks w's neighbours from its ghosted copy (DMGlobalToLocal). */
 static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
 {
+  MatFree           *mf;
   StnMultArgs        m = {0};
-  const PetscScalar *wa;
+  const PetscScalar *wa, *wla = NULL;
   PetscScalar       *ya;
 
   PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(J, &mf));
+  if (mf->da) {
+    if (!mf->wl) PetscCall(DMCreateLocalVector(mf->da, &mf->wl));
+    PetscCall(DMGlobalToLocal(mf->da, w, INSERT_VALUES, mf->wl));
+    PetscCall(VecCUDAGetArrayRead(mf->wl, &wla));
+  }
   PetscCall(VecCUDAGetArrayRead(w, &wa));
   PetscCall(VecCUDAGetArrayWrite(y, &ya));
-  m.w = wa;
-  m.y = ya;
+  m.w  = wa;
+  m.wg = wla;
+  m.y  = ya;
   PetscCall(StnMatFreeApply(J, &m));
   PetscCall(VecCUDARestoreArrayWrite(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(w, &wa));
+  if (mf->da) PetscCall(VecCUDARestoreArrayRead(mf->wl, &wla));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -63,6 +75,8 @@ static PetscErrorCode MatDestroy_MatFree(Mat J)
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(J, &mf));
   PetscCall(VecDestroy(&mf->state));
+  PetscCall(VecDestroy(&mf->wl));
+  PetscCall(DMDestroy(&mf->da));
   PetscCall(PetscFree(mf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -88,13 +102,16 @@ PetscErrorCode StnMatFreeCreate(DM da, StnTwins levels, Mat *J)
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)da), &size));
-  PetscCheck(size == 1, PetscObjectComm((PetscObject)da), PETSC_ERR_SUP, "-stn_operator matfree runs on one rank (its product reads the direction's neighbours from one array); run with -stn_operator sgdia on %d ranks", (int)size);
   PetscCall(DMGetGlobalVector(da, &v));
   PetscCall(VecGetLocalSize(v, &n));
   PetscCall(VecGetSize(v, &N));
   PetscCall(DMRestoreGlobalVector(da, &v));
   PetscCall(PetscNew(&mf));
   mf->levels = levels;
+  if (size > 1) {
+    mf->da = da;
+    PetscCall(PetscObjectReference((PetscObject)da));
+  }
   PetscCall(MatCreateShell(PetscObjectComm((PetscObject)da), n, n, N, N, mf, J));
   PetscCall(DMGetVecType(da, &vtype));
   PetscCall(MatShellSetVecType(*J, vtype));

@@ -4,7 +4,8 @@
 ** computed from the state as the Jacobian kernel computes it, times the direction at its
 ** neighbour, so the product reads the state and the direction where the SG-DIA product reads
 ** 8 * nstencil * dof bytes of matrix per unknown. The preconditioning matrix stays the assembled
-** SG-DIA one (the smoothers' diagonal, the coarse grids are their own). On the GPU, one rank.
+** SG-DIA one (the smoothers' diagonal, the coarse grids are their own). On the GPU; on several ranks
+** the direction's neighbours come from its ghosted copy (StnMultArgs).
 */
 #ifndef STNMATFREE_H
 #define STNMATFREE_H

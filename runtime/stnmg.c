@@ -418,22 +418,26 @@ static PetscErrorCode set_noise(Vec v)
 
 /* The estimator est's start vector for vectors like x: written once per grid and kept with est;
    a new grid for the level (-snes_grid_sequence) also gets est new work vectors. */
-static PetscErrorCode start_vector(KSP est, Vec x, Vec *noise)
+/* est's start vector like x, kept on est under name (the level's and, on several ranks, its
+   whole copy's, stnmgcycle.c). */
+static PetscErrorCode start_vector_named(KSP est, Vec x, const char *name, Vec *noise)
 {
   PetscInt m, m_noise = -1;
 
   PetscFunctionBeginUser;
-  PetscCall(PetscObjectQuery((PetscObject)est, "StnStartVector", (PetscObject *)noise));
+  PetscCall(PetscObjectQuery((PetscObject)est, name, (PetscObject *)noise));
   PetscCall(VecGetSize(x, &m));
   if (*noise) PetscCall(VecGetSize(*noise, &m_noise));
   if (m_noise == m) PetscFunctionReturn(PETSC_SUCCESS);
   if (*noise) PetscCall(KSPReset(est));
   PetscCall(VecDuplicate(x, noise));
   PetscCall(set_noise(*noise));
-  PetscCall(PetscObjectCompose((PetscObject)est, "StnStartVector", (PetscObject)*noise));
+  PetscCall(PetscObjectCompose((PetscObject)est, name, (PetscObject)*noise));
   PetscCall(PetscObjectDereference((PetscObject)*noise)); /* est holds it */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+static PetscErrorCode start_vector(KSP est, Vec x, Vec *noise) { return start_vector_named(est, x, "StnStartVector", noise); }
 
 /* The estimate for the smoother ksp's preconditioned operator, in two halves (the levels' run at
    once on the device): estimate_begin starts it unless the one recorded on the operator's
@@ -547,6 +551,28 @@ PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set, StnHalo halo)
   PetscCall(estimate_begin(ksp, x, set, halo));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+#if defined(PETSC_HAVE_CUDA)
+PetscErrorCode StnMGSmootherBoundsBeginWhole(KSP ksp, const StnBox *box, const PetscScalar *values, Vec dinv, int set)
+{
+  Mat       P;
+  KSP       est;
+  Vec       noise;
+  PetscReal emax;
+  PetscBool valid, queued;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectQuery((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject *)&est));
+  if (!est) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetOperators(ksp, NULL, &P));
+  PetscCall(PetscObjectComposedDataGetReal((PetscObject)P, emax_id, emax, valid));
+  (void)emax;
+  if (valid) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(start_vector_named(est, dinv, "StnStartVectorWhole", &noise)); /* one rank's: noise at the natural index */
+  PetscCall(StnMGEstimateDeviceBeginWhole(est, box, values, dinv, noise, set, &queued));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
 
 PetscErrorCode StnMGSmootherBoundsEnd(KSP ksp, PetscReal *emax, PetscReal *emin, PetscBool *ok)
 {

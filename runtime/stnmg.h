@@ -63,6 +63,10 @@ PetscErrorCode StnMGSmootherBounds(KSP ksp, Vec x, PetscReal *emax, PetscReal *e
 PetscErrorCode StnMGSmootherBoundsBegin(KSP ksp, Vec x, int set, StnHalo halo);
 PetscErrorCode StnMGSmootherBoundsEnd(KSP ksp, PetscReal *emax, PetscReal *emin, PetscBool *ok);
 #if defined(PETSC_HAVE_CUDA)
+/* Begin for a level that every rank holds whole (stnmgcycle.c): the same estimate as one rank
+   makes, from the level's whole operator (box, values: one rank's layout of the whole grid, on
+   the device) and 1 / its diagonal (dinv, a sequential vector of the whole grid); End as above. */
+PetscErrorCode StnMGSmootherBoundsBeginWhole(KSP ksp, const StnBox *box, const PetscScalar *values, Vec dinv, int set);
 /* That estimate on the device (stnarnoldi.c) for the estimator est of a Jacobi-preconditioned
    SG-DIA operator P on the device (one rank and no periodic direction, or with halo, P's grid's
    device ghost exchange: several ranks, each step's sums over the ranks on the host), from the
@@ -74,6 +78,9 @@ PetscErrorCode StnMGSmootherBoundsEnd(KSP ksp, PetscReal *emax, PetscReal *emin,
    *done is PETSC_FALSE when est has nothing queued. */
 PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued);
 PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done);
+/* Begin's one-rank steps with the SG-DIA values of a whole grid held on this rank (box, values),
+   1 / their diagonal dinv, from b (sequential vectors of the whole grid). */
+PetscErrorCode StnMGEstimateDeviceBeginWhole(KSP est, const StnBox *box, const PetscScalar *values, Vec dinv, Vec b, int set, PetscBool *queued);
 /* Several ranks: the coarse solve that StnPCMGSetDefaults sets (the dense inverse of the whole
    coarsest operator, on every rank) in device memory, for the fused V-cycle: inv, and this
    rank's rows [rstart, rstart + nlocal) of the coarsest grid; *ok is PETSC_FALSE when ksp solves
@@ -83,6 +90,11 @@ PetscErrorCode StnMGCoarseInverseDevice(KSP ksp, const StnDenseInverse **inv, Pe
    whenever the levels are set up as it requires (SG-DIA operators on the device, Chebyshev with
    Jacobi and stnmg.c's bounds, stencilc's transfers) and calls PCMG's own otherwise. */
 PetscErrorCode StnPCMGUseFusedCycle(PC pc);
+/* On several ranks the cycle holds the grids of at most this many unknowns (below the finest)
+   whole on every rank (-stn_mg_redundant_unknowns): on one GPU such a grid's steps cost about
+   what an exchange does (the cavity's 257^2 x 4 unknowns, sfi3d's 33 x 65 x 65 on 4 H200s,
+   docs/performance.md), so computing it whole on every rank saves its exchanges. */
+#define STN_MG_REDUNDANT_UNKNOWNS 524288
 #endif
 #define STN_MG_COARSE_UNKNOWNS 256
 

@@ -9,8 +9,8 @@
 **     kind with stnmg.c's eigenvalue bounds, no norms, PCJACOBI (the diagonal, not its absolute
 **     value), and the operator and the preconditioning matrix the same SG-DIA matrix in device
 **     memory; with -stn_operator matfree every level's products run without the matrix
-**     (stnmatfree.h: the finest level's operator, the coarser levels' twins), the SG-DIA matrix
-**     preconditioning;
+**     (stnmatfree.h: the finest level's operator, the coarser levels' twins; on several ranks
+**     their neighbours from the exchange), the SG-DIA matrix preconditioning;
 **   - stencilc's interpolations (stntransfer.c) between the levels, on the device.
 ** The coarse solve is whatever KSP PCMG has there (KSPSolve).
 **
@@ -27,10 +27,19 @@
 ** product, the restriction and the interpolation read the ghosts of their input, which a device
 ** exchange fills just before (6 per level and cycle with two smoothing steps), and no step waits
 ** on the host. The restriction computes each owned coarse point from the fine ghosted array, the
-** same sum in the same order as on one rank. The coarse solve gathers the coarsest grid's vector
-** on every rank by the same kind of exchange and multiplies it by the dense inverse there (each
-** rank holds the whole one, stnmg.c), so the cycle has no host wait at all. Where the exchange
-** cannot be set up, PCMG's own apply runs; where the gather cannot, PCMG's coarse KSP does.
+** same sum in the same order as on one rank.
+**
+** Below the split, the coarse grids of at most -stn_mg_redundant_unknowns unknowns, every rank
+** holds the whole grid and computes the one-rank cycle there redundantly, with no exchange: on
+** such a grid an exchange costs as much as the level's steps. After each new Jacobian their
+** operators' values are gathered onto every rank (one exchange each, stnhalo.h's whole-grid
+** gather) and their eigenvalue estimates run as one rank's; the coarsest grid's dense inverse is
+** formed from its whole operator as on one rank. A cycle gathers the right side restricted
+** across the split, and each rank interpolates its own fine points from the whole coarse grid.
+** Every step sums as on one rank, so the Krylov counts are one rank's. Without a split the
+** coarse solve gathers the coarsest grid's vector on every rank and multiplies it by stnmg.c's
+** dense inverse there. Where an exchange cannot be set up, PCMG's own apply runs; where the
+** gather cannot, PCMG's coarse KSP does.
 */
 #include "stnmg.h"
 
@@ -54,8 +63,16 @@ typedef struct {
   const StnTransferGrid *rgrid;  /*   and the restriction's */
   StnTransferGrid        rranks; /* several ranks: the restriction from the fine ghosted array into
                                     the owned coarse points (rgrid is &rranks then) */
-  StnHalo                halo;   /* several ranks: the exchange of this level's ghosts (level 0's too) */
+  StnHalo                halo;   /* several ranks: the exchange of this level's ghosts (level 0's too);
+                                    on a whole level the estimates' only */
   PetscObjectId          halo_dm;
+  /* several ranks, a level below the split (see the top): held whole on every rank */
+  PetscBool              whole;
+  StnBox                 wbox;          /* its grid as one rank's: box is &wbox */
+  StnHalo                values;        /* gathers the operator's values, each Jacobian: A */
+  Vec                    wb, wx, wr;    /* its vectors (on this rank, the whole grid's) */
+  Vec                    wdinv;         /* 1 / its diagonal, whole */
+  StnTransferGrid        wgrid, wrgrid; /* the whole grids' transfers to the next coarser */
   PetscInt               steps;  /* Chebyshev steps per smoothing */
   PetscReal              emax, emin;
   PetscObjectId          id[2];  /* the operator and the interpolation the above came from */
@@ -74,11 +91,48 @@ typedef struct {
   const StnDenseInverse *coarse_inv;
   PetscInt               coarse_rstart, coarse_nlocal, coarse_n;
   PetscScalar           *coarse_y; /* inverse times the whole vector, on the device */
+  /* several ranks: levels 0 to split - 1 held whole on every rank, or split 0 */
+  PetscInt         split, redundant_unknowns;
+  StnHalo          to_whole;   /* gathers level split - 1's restricted right side */
+  PetscObjectId    to_whole_dm;
+  const PetscScalar *b_split;  /*   into here, each cycle */
+  StnTransferGrid  split_grid; /* the interpolation from it, whole, to level split's owned points */
+  StnDenseInverse *whole_inv;  /* the coarsest grid's inverse, formed from its whole operator */
   /* -stn_mg_profile: each cycle timed on the GPU, against the bytes its steps move */
   PetscBool profile;
   PetscInt  cycles;
   double    ms, bytes, fine_bytes;
+  double    host_ms;  /* the host's time to queue a cycle */
+  double   *level_ms; /* by level: its part of a cycle on the GPU (down and up), the coarsest's solve */
 } Fused;
+
+/* -stn_mg_profile: the marks between a cycle's parts on the GPU's timeline, k from 0 (the start)
+   to 2 n - 1 (the end); none where the levels are too many for the marks. */
+  #define PROFILE_MARK0 8
+static PetscErrorCode profile_mark(const Fused *fc, PetscInt k)
+{
+  PetscFunctionBeginUser;
+  if (fc->profile && PROFILE_MARK0 + 2 * fc->nlevels <= STN_CUDA_MARKS) STN_CUDA_CALL(StnCUDAMark((int)(PROFILE_MARK0 + k)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a cycle has run: adds each level's part of it to level_ms. */
+static PetscErrorCode profile_levels(Fused *fc)
+{
+  const PetscInt n = fc->nlevels;
+
+  PetscFunctionBeginUser;
+  if (PROFILE_MARK0 + 2 * n > STN_CUDA_MARKS) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!fc->level_ms) PetscCall(PetscCalloc1(n, &fc->level_ms));
+  for (PetscInt k = 1; k < 2 * n; k++) { /* down on n - k, the coarse solve at k = n, up on k - n */
+    const PetscInt l = k < n ? n - k : k - n;
+    float          ms;
+
+    STN_CUDA_CALL(StnCUDAMarksElapsed((int)(PROFILE_MARK0 + k - 1), (int)(PROFILE_MARK0 + k), &ms));
+    fc->level_ms[l] += ms;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* The bytes per row the operator's product reads besides the vectors: its matrix row, or the
    state the product without the matrix computes the row from. */
@@ -207,8 +261,9 @@ static PetscErrorCode prepare_coarse(PC pc, Fused *fc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: every level's ghost exchange (made again for a new grid) and the restrictions'
-   layouts; *ok, the same on every rank, says whether the cycle can run on them. */
+/* Several ranks: the ghost exchange of every level split over the ranks (from fc->split up;
+   made again for a new grid) and the restrictions' layouts; *ok, the same on every rank, says
+   whether the cycle can run on them. */
 static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
 {
   PC_MG_Levels **mgl  = ((PC_MG *)pc->data)->levels;
@@ -222,6 +277,10 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
     PetscObjectId id;
     int           renew;
 
+    if (l < fc->split) { /* whole on every rank: no exchange */
+      PetscCall(StnHaloDestroy(&lv->halo));
+      continue;
+    }
     PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
     PetscCall(PetscObjectTypeCompare((PetscObject)da, DMDA, &isda));
     if (!isda) { /* PCMG without a grid hierarchy: the same on every rank */
@@ -235,6 +294,7 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
       const char *why;
 
       PetscCall(StnHaloDestroy(&lv->halo));
+      PetscCall(StnHaloDestroy(&lv->values)); /* a new grid: its whole copy's gather too */
       PetscCall(StnHaloCreate(da, &lv->halo, &why));
       lv->halo_dm = id;
       if (!lv->halo) PetscCall(PetscInfo(pc, "the fused V-cycle needs ghost exchanges on the device, which are not possible here (%s): PCMG's cycle runs\n", why));
@@ -249,7 +309,170 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
   good = good && made;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &good, 1, MPI_INT, MPI_LAND, fc->comm));
   *ok = good ? PETSC_TRUE : PETSC_FALSE;
-  if (*ok) PetscCall(prepare_coarse(pc, fc));
+  if (*ok && !fc->split) PetscCall(prepare_coarse(pc, fc));
+  if (fc->split) PetscCall(StnHaloDestroy(&fc->gather));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The block diagonal at offset (0, 0, 0) of box, or -1. */
+static int center_of(const StnBox *box)
+{
+  for (int s = 0; s < box->nsten; s++)
+    if (!box->off[3 * s] && !box->off[3 * s + 1] && !box->off[3 * s + 2]) return s;
+  return -1;
+}
+
+static PetscErrorCode free_whole(Level *lv)
+{
+  PetscFunctionBeginUser;
+  lv->whole = PETSC_FALSE;
+  PetscCall(StnHaloDestroy(&lv->values));
+  PetscCall(VecDestroy(&lv->wb));
+  PetscCall(VecDestroy(&lv->wx));
+  PetscCall(VecDestroy(&lv->wr));
+  PetscCall(VecDestroy(&lv->wdinv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks, collective: level l (operator P, SG-DIA with its values on the device, on grid
+   da) held whole on this rank: its values gathered (lv->A), its diagonal, its vectors and its
+   whole transfers; *ok false (on every rank) where the gather cannot be made. */
+static PetscErrorCode whole_level(Level *lv, PetscInt l, Mat P, DM da, PetscBool *ok)
+{
+  const StnBox      *box;
+  const PetscScalar *A;
+  PetscBool          dev;
+  PetscInt           n;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatSGDIAGetDeviceValues(P, &box, &A, &dev));
+  *ok      = PETSC_TRUE;
+  lv->wbox = *box;
+  lv->wbox.xs = lv->wbox.ys = lv->wbox.zs = 0;
+  lv->wbox.xm = box->mx, lv->wbox.ym = box->dim > 1 ? box->my : 1, lv->wbox.zm = box->dim > 2 ? box->mz : 1;
+  lv->wbox.gxs = lv->wbox.gys = lv->wbox.gzs = 0;
+  lv->wbox.gxm = lv->wbox.xm, lv->wbox.gym = lv->wbox.ym, lv->wbox.gzm = lv->wbox.zm;
+  n = (PetscInt)box->dof * lv->wbox.xm * lv->wbox.ym * lv->wbox.zm;
+  if (!lv->values) {
+    const char *why;
+
+    PetscCall(StnHaloCreateWhole(da, (PetscInt)box->nsten * box->dof, &lv->values, &why));
+    if (!lv->values) {
+      PetscCall(PetscInfo(da, "the coarse grids stay split over the ranks: %s\n", why));
+      *ok = PETSC_FALSE;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(VecDestroy(&lv->wb));
+    PetscCall(VecDestroy(&lv->wx));
+    PetscCall(VecDestroy(&lv->wr));
+    PetscCall(VecDestroy(&lv->wdinv));
+    PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, n, &lv->wb));
+    PetscCall(VecDuplicate(lv->wb, &lv->wx));
+    PetscCall(VecDuplicate(lv->wb, &lv->wr));
+    PetscCall(VecDuplicate(lv->wb, &lv->wdinv));
+  }
+  PetscCall(StnHaloExchange(lv->values, A, &lv->A));
+  lv->box   = &lv->wbox;
+  lv->mf    = NULL; /* the matrix: the same products, and the values are here */
+  lv->whole = PETSC_TRUE;
+  if (l >= 1) {
+    PetscScalar *d;
+
+    PetscCall(VecCUDAGetArrayWrite(lv->wdinv, &d));
+    STN_CUDA_CALL(StnSGDIADiagonalCUDA(&lv->wbox, lv->A, center_of(&lv->wbox), d, NULL));
+    PetscCall(VecCUDARestoreArrayWrite(lv->wdinv, &d));
+    PetscCall(VecReciprocal(lv->wdinv));
+    lv->wgrid = lv->wrgrid = *lv->grid;
+    stn_transfer_whole(&lv->wgrid, 1);
+    stn_transfer_whole(&lv->wrgrid, 0);
+    lv->grid  = &lv->wgrid;
+    lv->rgrid = &lv->wrgrid;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: the levels whose whole grid has at most redundant_unknowns unknowns, from the
+   coarsest up and below the finest, held whole on every rank (see the top), their values
+   gathered after each new Jacobian; fc->split says how many (0: none), the same on every rank. */
+static PetscErrorCode prepare_whole(PC pc, Fused *fc)
+{
+  PC_MG_Levels **mgl   = ((PC_MG *)pc->data)->levels;
+  int            split = 0, ok = 1;
+
+  PetscFunctionBeginUser;
+  for (PetscInt l = 0; l < fc->nlevels - 1; l++) { /* the split from the grids' sizes: the same on every rank */
+    DM       da;
+    PetscInt dof, m[3];
+
+    PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
+    PetscCall(DMDAGetInfo(da, NULL, &m[0], &m[1], &m[2], NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+    if ((double)dof * m[0] * m[1] * m[2] > (double)fc->redundant_unknowns) break;
+    split = (int)l + 1;
+  }
+  for (PetscInt l = 0; l < fc->nlevels; l++)
+    if (l >= split && fc->level[l].whole) PetscCall(free_whole(&fc->level[l]));
+  for (PetscInt l = 0; l < split && ok; l++) { /* every operator's values on the device, on every rank */
+    Mat                P;
+    const StnBox      *box;
+    const PetscScalar *A;
+    PetscBool          dev;
+
+    PetscCall(KSPGetOperators(mgl[l]->smoothd, NULL, &P));
+    PetscCall(MatSGDIAGetDeviceValues(P, &box, &A, &dev));
+    ok = dev ? 1 : 0;
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, fc->comm));
+  for (PetscInt l = 0; l < split && ok; l++) {
+    Mat       P;
+    DM        da;
+    PetscBool lok;
+
+    PetscCall(KSPGetOperators(mgl[l]->smoothd, NULL, &P));
+    PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
+    PetscCall(whole_level(&fc->level[l], l, P, da, &lok));
+    ok = lok ? 1 : 0;
+  }
+  if (split && ok) { /* the coarsest grid's inverse, as one rank forms it */
+    const StnBox *box = &fc->level[0].wbox;
+    const int     n   = box->dof * box->xm * box->ym * box->zm;
+    int           zero_pivot;
+
+    if (fc->whole_inv && StnDenseInverseRows(fc->whole_inv) != n) {
+      STN_CUDA_CALL(StnDenseInverseDestroy(fc->whole_inv));
+      fc->whole_inv = NULL;
+    }
+    if (!fc->whole_inv) STN_CUDA_CALL(StnDenseInverseCreate(n, &fc->whole_inv));
+    STN_CUDA_CALL(StnDenseInverseSetSGDIA(fc->whole_inv, box, fc->level[0].A, &zero_pivot));
+    PetscCheck(zero_pivot == 0, PETSC_COMM_SELF, PETSC_ERR_MAT_LU_ZRPVT, "the coarsest grid's operator is singular (zero pivot in row %d of %d): give fewer levels (-pc_mg_levels)", zero_pivot - 1, n);
+  }
+  if (split && ok) { /* the gather of the restricted right side, made again for a new grid */
+    DM            da;
+    PetscObjectId id;
+
+    PetscCall(KSPGetDM(mgl[split - 1]->smoothd, &da));
+    PetscCall(PetscObjectGetId((PetscObject)da, &id));
+    int renew = !fc->to_whole || fc->to_whole_dm != id;
+
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, fc->comm));
+    if (renew) {
+      const char *why;
+
+      PetscCall(StnHaloDestroy(&fc->to_whole));
+      PetscCall(StnHaloCreateWhole(da, 1, &fc->to_whole, &why));
+      fc->to_whole_dm = id;
+      ok              = fc->to_whole != NULL;
+    }
+  }
+  if (!split || !ok) {
+    for (PetscInt l = 0; l < split; l++) /* the levels as prepare left them: set up again */
+      if (fc->level[l].whole) PetscCall(free_whole(&fc->level[l]));
+    fc->split = 0;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  fc->split_grid = *fc->level[split].grid; /* level split's owned points from the whole coarse grid */
+  for (int d = 0; d < 3; d++) fc->split_grid.cs[d] = 0, fc->split_grid.cm[d] = fc->split_grid.nc[d];
+  fc->split_grid.wrap = 1;
+  fc->split           = split;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -259,9 +482,22 @@ static PetscErrorCode free_levels(Fused *fc)
   for (PetscInt l = 0; l < fc->nlevels; l++) {
     PetscCall(VecDestroy(&fc->level[l].dinv));
     PetscCall(StnHaloDestroy(&fc->level[l].halo));
+    PetscCall(free_whole(&fc->level[l]));
   }
+  fc->split = 0;
   PetscCall(PetscFree(fc->level));
+  PetscCall(PetscFree(fc->level_ms));
   fc->nlevels = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Begins level lv's eigenvalue estimate: from its whole copy (every rank the same, one rank's
+   estimate), else on its own points with its exchange (several ranks) or alone. */
+static PetscErrorCode bounds_begin(KSP smoother, Vec r, const Level *lv, int set)
+{
+  PetscFunctionBeginUser;
+  if (lv->whole) PetscCall(StnMGSmootherBoundsBeginWhole(smoother, lv->box, lv->A, lv->wdinv, set));
+  else PetscCall(StnMGSmootherBoundsBegin(smoother, r, set, lv->halo));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -293,7 +529,7 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
     PetscCall(smoother_fits(mgl[l], lv, &fits));
     if (fits) PetscCall(StnTransferGetGrid(mgl[l]->interpolate, &lv->grid, &lv->rgrid, &whole, &fits));
     if (fits && mgl[l]->restrct != mgl[l]->interpolate) fits = PETSC_FALSE; /* a restriction of its own */
-    if (fits && (whole != (fc->size == 1) || (fc->size > 1 && lv->mf))) fits = PETSC_FALSE; /* several ranks: matrices only */
+    if (fits && whole != (fc->size == 1)) fits = PETSC_FALSE;
     if (fits) PetscCall(KSPGetTolerances(mgl[l]->smoothd, NULL, NULL, NULL, &lv->steps));
     fit = fits && mgl[l]->r && lv->steps >= 1;
   }
@@ -302,17 +538,18 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
   if (fc->size > 1) {
     PetscBool ok;
 
+    PetscCall(prepare_whole(pc, fc));
     PetscCall(prepare_ranks(pc, fc, &ok));
     if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (n <= STN_GMRES_REPORT_SETS) /* else (2^31 points in a row) one at a time, with set 1 */
-    for (PetscInt l = 1; l < n; l++) PetscCall(StnMGSmootherBoundsBegin(mgl[l]->smoothd, mgl[l]->r, (int)l, fc->level[l].halo));
+    for (PetscInt l = 1; l < n; l++) PetscCall(bounds_begin(mgl[l]->smoothd, mgl[l]->r, &fc->level[l], (int)l));
   for (PetscInt l = 1; l < n; l++) {
     Level    *lv = &fc->level[l];
     Mat       P;
     PetscBool fits;
 
-    if (n > STN_GMRES_REPORT_SETS) PetscCall(StnMGSmootherBoundsBegin(mgl[l]->smoothd, mgl[l]->r, 1, fc->level[l].halo));
+    if (n > STN_GMRES_REPORT_SETS) PetscCall(bounds_begin(mgl[l]->smoothd, mgl[l]->r, lv, 1));
     PetscCall(StnMGSmootherBoundsEnd(mgl[l]->smoothd, &lv->emax, &lv->emin, &fits));
     all = (PetscBool)(all && fits);
     if (!all) continue; /* every begun estimate ends */
@@ -376,13 +613,13 @@ static PetscErrorCode step(const Level *lv, const PetscScalar *x, const PetscSca
   const PetscScalar *xg = NULL;
 
   PetscFunctionBeginUser;
+  if (lv->halo && !lv->whole) PetscCall(StnHaloExchange(lv->halo, x, &xg));
   if (lv->mf) {
-    const StnMultArgs m = {x, b, d, p, y, alpha, beta, gamma};
+    const StnMultArgs m = {x, b, d, p, y, alpha, beta, gamma, xg};
 
     PetscCall(StnMatFreeApply(lv->mf, &m));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (lv->halo) PetscCall(StnHaloExchange(lv->halo, x, &xg));
   STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, xg, b, d, p, alpha, beta, gamma, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -400,7 +637,7 @@ static PetscErrorCode smooth(const Level *lv, const PetscScalar *b, PetscScalar 
   const long         n         = (long)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm;
 
   PetscFunctionBeginUser;
-  PetscCall(VecCUDAGetArrayRead(lv->dinv, &d));
+  PetscCall(VecCUDAGetArrayRead(lv->whole ? lv->wdinv : lv->dinv, &d));
   /* p1 = p0 + scale D^-1 (b - A p0), into x when it is the last step, else into t */
   cur = lv->steps == 1 ? x : t;
   if (zero) STN_CUDA_CALL(StnMGScaleCUDA(n, scale, d, b, cur));
@@ -422,45 +659,115 @@ static PetscErrorCode smooth(const Level *lv, const PetscScalar *b, PetscScalar 
     c0 = c1, c1 = c2;
   }
   if (cur != x) STN_CUDA_CALL(StnCUDAMemcpyDtoD(x, cur, sizeof(PetscScalar) * (size_t)n));
-  PetscCall(VecCUDARestoreArrayRead(lv->dinv, &d));
+  PetscCall(VecCUDARestoreArrayRead(lv->whole ? lv->wdinv : lv->dinv, &d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The V-cycle from the finest level (b, x) down and back: PCMGMCycle_Private. */
-static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
+/* Level l's vectors for a cycle: PCMG's (b and x the cycle's own on the finest level), or on a
+   whole level its own, b gathered into b_split on the top one. Each got is restored by
+   restore_arrays. */
+typedef struct {
+  Vec                B, X, R;
+  const PetscScalar *b;
+  PetscScalar       *x, *r;
+  PetscBool          down; /* x only written (the smoothing from zero) */
+} Arrays;
+
+static PetscErrorCode get_arrays(PC pc, Fused *fc, PetscInt l, Vec b, Vec x, PetscBool down, Arrays *a)
 {
-  PC_MG         *mg  = (PC_MG *)pc->data;
-  PC_MG_Levels **mgl = mg->levels;
-  const PetscInt n   = mg->nlevels;
+  PC_MG_Levels **mgl = ((PC_MG *)pc->data)->levels;
+  const Level   *lv  = &fc->level[l];
+  const PetscInt n   = fc->nlevels;
 
   PetscFunctionBeginUser;
-  for (PetscInt l = n - 1; l >= 1; l--) { /* down: smooth from zero, residual, restrict */
-    const Level       *lv = &fc->level[l];
-    Vec                B = l == n - 1 ? b : mgl[l]->b, X = l == n - 1 ? x : mgl[l]->x;
-    const PetscScalar *ba;
-    PetscScalar       *xa, *ra, *bc;
+  if (lv->whole) {
+    a->B = l == fc->split - 1 ? NULL : lv->wb, a->X = lv->wx, a->R = lv->wr;
+  } else a->B = l == n - 1 ? b : mgl[l]->b, a->X = l == n - 1 ? x : mgl[l]->x, a->R = mgl[l]->r;
+  if (a->B) PetscCall(VecCUDAGetArrayRead(a->B, &a->b));
+  else a->b = fc->b_split;
+  a->down = down;
+  if (down) PetscCall(VecCUDAGetArrayWrite(a->X, &a->x));
+  else PetscCall(VecCUDAGetArray(a->X, &a->x));
+  PetscCall(VecCUDAGetArrayWrite(a->R, &a->r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-    PetscCall(VecCUDAGetArrayRead(B, &ba));
-    PetscCall(VecCUDAGetArrayWrite(X, &xa));
-    PetscCall(VecCUDAGetArrayWrite(mgl[l]->r, &ra));
-    PetscCall(smooth(lv, ba, xa, ra, PETSC_TRUE));
-    PetscCall(step(lv, xa, ba, NULL, NULL, 0.0, 0.0, 1.0, ra)); /* r = b - A x */
-    PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
-    if (lv->halo) {
-      const PetscScalar *rg;
+static PetscErrorCode restore_arrays(Arrays *a)
+{
+  PetscFunctionBeginUser;
+  if (a->B) PetscCall(VecCUDARestoreArrayRead(a->B, &a->b));
+  if (a->down) PetscCall(VecCUDARestoreArrayWrite(a->X, &a->x));
+  else PetscCall(VecCUDARestoreArray(a->X, &a->x));
+  PetscCall(VecCUDARestoreArrayWrite(a->R, &a->r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-      PetscCall(StnHaloExchange(lv->halo, ra, &rg));
-      STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, rg, bc));
-    } else STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, ra, bc));
-    PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
-    PetscCall(VecCUDARestoreArrayWrite(mgl[l]->r, &ra));
-    PetscCall(VecCUDARestoreArrayWrite(X, &xa));
-    PetscCall(VecCUDARestoreArrayRead(B, &ba));
+/* Down from level l: its residual ra into level l - 1's right side. Across the split, into this
+   rank's coarse points, then gathered whole onto every rank (b_split). */
+static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscScalar *ra)
+{
+  PC_MG_Levels     **mgl = ((PC_MG *)pc->data)->levels;
+  const Level       *lv  = &fc->level[l];
+  const PetscScalar *rg  = ra;
+  PetscScalar       *bc;
+
+  PetscFunctionBeginUser;
+  if (lv->whole) {
+    PetscCall(VecCUDAGetArrayWrite(fc->level[l - 1].wb, &bc));
+    STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, ra, bc));
+    PetscCall(VecCUDARestoreArrayWrite(fc->level[l - 1].wb, &bc));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (fc->gather) { /* several ranks: x = the owned rows of inverse times the gathered b */
-    const PetscScalar *b0, *whole;
-    PetscScalar       *x0;
+  if (lv->halo) PetscCall(StnHaloExchange(lv->halo, ra, &rg));
+  PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
+  STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, rg, bc));
+  if (l == fc->split) PetscCall(StnHaloExchange(fc->to_whole, bc, &fc->b_split));
+  PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
+/* Up to level l: xa += the interpolation of level l - 1's correction. Across the split, this
+   rank's fine points from the whole coarse grid, with no exchange. */
+static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *xa)
+{
+  PC_MG_Levels     **mgl = ((PC_MG *)pc->data)->levels;
+  const Level       *lc  = &fc->level[l - 1];
+  const PetscScalar *xc, *xcg;
+
+  PetscFunctionBeginUser;
+  if (lc->whole) {
+    PetscCall(VecCUDAGetArrayRead(lc->wx, &xc));
+    STN_CUDA_CALL(StnTransferInterpolateCUDA(l == fc->split ? &fc->split_grid : fc->level[l].grid, 1, xc, xa));
+    PetscCall(VecCUDARestoreArrayRead(lc->wx, &xc));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(VecCUDAGetArrayRead(mgl[l - 1]->x, &xc));
+  xcg = xc;
+  if (lc->halo) PetscCall(StnHaloExchange(lc->halo, xc, &xcg)); /* the coarse points around the fine ones: ghosts too */
+  STN_CUDA_CALL(StnTransferInterpolateCUDA(fc->level[l].grid, 1, xcg, xa));
+  PetscCall(VecCUDARestoreArrayRead(mgl[l - 1]->x, &xc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The coarsest grid's solve: on whole levels the dense inverse of the whole operator; on split
+   ones the gather and this rank's rows of the inverse; else the coarse KSP. */
+static PetscErrorCode coarse_solve(PC pc, Fused *fc)
+{
+  PC_MG_Levels     **mgl = ((PC_MG *)pc->data)->levels;
+  const PetscScalar *b0, *whole;
+  PetscScalar       *x0;
+
+  PetscFunctionBeginUser;
+  if (fc->split) {
+    const Level *l0 = &fc->level[0];
+
+    if (fc->split > 1) PetscCall(VecCUDAGetArrayRead(l0->wb, &b0));
+    else b0 = fc->b_split;
+    PetscCall(VecCUDAGetArrayWrite(l0->wx, &x0));
+    STN_CUDA_CALL(StnDenseInverseApply(fc->whole_inv, b0, x0));
+    PetscCall(VecCUDARestoreArrayWrite(l0->wx, &x0));
+    if (fc->split > 1) PetscCall(VecCUDARestoreArrayRead(l0->wb, &b0));
+  } else if (fc->gather) { /* x = the owned rows of inverse times the gathered b */
     PetscCall(VecCUDAGetArrayRead(mgl[0]->b, &b0));
     PetscCall(StnHaloExchange(fc->gather, b0, &whole));
     STN_CUDA_CALL(StnDenseInverseApply(fc->coarse_inv, whole, fc->coarse_y));
@@ -473,27 +780,38 @@ static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
     PetscCall(KSPSolve(mgl[0]->smoothd, mgl[0]->b, mgl[0]->x));
     PetscCall(KSPCheckSolve(mgl[0]->smoothd, pc, mgl[0]->x));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The V-cycle from the finest level (b, x) down and back: PCMGMCycle_Private. */
+static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
+{
+  const PetscInt n = fc->nlevels;
+
+  PetscFunctionBeginUser;
+  PetscCall(profile_mark(fc, 0));
+  for (PetscInt l = n - 1; l >= 1; l--) { /* down: smooth from zero, residual, restrict */
+    const Level *lv = &fc->level[l];
+    Arrays       a;
+
+    PetscCall(get_arrays(pc, fc, l, b, x, PETSC_TRUE, &a));
+    PetscCall(smooth(lv, a.b, a.x, a.r, PETSC_TRUE));
+    PetscCall(step(lv, a.x, a.b, NULL, NULL, 0.0, 0.0, 1.0, a.r)); /* r = b - A x */
+    PetscCall(restrict_down(pc, fc, l, a.r));
+    PetscCall(restore_arrays(&a));
+    PetscCall(profile_mark(fc, n - l));
+  }
+  PetscCall(coarse_solve(pc, fc));
+  PetscCall(profile_mark(fc, n));
   for (PetscInt l = 1; l < n; l++) { /* up: interpolate and add, smooth */
-    const Level       *lv = &fc->level[l];
-    Vec                B = l == n - 1 ? b : mgl[l]->b, X = l == n - 1 ? x : mgl[l]->x;
-    const PetscScalar *ba, *xc;
-    PetscScalar       *xa, *ra;
+    const Level *lv = &fc->level[l];
+    Arrays       a;
 
-    PetscCall(VecCUDAGetArrayRead(mgl[l - 1]->x, &xc));
-    PetscCall(VecCUDAGetArray(X, &xa));
-    if (fc->level[l - 1].halo) { /* the coarse points around the fine ones: ghosts too */
-      const PetscScalar *xcg;
-
-      PetscCall(StnHaloExchange(fc->level[l - 1].halo, xc, &xcg));
-      STN_CUDA_CALL(StnTransferInterpolateCUDA(lv->grid, 1, xcg, xa));
-    } else STN_CUDA_CALL(StnTransferInterpolateCUDA(lv->grid, 1, xc, xa));
-    PetscCall(VecCUDARestoreArrayRead(mgl[l - 1]->x, &xc));
-    PetscCall(VecCUDAGetArrayRead(B, &ba));
-    PetscCall(VecCUDAGetArrayWrite(mgl[l]->r, &ra));
-    PetscCall(smooth(lv, ba, xa, ra, PETSC_FALSE));
-    PetscCall(VecCUDARestoreArrayWrite(mgl[l]->r, &ra));
-    PetscCall(VecCUDARestoreArrayRead(B, &ba));
-    PetscCall(VecCUDARestoreArray(X, &xa));
+    PetscCall(get_arrays(pc, fc, l, b, x, PETSC_FALSE, &a));
+    PetscCall(interpolate_up(pc, fc, l, a.x));
+    PetscCall(smooth(lv, a.b, a.x, a.r, PETSC_FALSE));
+    PetscCall(restore_arrays(&a));
+    PetscCall(profile_mark(fc, n + l));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -520,16 +838,25 @@ static PetscErrorCode PCApply_StnMG(PC pc, Vec b, Vec x)
   if (!fc->ready) PetscCall((*fc->apply_mg)(pc, b, x));
   else {
     PetscCall(PetscLogEventBegin(event_cycle, pc, b, x, 0));
-    if (fc->profile) STN_CUDA_CALL(StnCUDAMark(4));
+    PetscLogDouble t0 = 0, t1;
+
+    if (fc->profile) {
+      STN_CUDA_CALL(StnCUDASynchronize()); /* the queue empty: the host's time below is its own */
+      STN_CUDA_CALL(StnCUDAMark(4));
+      PetscCall(PetscTime(&t0));
+    }
     PetscCall(cycle(pc, fc, b, x));
     if (fc->profile) {
       const StnTransferGrid *g      = fc->level[1].grid;
       const double           coarse = (double)g->dof * g->nc[0] * g->nc[1] * g->nc[2];
       float                  ms;
 
+      PetscCall(PetscTime(&t1));
+      fc->host_ms += 1e3 * (t1 - t0);
       STN_CUDA_CALL(StnCUDAMark(5));
       STN_CUDA_CALL(StnCUDASynchronize());
       STN_CUDA_CALL(StnCUDAMarksElapsed(4, 5, &ms));
+      PetscCall(profile_levels(fc));
       fc->ms += ms;
       fc->cycles++;
       fc->fine_bytes += level_bytes(&fc->level[fc->nlevels - 1]);
@@ -546,11 +873,22 @@ static PetscErrorCode FusedDestroy(void **ctx)
   Fused *fc = (Fused *)*ctx;
 
   PetscFunctionBeginUser;
-  if (fc->profile && fc->cycles)
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "stnmg profile: %" PetscInt_FMT " V-cycles of %" PetscInt_FMT " levels, %.3f ms each on the GPU; byte model %.3f GB per cycle (finest level %.3f GB): %.0f GB/s\n",
-                          fc->cycles, fc->nlevels, fc->ms / fc->cycles, fc->bytes / fc->cycles * 1e-9, fc->fine_bytes / fc->cycles * 1e-9, fc->bytes / (fc->ms * 1e-3) * 1e-9));
+  if (fc->profile && fc->cycles) {
+    PetscMPIInt rank;
+
+    PetscCallMPI(MPI_Comm_rank(fc->comm, &rank));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "stnmg profile: %" PetscInt_FMT " V-cycles of %" PetscInt_FMT " levels, %.3f ms each on the GPU; byte model %.3f GB per cycle (finest level %.3f GB): %.0f GB/s; %.3f ms to queue on the host (rank %d)\n",
+                          fc->cycles, fc->nlevels, fc->ms / fc->cycles, fc->bytes / fc->cycles * 1e-9, fc->fine_bytes / fc->cycles * 1e-9, fc->bytes / (fc->ms * 1e-3) * 1e-9, fc->host_ms / fc->cycles, rank));
+    if (fc->level_ms) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "stnmg levels: ms per cycle on the GPU by level, finest first (rank %d):", rank));
+      for (PetscInt l = fc->nlevels - 1; l >= 0; l--) PetscCall(PetscPrintf(PETSC_COMM_SELF, " %.3f", fc->level_ms[l] / fc->cycles));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n"));
+    }
+  }
   PetscCall(free_levels(fc));
   PetscCall(StnHaloDestroy(&fc->gather));
+  PetscCall(StnHaloDestroy(&fc->to_whole));
+  STN_CUDA_CALL(StnDenseInverseDestroy(fc->whole_inv));
   STN_CUDA_CALL(StnCUDAFree(fc->coarse_y));
   PetscCall(PetscFree(fc));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -573,6 +911,8 @@ PetscErrorCode StnPCMGUseFusedCycle(PC pc)
   fc->comm     = PetscObjectComm((PetscObject)pc);
   PetscCallMPI(MPI_Comm_size(fc->comm, &fc->size));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-stn_mg_profile", &fc->profile, NULL));
+  fc->redundant_unknowns = STN_MG_REDUNDANT_UNKNOWNS;
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-stn_mg_redundant_unknowns", &fc->redundant_unknowns, NULL));
   PetscCall(PetscObjectContainerCompose((PetscObject)pc, "StnFusedCycle", fc, FusedDestroy));
   pc->ops->apply = PCApply_StnMG;
   PetscFunctionReturn(PETSC_SUCCESS);

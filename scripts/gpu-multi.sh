@@ -13,7 +13,10 @@
 #   - multigrid: the GPU's default solver (multigrid on SG-DIA levels) on N ranks gives one
 #     rank's Newton count, Krylov counts within one per linear solve, the solution to 1e-8, and
 #     its V-cycles are the fused ones (StnMGCycle in -log_view: ghosts exchanged device to
-#     device, stnhalo.h), not PCMG's;
+#     device, stnhalo.h), not PCMG's; the cavity's products without the matrix (its default)
+#     give the solution of those with it (-stn_operator matrix) on N ranks; the same with the
+#     coarse grids split over the ranks (-stn_mg_redundant_unknowns 0) or held whole below
+#     33^2 only (5000);
 #   - grid sequencing under the default multigrid: one rank's Krylov counts (within one);
 #   - -stn_autotune on every rank: the run solves and the shared cache file stays whole;
 #   - more ranks than GPUs without -stn_share_gpus: refused with a message that says so;
@@ -136,6 +139,17 @@ while IFS=: read -r name grid params uneven; do
         same "$name" "$n ranks, Jacobi, stngmres" 1e-10 "$OUTDIR/$name.$kind.1.log" "$B/$name.$kind.1.bin" "$OUTDIR/$name.$kind.$n.log" "$B/$name.$kind.$n.bin"
       else
         same "$name" "$n ranks, multigrid" 1e-8 "$OUTDIR/$name.$kind.1.log" "$B/$name.$kind.1.bin" "$OUTDIR/$name.$kind.$n.log" "$B/$name.$kind.$n.bin"
+        if [ "$name" = cavity ]; then # its long rows: products without the matrix (-stn_operator auto), neighbours from the exchange
+          # shellcheck disable=SC2086
+          run "$n" "$OUTDIR/$name.$kind.$n.matrix.log" $B/$name $grid $params $opts $mon -stn_operator matrix -snes_view_solution "binary:$B/$name.$kind.$n.matrix.bin"
+          same "$name" "$n ranks, multigrid, the products without the matrix against those with it" 1e-8 "$OUTDIR/$name.$kind.$n.matrix.log" "$B/$name.$kind.$n.matrix.bin" "$OUTDIR/$name.$kind.$n.log" "$B/$name.$kind.$n.bin"
+        fi
+        # The coarse grids split over the ranks (none held whole), and split below 33^2 only.
+        for r in 0 5000; do
+          # shellcheck disable=SC2086
+          run "$n" "$OUTDIR/$name.$kind.$n.whole$r.log" $B/$name $grid $params $opts $mon -stn_mg_redundant_unknowns $r -snes_view_solution "binary:$B/$name.$kind.$n.whole$r.bin"
+          same "$name" "$n ranks, multigrid, -stn_mg_redundant_unknowns $r" 1e-8 "$OUTDIR/$name.$kind.1.log" "$B/$name.$kind.1.bin" "$OUTDIR/$name.$kind.$n.whole$r.log" "$B/$name.$kind.$n.whole$r.bin"
+        done
         k1=$(krylov_counts "$OUTDIR/$name.$kind.1.log") kn=$(krylov_counts "$OUTDIR/$name.$kind.$n.log")
         if [ "$(counts_close "$k1" "$kn")" = 1 ]; then ok "multigrid: $name: $n ranks: Krylov [$kn] against one rank's [$k1]"
         else bad "multigrid: $name: $n ranks: Krylov [$kn] against one rank's [$k1]"; fi

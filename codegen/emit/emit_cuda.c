@@ -196,22 +196,31 @@ static void neighbour_index(const Program *P) {
   FILE *out = P->out;
   const Model *m = P->m;
   static const char *const n[] = {"mx", "my", "mz"};
-  fputs("/* For J w without the matrix: the point (i, j, k) in w, the owned array of one rank (the\n"
-        "   whole grid, x fastest); -1 beyond a non-periodic edge, wrapped in a periodic direction. */\n"
-        "__device__ static inline long NB(const StnLocalInfo &info", out);
+  static const char *const gs[] = {"gxs", "gys", "gzs"}, *const gm[] = {"gxm", "gym"};
+  fputs("/* For J w without the matrix: the point (i, j, k) in w, x fastest; -1 beyond a non-periodic\n"
+        "   edge. w is the owned array of one rank (the whole grid; a periodic direction wraps), or\n"
+        "   on several ranks (ghosted) its ghosted copy, whose box holds every neighbour. */\n"
+        "__device__ static inline long NB(const StnLocalInfo &info, bool ghosted", out);
   for (int d = 0; d < m->dim; d++) fprintf(out, ", int %s", emit_index_names[d]);
   fputs(")\n{\n", out);
   for (int d = 0; d < m->dim; d++) {
     const char *v = emit_index_names[d];
+    if (!m->axes[d].periodic) fprintf(out, "  if (%s < 0 || %s >= info.%s) return -1;\n", v, v, n[d]);
+  }
+  fputs("  if (ghosted) return ", out);
+  if (m->dim == 1) fprintf(out, "i - info.%s;\n", gs[0]);
+  if (m->dim == 2) fprintf(out, "(long)(j - info.%s) * info.%s + (i - info.%s);\n", gs[1], gm[0], gs[0]);
+  if (m->dim == 3) fprintf(out, "((long)(k - info.%s) * info.%s + (j - info.%s)) * info.%s + (i - info.%s);\n", gs[2], gm[1], gs[1], gm[0], gs[0]);
+  for (int d = 0; d < m->dim; d++) {
+    const char *v = emit_index_names[d];
     if (m->axes[d].periodic) fprintf(out, "  %s += %s < 0 ? info.%s : %s >= info.%s ? -info.%s : 0;\n", v, v, n[d], v, n[d], n[d]);
-    else fprintf(out, "  if (%s < 0 || %s >= info.%s) return -1;\n", v, v, n[d]);
   }
   fputs("  return ", out);
   if (m->dim == 1) fputs("i;\n", out);
   if (m->dim == 2) fputs("(long)j * info.mx + i;\n", out);
   if (m->dim == 3) fputs("((long)k * info.my + j) * info.mx + i;\n", out);
   fputs("}\n\n/* w's unknown c_ at the point's neighbour s_ (0 where there is none). */\n"
-        "#define W(s_, c_) (nb[s_] < 0 ? 0.0 : w[nb[s_] * DOF + (c_)])\n\n", out);
+        "#define W(s_, c_) (nb[s_] < 0 ? 0.0 : wn[nb[s_] * DOF + (c_)])\n\n", out);
 }
 
 /* J w at every owned point from the same entries as FormJacobianKernel, each times the
@@ -224,9 +233,11 @@ static void product_kernel(Program *P) {
   fputs("/* J w without the matrix: each entry of the block row as FormJacobianKernel computes it,\n"
         "   times w at its neighbour. Reads the state and w (neighbours from cache), b, d and p;\n"
         "   writes y: about 48 bytes per unknown, where the product with the stored matrix reads\n"
-        "   8 * NSTENCIL * DOF bytes of it per unknown besides. One rank: w is the whole grid. */\n"
+        "   8 * NSTENCIL * DOF bytes of it per unknown besides. */\n"
         "__global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)\n{\n", out);
-  fputs("  const double *__restrict__ w = m.w;\n", out);
+  fputs("  const double *__restrict__ w  = m.w;                /* the point's own values */\n"
+        "  const double *__restrict__ wn = m.wg ? m.wg : m.w;   /* its neighbours' */\n"
+        "  const bool                 ghosted = m.wg != nullptr;\n", out);
   P->product = true; /* from here: the roots and entries of the product (approximate ones derived) */
   emit_c_function_begin(&P->E);
   emit_function_spacing(P, emit_jacobian_roots);
@@ -236,7 +247,7 @@ static void product_kernel(Program *P) {
   fprintf(out, "%sconst long nb[NSTENCIL] = {", in);
   for (int s = 0; s < ir->nstencil; s++) {
     const int *o = ir->offsets[ir->stencil[s]];
-    fputs(s ? ", NB(info" : "NB(info", out);
+    fputs(s ? ", NB(info, ghosted" : "NB(info, ghosted", out);
     for (int d = 0; d < P->m->dim; d++) {
       if (o[d]) fprintf(out, ", %s %c %d", emit_index_names[d], o[d] < 0 ? '-' : '+', o[d] < 0 ? -o[d] : o[d]);
       else fprintf(out, ", %s", emit_index_names[d]);

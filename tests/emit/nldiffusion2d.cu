@@ -127,25 +127,29 @@ extern "C" int FormJacobianCUDA(const StnLocalInfo *info, const void *user, cons
   return (int)cudaGetLastError();
 }
 
-/* For J w without the matrix: the point (i, j, k) in w, the owned array of one rank (the
-   whole grid, x fastest); -1 beyond a non-periodic edge, wrapped in a periodic direction. */
-__device__ static inline long NB(const StnLocalInfo &info, int i, int j)
+/* For J w without the matrix: the point (i, j, k) in w, x fastest; -1 beyond a non-periodic
+   edge. w is the owned array of one rank (the whole grid; a periodic direction wraps), or
+   on several ranks (ghosted) its ghosted copy, whose box holds every neighbour. */
+__device__ static inline long NB(const StnLocalInfo &info, bool ghosted, int i, int j)
 {
   if (i < 0 || i >= info.mx) return -1;
   if (j < 0 || j >= info.my) return -1;
+  if (ghosted) return (long)(j - info.gys) * info.gxm + (i - info.gxs);
   return (long)j * info.mx + i;
 }
 
 /* w's unknown c_ at the point's neighbour s_ (0 where there is none). */
-#define W(s_, c_) (nb[s_] < 0 ? 0.0 : w[nb[s_] * DOF + (c_)])
+#define W(s_, c_) (nb[s_] < 0 ? 0.0 : wn[nb[s_] * DOF + (c_)])
 
 /* J w without the matrix: each entry of the block row as FormJacobianKernel computes it,
    times w at its neighbour. Reads the state and w (neighbours from cache), b, d and p;
    writes y: about 48 bytes per unknown, where the product with the stored matrix reads
-   8 * NSTENCIL * DOF bytes of it per unknown besides. One rank: w is the whole grid. */
+   8 * NSTENCIL * DOF bytes of it per unknown besides. */
 __global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)
 {
-  const double *__restrict__ w = m.w;
+  const double *__restrict__ w  = m.w;                /* the point's own values */
+  const double *__restrict__ wn = m.wg ? m.wg : m.w;   /* its neighbours' */
+  const bool                 ghosted = m.wg != nullptr;
   const double hx = (1.0 - 0.0) / (info.mx - 1);
   const double hy = (1.0 - 0.0) / (info.my - 1);
   const double t0 = hy / hx;
@@ -156,7 +160,7 @@ __global__ static void FormJacobianMultKernel(const StnLocalInfo info, const App
   if (i >= info.xs + info.xm) return;
   for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {
     const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */
-    const long nb[NSTENCIL] = {NB(info, i, j - 1), NB(info, i - 1, j), NB(info, i, j), NB(info, i + 1, j), NB(info, i, j + 1)};
+    const long nb[NSTENCIL] = {NB(info, ghosted, i, j - 1), NB(info, ghosted, i - 1, j), NB(info, ghosted, i, j), NB(info, ghosted, i + 1, j), NB(info, ghosted, i, j + 1)};
     double Jw[DOF] = {};
 
     if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
