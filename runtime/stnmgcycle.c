@@ -70,6 +70,7 @@ typedef struct {
   PetscBool              whole;
   StnBox                 wbox;          /* its grid as one rank's: box is &wbox */
   StnHalo                values;        /* gathers the operator's values, each Jacobian: A */
+  PetscObjectId          values_dm;     /*   on this grid */
   Vec                    wb, wx, wr;    /* its vectors (on this rank, the whole grid's) */
   Vec                    wdinv;         /* 1 / its diagonal, whole */
   StnTransferGrid        wgrid, wrgrid; /* the whole grids' transfers to the next coarser */
@@ -423,13 +424,21 @@ static PetscErrorCode prepare_whole(PC pc, Fused *fc)
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, fc->comm));
   for (PetscInt l = 0; l < split && ok; l++) {
-    Mat       P;
-    DM        da;
-    PetscBool lok;
+    Level        *lv = &fc->level[l];
+    Mat           P;
+    DM            da;
+    PetscBool     lok;
+    PetscObjectId id;
+    int           renew;
 
     PetscCall(KSPGetOperators(mgl[l]->smoothd, NULL, &P));
     PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
-    PetscCall(whole_level(&fc->level[l], l, P, da, &lok));
+    PetscCall(PetscObjectGetId((PetscObject)da, &id));
+    renew = lv->values && lv->values_dm != id; /* a refined hierarchy (-snes_grid_sequence): new grids */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, fc->comm));
+    if (renew) PetscCall(free_whole(lv));
+    lv->values_dm = id;
+    PetscCall(whole_level(lv, l, P, da, &lok));
     ok = lok ? 1 : 0;
   }
   if (split && ok) { /* the coarsest grid's inverse, as one rank forms it */
