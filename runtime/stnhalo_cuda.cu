@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
     int q = 1;
     while (t >= p.first[q + 1]) q++;
     const StnHaloSlab &sl = p.slab[q];
-    const int          r  = (int)(t - p.first[q]); /* a slab is a few planes of points: an int */
+    const int          r  = (int)(t - p.first[q]); /* a slab is at most the sender's owned box: an int */
     const int          i = r % sl.m[0], j = (r / sl.m[0]) % sl.m[1], k = r / (sl.m[0] * sl.m[1]);
     const int          pi = sl.s[0] + i, pj = sl.s[1] + j, pk = sl.s[2] + k;
     const long long    from = (((long long)(pk - p.os[2]) * p.om[1] + (pj - p.os[1])) * p.om[0] + (pi - p.os[0])) * p.dof;

@@ -63,8 +63,8 @@ typedef struct {
   const StnTransferGrid *rgrid;  /*   and the restriction's */
   StnTransferGrid        rranks; /* several ranks: the restriction from the fine ghosted array into
                                     the owned coarse points (rgrid is &rranks then) */
-  StnHalo                halo;   /* several ranks: the exchange of this level's ghosts (level 0's too);
-                                    on a whole level the estimates' only */
+  StnHalo                halo;   /* several ranks: the exchange of this level's ghosts (level 0's too;
+                                    none on a whole level) */
   PetscObjectId          halo_dm;
   /* several ranks, a level below the split (see the top): held whole on every rank */
   PetscBool              whole;
@@ -374,7 +374,8 @@ static PetscErrorCode whole_level(Level *lv, PetscInt l, Mat P, DM da, PetscBool
   }
   PetscCall(StnHaloExchange(lv->values, A, &lv->A));
   lv->box   = &lv->wbox;
-  lv->mf    = NULL; /* the matrix: the same products, and the values are here */
+  lv->mf    = NULL; /* the matrix: the same operator as a twin without it (an exact Jacobian's:
+                       approximate ones are refused on several GPU ranks, stnapp.c) */
   lv->whole = PETSC_TRUE;
   if (l >= 1) {
     PetscScalar *d;
@@ -394,14 +395,28 @@ static PetscErrorCode whole_level(Level *lv, PetscInt l, Mat P, DM da, PetscBool
 
 /* Several ranks: the levels whose whole grid has at most redundant_unknowns unknowns, from the
    coarsest up and below the finest, held whole on every rank (see the top), their values
-   gathered after each new Jacobian; fc->split says how many (0: none), the same on every rank. */
-static PetscErrorCode prepare_whole(PC pc, Fused *fc)
+   gathered after each new Jacobian; fc->split says how many (0: none), the same on every rank.
+   Only under the coarse solve of stnmg.c's dense inverse (so within its size), which the whole
+   coarsest grid's inverse replaces. *undone: levels were made whole and then given up (a gather
+   that could not be made), and must be worked out again (fit_levels). */
+static PetscErrorCode prepare_whole(PC pc, Fused *fc, PetscBool *undone)
 {
-  PC_MG_Levels **mgl   = ((PC_MG *)pc->data)->levels;
-  int            split = 0, ok = 1;
+  PC_MG_Levels         **mgl   = ((PC_MG *)pc->data)->levels;
+  int                    split = 0, ok = 1;
+  const StnDenseInverse *inv;
+  PetscInt               rstart, nlocal;
+  PetscBool              dense;
 
   PetscFunctionBeginUser;
-  for (PetscInt l = 0; l < fc->nlevels - 1; l++) { /* the split from the grids' sizes: the same on every rank */
+  *undone = PETSC_FALSE;
+  PetscCall(StnMGCoarseInverseDevice(mgl[0]->smoothd, &inv, &rstart, &nlocal, &dense));
+  {
+    int d = dense ? 1 : 0;
+
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_INT, MPI_LAND, fc->comm));
+    dense = d ? PETSC_TRUE : PETSC_FALSE;
+  }
+  for (PetscInt l = 0; l < fc->nlevels - 1 && dense; l++) { /* the split from the grids' sizes: the same on every rank */
     DM       da;
     PetscInt dof, m[3];
 
@@ -412,6 +427,7 @@ static PetscErrorCode prepare_whole(PC pc, Fused *fc)
   }
   for (PetscInt l = 0; l < fc->nlevels; l++)
     if (l >= split && fc->level[l].whole) PetscCall(free_whole(&fc->level[l]));
+  ok = dense ? 1 : 0;
   for (PetscInt l = 0; l < split && ok; l++) { /* every operator's values on the device, on every rank */
     Mat                P;
     const StnBox      *box;
@@ -473,8 +489,12 @@ static PetscErrorCode prepare_whole(PC pc, Fused *fc)
     }
   }
   if (!split || !ok) {
-    for (PetscInt l = 0; l < split; l++) /* the levels as prepare left them: set up again */
-      if (fc->level[l].whole) PetscCall(free_whole(&fc->level[l]));
+    for (PetscInt l = 0; l < split; l++)
+      if (fc->level[l].whole) {
+        PetscCall(free_whole(&fc->level[l]));
+        *undone = PETSC_TRUE;
+      }
+    PetscCall(StnHaloDestroy(&fc->to_whole));
     fc->split = 0;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -497,6 +517,28 @@ static PetscErrorCode free_levels(Fused *fc)
   PetscCall(PetscFree(fc->level));
   PetscCall(PetscFree(fc->level_ms));
   fc->nlevels = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Each level above the coarsest from the operators and transfers PCMG holds now; *fit says
+   whether this rank's levels are ones the fused steps compute. */
+static PetscErrorCode fit_levels(PC pc, Fused *fc, int *fit)
+{
+  PC_MG_Levels **mgl = ((PC_MG *)pc->data)->levels;
+
+  PetscFunctionBeginUser;
+  *fit = 1;
+  for (PetscInt l = 1; l < fc->nlevels && *fit; l++) {
+    Level    *lv = &fc->level[l];
+    PetscBool fits, whole = PETSC_FALSE;
+
+    PetscCall(smoother_fits(mgl[l], lv, &fits));
+    if (fits) PetscCall(StnTransferGetGrid(mgl[l]->interpolate, &lv->grid, &lv->rgrid, &whole, &fits));
+    if (fits && mgl[l]->restrct != mgl[l]->interpolate) fits = PETSC_FALSE; /* a restriction of its own */
+    if (fits && whole != (fc->size == 1)) fits = PETSC_FALSE;
+    if (fits) PetscCall(KSPGetTolerances(mgl[l]->smoothd, NULL, NULL, NULL, &lv->steps));
+    *fit = fits && mgl[l]->r && lv->steps >= 1;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -531,23 +573,14 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
     PetscCall(PetscCalloc1(n, &fc->level));
     fc->nlevels = n;
   }
-  for (PetscInt l = 1; l < n && fit; l++) {
-    Level    *lv = &fc->level[l];
-    PetscBool fits, whole = PETSC_FALSE;
-
-    PetscCall(smoother_fits(mgl[l], lv, &fits));
-    if (fits) PetscCall(StnTransferGetGrid(mgl[l]->interpolate, &lv->grid, &lv->rgrid, &whole, &fits));
-    if (fits && mgl[l]->restrct != mgl[l]->interpolate) fits = PETSC_FALSE; /* a restriction of its own */
-    if (fits && whole != (fc->size == 1)) fits = PETSC_FALSE;
-    if (fits) PetscCall(KSPGetTolerances(mgl[l]->smoothd, NULL, NULL, NULL, &lv->steps));
-    fit = fits && mgl[l]->r && lv->steps >= 1;
-  }
+  PetscCall(fit_levels(pc, fc, &fit));
   if (fc->size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fit, 1, MPI_INT, MPI_LAND, fc->comm));
   if (!fit) PetscFunctionReturn(PETSC_SUCCESS);
   if (fc->size > 1) {
-    PetscBool ok;
+    PetscBool ok, undone;
 
-    PetscCall(prepare_whole(pc, fc));
+    PetscCall(prepare_whole(pc, fc, &undone));
+    if (undone) PetscCall(fit_levels(pc, fc, &fit)); /* the levels it had made whole, as they were */
     PetscCall(prepare_ranks(pc, fc, &ok));
     if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   }
