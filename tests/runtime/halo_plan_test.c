@@ -9,7 +9,8 @@
    the exchange refuses). The partitions: 1D to
    3D, every mix of periodic directions, 1 to 4 ranks per direction split evenly and unevenly,
    stencil widths 1 and 2 (DMDA's ghosted boxes: width w around the owned box, cut at the edges
-   of non-periodic directions), and the whole-vector gather of the coarse solve. */
+   of non-periodic directions), each partition's whole-grid gather (the coarse grids held whole
+   on every rank), and the whole-vector gather of the coarse solve. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static int part_start(int n, int k, int i, int uneven)
 int main(void)
 {
   static const int sizes[3][3] = {{13, 1, 1}, {12, 9, 1}, {8, 7, 6}};
-  int              partitions = 0, gathers = 0;
+  int              partitions = 0, gathers = 0, wholes = 0;
 
   for (int dim = 1; dim <= 3; dim++)
     for (int per = 0; per < (1 << dim); per++)
@@ -136,6 +137,16 @@ int main(void)
               printf("FAIL: halo_plan: %s: a rank receives from one it sends nothing to\n", what);
               failures++;
             }
+            /* The same partition's whole-grid gather (StnHaloCreateWhole): every ghosted box the
+               whole grid, periodic or not. */
+            for (int r = 0; r < nranks; r++)
+              for (int d = 0; d < 3; d++) b[r].gs[d] = 0, b[r].gm[d] = g.n[d];
+            snprintf(what, sizeof what, "whole-grid gather of %dD %dx%dx%d periodic %d%d%d, %dx%dx%d ranks%s", dim, g.n[0], g.n[1], g.n[2], g.periodic[0], g.periodic[1], g.periodic[2], k[0], k[1], k[2], uneven ? " (uneven)" : "");
+            wholes++;
+            if (play(&g, b, nranks, what) && !StnHaloSymmetric(&g, b, nranks)) {
+              printf("FAIL: halo_plan: %s: a rank receives from one it sends nothing to\n", what);
+              failures++;
+            }
           }
   /* The gather: every rank's ghosted box is the whole vector; some ranks own nothing. */
   for (int nranks = 1; nranks <= 6; nranks++)
@@ -158,6 +169,6 @@ int main(void)
       }
     }
   if (failures) return 1;
-  printf("halo_plan: the device ghost exchange's blocks, flags and symmetry on %d partitions (1D to 3D, periodic, widths 1 and 2, even and uneven) and %d gathers: ok\n", partitions, gathers);
+  printf("halo_plan: the device ghost exchange's blocks, flags and symmetry on %d partitions (1D to 3D, periodic, widths 1 and 2, even and uneven), their %d whole-grid gathers and %d gathers: ok\n", partitions, wholes, gathers);
   return 0;
 }
