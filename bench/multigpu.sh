@@ -13,12 +13,13 @@
 # -snes_rtol 1e-8 -ksp_rtol 1e-5 as bench/multigrid_gpu.sh; each run once to warm up, once timed
 # (-log_view's Max column over the ranks). Prints a markdown table, then where the time goes in
 # the weak-scaling multigrid runs (one more run each with -log_view_gpu_time, which times every
-# event on the GPU); logs in $OUT or build/bench-multigpu.
+# event on the GPU), and the V-cycle level by level (-stn_mg_profile, repeated solve); logs in
+# build/bench-multigpu/logs, packed into $OUT/bench-multigpu-logs.tgz when OUT is set.
 #
 #   STN_MPI=1 . scripts/gpu-env.sh && sh bench/multigpu.sh            # PROBLEMS="cavity sfi3d"
 set -u
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
-LOG=${OUT:-build/bench-multigpu}
+LOG=build/bench-multigpu/logs
 B=build/bench-multigpu
 mkdir -p "$LOG" $B
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -104,3 +105,18 @@ for p in $PROBLEMS; do
     echo
   done
 done
+echo
+echo "The V-cycle level by level (-stn_mg_profile, the repeated solve's runs; ms per cycle on the GPU, rank 0):"
+echo
+echo "| run | cycle ms | by level, finest first |"
+echo "|---|--:|---|"
+for p in $PROBLEMS; do
+  for n in $COUNTS; do
+    # shellcheck disable=SC2046,SC2086
+    timeout 300 mpiexec -n "$n" "$B/$p" $(grid "$n" "$p" weak) $C -stn_solve_repeat 2 -stn_mg_profile >"$LOG/$p.profile.$n.log" 2>&1 </dev/null
+    cyc=$(awk '/^stnmg profile:/ && /\(rank 0\)/ {for (i = 1; i <= NF; i++) if ($i == "ms") {print $(i - 1); exit}}' "$LOG/$p.profile.$n.log")
+    lev=$(awk -F': ' '/^stnmg levels:/ && /\(rank 0\)/ {print $NF; exit}' "$LOG/$p.profile.$n.log")
+    echo "| $p, $n GPU | $cyc | $lev |"
+  done
+done
+if [ -n "${OUT:-}" ]; then tar czf "$OUT/bench-multigpu-logs.tgz" -C build/bench-multigpu logs; fi
