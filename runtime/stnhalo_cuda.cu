@@ -95,8 +95,6 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
 }
 
-__global__ void halo_wait(const long long *flags, unsigned mask, long long epoch) { wait_flags(flags, mask, epoch, threadIdx.x); }
-
 } /* namespace */
 
 static_assert(sizeof(cudaIpcMemHandle_t) == STN_HALO_IPC_BYTES, "cudaIpcMemHandle_t is 64 bytes");
@@ -136,14 +134,6 @@ extern "C" long long StnHaloPutBlocks(const StnHaloPut *p)
 
 extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, long long epoch, const long long *flags, unsigned mask)
 {
-  if (blocks < 1) return StnHaloWaitCUDA(flags, mask, epoch); /* nothing to send */
   halo_put<<<(unsigned)blocks, kThreads>>>(plan, owned, epoch, flags, mask);
   return check(cudaGetLastError(), "StnHaloPutCUDA: launch");
-}
-
-extern "C" int StnHaloWaitCUDA(const long long *flags, unsigned mask, long long epoch)
-{
-  if (!mask) return 0;
-  halo_wait<<<1, 32>>>(flags, mask, epoch);
-  return check(cudaGetLastError(), "StnHaloWaitCUDA: launch");
 }

@@ -66,8 +66,6 @@ long long StnHaloPutBlocks(const StnHaloPut *plan);
    StnHaloPut in device memory (a small launch: the kernel reads it there), blocks
    StnHaloPutBlocks of it. */
 int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, long long epoch, const long long *flags, unsigned mask);
-/* The wait alone (for a rank that sends nothing). */
-int StnHaloWaitCUDA(const long long *flags, unsigned mask, long long epoch);
 
 #ifdef __cplusplus
 }

@@ -603,9 +603,11 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
       PetscCall(VecGetSize(lv->dinv, &m_dinv));
       if (m != m_dinv) PetscCall(VecDestroy(&lv->dinv));
     }
-    if (!lv->dinv) PetscCall(VecDuplicate(mgl[l]->r, &lv->dinv));
-    PetscCall(MatGetDiagonal(P, lv->dinv));
-    PetscCall(VecReciprocal(lv->dinv));
+    if (!lv->whole) { /* a whole level's is wdinv (whole_level) */
+      if (!lv->dinv) PetscCall(VecDuplicate(mgl[l]->r, &lv->dinv));
+      PetscCall(MatGetDiagonal(P, lv->dinv));
+      PetscCall(VecReciprocal(lv->dinv));
+    }
     PetscCall(PetscObjectGetId((PetscObject)P, &lv->id[0]));
     PetscCall(PetscObjectGetId((PetscObject)mgl[l]->interpolate, &lv->id[1]));
     PetscCall(PetscObjectStateGet((PetscObject)P, &lv->state));
