@@ -54,6 +54,7 @@ static PetscErrorCode take_gpu(StnApp *app)
   if (bad && !why[0]) PetscCall(PetscSNPrintf(why, sizeof why, "another rank could not take its GPU (its message comes before this one)"));
   if (why[0]) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s\n", why)); /* every rank's own reason */
   PetscCheck(!bad, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "%s", why);
+  PetscCall(StnHaloConnect(PETSC_COMM_WORLD)); /* the GPUs open to each other now, not in the first solve */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
@@ -144,7 +145,12 @@ PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const Petsc
 PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da)
 {
   PetscFunctionBeginUser;
-  if (app->gpu) PetscCall(StnDMSetGPUVectors(da)); /* vectors, ghost exchange and solver on the GPU */
+  if (app->gpu) {
+    PetscCall(StnDMSetGPUVectors(da)); /* vectors, ghost exchange and solver on the GPU */
+  #if defined(PETSC_HAVE_CUDA)
+    PetscCall(StnDMUseDeviceGhosts(da)); /* several ranks: the ghosts device to device */
+  #endif
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -774,41 +780,46 @@ static int run_product(void *args, const StnKernelShape *shape)
 PetscErrorCode StnKernelsProductShape(StnKernels *k, const DMDALocalInfo *info, const void *user, const double *x, StnKernelShape *shape)
 {
   StnLevelShapes *level;
+  char            name[256];
 
   PetscFunctionBeginUser;
   PetscCall(level_shapes(k, info, &level));
-  if (!level->product.bx) { /* tuned on a smoothing step's operands: w = b = d = 1 */
-    char               name[256];
-    Vec                w, wl, y;
-    const PetscScalar *wa, *wla = NULL;
-    PetscScalar       *ya;
-    const long         n  = (long)info->xm * info->ym * info->zm * info->dof;
-    StnLocalInfo       li = StnLocalInfoOf(info);
-    PetscMPIInt        size;
+  if (!level->product.bx) { /* the cached shape or the default; tuned on a smoothing step's operands, w = b = d = 1 */
+    const long n = (long)info->xm * info->ym * info->zm * info->dof;
 
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)info->da), &size));
-    PetscCall(DMGetGlobalVector(info->da, &w));
-    PetscCall(DMGetLocalVector(info->da, &wl)); /* several ranks: the neighbours from the ghosted copy */
-    PetscCall(DMGetGlobalVector(info->da, &y));
-    PetscCall(VecSet(w, 1.0));
-    PetscCall(VecSet(wl, 1.0));
-    PetscCall(VecCUDAGetArrayRead(w, &wa));
-    if (size > 1) PetscCall(VecCUDAGetArrayRead(wl, &wla));
-    PetscCall(VecCUDAGetArrayWrite(y, &ya));
-    ProductLaunch l = {k->jacobian_mult, &li, user, x, {wa, wa, wa, NULL, ya, 0.0, 1.0, 1.0, wla}};
     PetscCall(PetscSNPrintf(name, sizeof name, "%s/product", k->name));
     StnKernelShapeDefault((int)info->dim, (int)info->xm, &level->product);
     if (info->dim == 3) { /* a thread down z reuses the planes it has read: 1.5x at 257^3 (sfi3d) */
       level->product.by    = 2;
       level->product.sweep = 8;
     }
-    PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, name, (int)info->dim, (int)info->xm, (int)info->ym, (int)info->zm, ya, n, run_product, &l, &level->product));
-    PetscCall(VecCUDARestoreArrayWrite(y, &ya));
-    PetscCall(VecCUDARestoreArrayRead(w, &wa));
-    if (size > 1) PetscCall(VecCUDARestoreArrayRead(wl, &wla));
-    PetscCall(DMRestoreGlobalVector(info->da, &y));
-    PetscCall(DMRestoreLocalVector(info->da, &wl));
-    PetscCall(DMRestoreGlobalVector(info->da, &w));
+    if (!StnTuneRequested()) /* no operands: making them costs more than the lookup (a new vector on several ranks: milliseconds) */
+      PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, name, (int)info->dim, (int)info->xm, (int)info->ym, (int)info->zm, NULL, n, NULL, NULL, &level->product));
+    else {
+      Vec                w, wl, y;
+      const PetscScalar *wa, *wla = NULL;
+      PetscScalar       *ya;
+      StnLocalInfo       li = StnLocalInfoOf(info);
+      PetscMPIInt        size;
+
+      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)info->da), &size));
+      PetscCall(DMGetGlobalVector(info->da, &w));
+      PetscCall(DMGetLocalVector(info->da, &wl)); /* several ranks: the neighbours from the ghosted copy */
+      PetscCall(DMGetGlobalVector(info->da, &y));
+      PetscCall(VecSet(w, 1.0));
+      PetscCall(VecSet(wl, 1.0));
+      PetscCall(VecCUDAGetArrayRead(w, &wa));
+      if (size > 1) PetscCall(VecCUDAGetArrayRead(wl, &wla));
+      PetscCall(VecCUDAGetArrayWrite(y, &ya));
+      ProductLaunch l = {k->jacobian_mult, &li, user, x, {wa, wa, wa, NULL, ya, 0.0, 1.0, 1.0, wla}};
+      PetscCall(StnTuneLaunch(PETSC_COMM_WORLD, name, (int)info->dim, (int)info->xm, (int)info->ym, (int)info->zm, ya, n, run_product, &l, &level->product));
+      PetscCall(VecCUDARestoreArrayWrite(y, &ya));
+      PetscCall(VecCUDARestoreArrayRead(w, &wa));
+      if (size > 1) PetscCall(VecCUDARestoreArrayRead(wl, &wla));
+      PetscCall(DMRestoreGlobalVector(info->da, &y));
+      PetscCall(DMRestoreLocalVector(info->da, &wl));
+      PetscCall(DMRestoreGlobalVector(info->da, &w));
+    }
   }
   *shape = level->product;
   PetscFunctionReturn(PETSC_SUCCESS);

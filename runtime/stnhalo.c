@@ -6,29 +6,69 @@
 ** owned box that, moved by a periodic shift, lie in r's ghosted box, and block q of those r
 ** receives raises r's flag q, so r waits on exactly the flags of its senders.
 **
-** The memory a rank shares: 512 bytes of flags and a block counter, then its two ghosted arrays.
+** The memory of one exchange on a rank: 512 bytes of flags and a block counter, then its two
+** ghosted arrays. Exchanges take it from a pool of large blocks of device memory (chunks), each
+** mapped once by each rank that writes into it: opening another process's memory
+** (cudaIpcOpenMemHandle) costs milliseconds, and a hierarchy makes a dozen exchanges. A chunk
+** is zeroed when made and its memory is never handed out twice; it is freed with the last
+** exchange in it. Every rank makes and destroys the exchanges in the same order, so a rank has
+** unmapped a chunk before its owner frees it (StnHaloDestroy's barrier).
 */
 #include "stnhalo.h"
 
 #if defined(PETSC_HAVE_CUDA)
+  #include <petsc/private/dmimpl.h>  /* dm->ops->globaltolocalbegin (StnDMUseDeviceGhosts) */
+  #include <petsc/private/vecimpl.h> /* v->boundtocpu */
+  #include <petscdevice_cuda.h>      /* VecCUDAGetArrayRead */
+
   #include "stnhalo_cuda.h"
   #include "stnhalo_plan.h"
   #include "stnmg.h" /* StnDMDABox */
 
-  #define HEADER_BYTES 512 /* 32 flags (8 bytes), the put's block counter, padding */
+  #include <stdlib.h> /* calloc */
+  #include <string.h> /* memcpy */
+  #include <unistd.h> /* getpid */
+
+  #define HEADER_BYTES 512                /* 32 flags (8 bytes), the put's block counter, padding */
+  #define CHUNK_BYTES  ((size_t)128 << 20) /* the first chunk; each new one at least doubles */
 
 static PetscLogEvent event_create, event_exchange; /* -log_view: StnHaloCreate, StnHaloExchange */
 
+/* A chunk of this process's shared memory, and another process's chunk mapped here. */
+typedef struct Chunk {
+  char         *base;
+  size_t        size, used;
+  int           refs; /* the exchanges in it */
+  long long     serial;
+  char          handle[STN_HALO_IPC_BYTES];
+  struct Chunk *next;
+} Chunk;
+
+typedef struct Mapping {
+  int             pid;
+  long long       serial;
+  char           *base;
+  int             refs; /* the exchanges of this process that write into it */
+  struct Mapping *next;
+} Mapping;
+
+static Chunk    *chunks;   /* newest first: exchanges take memory from the first */
+static Mapping  *mappings;
+static long long chunk_serial;
+
 typedef struct {
-  char         handle[STN_HALO_IPC_BYTES];
+  char         handle[STN_HALO_IPC_BYTES]; /* the rank's chunk, */
+  int          pid;                        /*   named by its process and serial number, */
+  long long    serial, offset;             /*   and where its exchange's memory starts in it */
   StnHaloBoxes b;
   int          ok;
 } RankInfo;
 
 struct StnHalo_ {
   MPI_Comm   comm;
-  char      *mem;     /* this rank's shared memory */
-  char     **mapped;  /* the other ranks' memory, by rank (NULL: not mapped) */
+  char      *mem;     /* this rank's shared memory, in */
+  Chunk     *chunk;
+  Mapping  **mapped;  /* the other ranks' chunks, by rank (NULL: nothing written there) */
   int        size;
   double    *array[2];
   StnHaloPut put[2];  /* the put into array[e % 2] of the receivers, exchange e */
@@ -42,6 +82,77 @@ struct StnHalo_ {
    slices are), and the bytes of the array (rounded up to 256). */
 static long long vec_doubles(const StnHaloBoxes *b, int dof) { return (long long)b->gm[0] * b->gm[1] * b->gm[2] * dof; }
 static size_t    array_bytes(const StnHaloBoxes *b, int dof, int nvec) { return ((size_t)nvec * (size_t)vec_doubles(b, dof) * sizeof(double) + 255) / 256 * 256; }
+
+/* bytes of shared memory from the newest chunk, or from a new one; NULL where CUDA fails. */
+static char *share(size_t bytes, Chunk **from)
+{
+  Chunk *c = chunks;
+
+  *from = NULL;
+  if (!c || c->size - c->used < bytes) {
+    size_t size = c && 2 * c->size > CHUNK_BYTES ? 2 * c->size : CHUNK_BYTES;
+    if (size < bytes) size = bytes;
+    if (!(c = (Chunk *)calloc(1, sizeof *c))) return NULL;
+    if (StnHaloAlloc((void **)&c->base, size) != 0 || StnHaloHandle(c->base, c->handle) != 0) {
+      if (c->base) (void)StnCUDAFree(c->base);
+      free(c);
+      return NULL;
+    }
+    c->size = size, c->serial = ++chunk_serial, c->next = chunks;
+    chunks = c;
+  }
+  char *p = c->base + c->used;
+  c->used += bytes;
+  c->refs++;
+  *from = c;
+  return p;
+}
+
+static int unshare(Chunk *c)
+{
+  if (--c->refs > 0) return 0;
+  for (Chunk **q = &chunks; *q; q = &(*q)->next)
+    if (*q == c) {
+      *q = c->next;
+      break;
+    }
+  const int err = StnCUDAFree(c->base);
+  free(c);
+  return err;
+}
+
+/* Rank r's chunk mapped here, once for every exchange that writes into it; NULL where CUDA fails. */
+static Mapping *map(const RankInfo *r)
+{
+  Mapping *m;
+
+  for (m = mappings; m; m = m->next)
+    if (m->pid == r->pid && m->serial == r->serial) break;
+  if (!m) {
+    if (!(m = (Mapping *)calloc(1, sizeof *m))) return NULL;
+    if (StnHaloMap(r->handle, (void **)&m->base) != 0) {
+      free(m);
+      return NULL;
+    }
+    m->pid = r->pid, m->serial = r->serial, m->next = mappings;
+    mappings = m;
+  }
+  m->refs++;
+  return m;
+}
+
+static int unmap(Mapping *m)
+{
+  if (--m->refs > 0) return 0;
+  for (Mapping **q = &mappings; *q; q = &(*q)->next)
+    if (*q == m) {
+      *q = m->next;
+      break;
+    }
+  const int err = StnHaloUnmap(m->base);
+  free(m);
+  return err;
+}
 
 static PetscErrorCode fail(StnHalo *h, const char **why, const char *reason)
 {
@@ -94,8 +205,13 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   me.b = L->me;
   {
     const size_t bytes = array_bytes(&me.b, dof, L->nvec);
-    me.ok              = StnHaloAlloc((void **)&h->mem, HEADER_BYTES + 2 * bytes) == 0 && StnHaloHandle(h->mem, me.handle) == 0;
-    if (me.ok) h->array[0] = (double *)(h->mem + HEADER_BYTES), h->array[1] = (double *)(h->mem + HEADER_BYTES + bytes);
+    h->mem             = share(HEADER_BYTES + 2 * bytes, &h->chunk);
+    me.ok              = h->mem != NULL;
+    if (me.ok) {
+      h->array[0] = (double *)(h->mem + HEADER_BYTES), h->array[1] = (double *)(h->mem + HEADER_BYTES + bytes);
+      memcpy(me.handle, h->chunk->handle, sizeof me.handle);
+      me.pid = (int)getpid(), me.serial = h->chunk->serial, me.offset = (long long)(h->mem - h->chunk->base);
+    }
   }
   PetscCall(PetscMalloc2(size, &ri, size, &b));
   PetscCall(PetscCalloc1(size, &h->mapped));
@@ -123,12 +239,12 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
       int s[3], m[3], shift[3], q;
       if (!StnHaloBlock(g, b, rank, to, sh, s, m, shift)) continue;
       q = StnHaloFlag(g, b, size, rank, to, sh);
-      if (to != rank && !h->mapped[to] && StnHaloMap(ri[to].handle, (void **)&h->mapped[to]) != 0) ok = 0;
+      if (to != rank && !h->mapped[to] && !(h->mapped[to] = map(&ri[to]))) ok = 0;
       if (!ok || q < 0 || q >= 32 || h->put[0].nslab == STN_HALO_SLABS) {
         ok = 0;
         break;
       }
-      char        *base  = to == rank ? h->mem : h->mapped[to];
+      char        *base  = to == rank ? h->mem : h->mapped[to]->base + ri[to].offset;
       const size_t bytes = array_bytes(&b[to], dof, L->nvec);
       for (int e = 0; e < 2; e++) {
         StnHaloSlab *sl = &h->put[e].slab[h->put[e].nslab++];
@@ -229,6 +345,181 @@ PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscS
 
 PetscInt StnHaloStride(StnHalo h) { return (PetscInt)h->put[0].slab[0].dst_stride; }
 
+/* What StnHaloConnect holds until PetscFinalize: its share of the first chunk, the other ranks'
+   first chunks mapped. */
+static struct {
+  MPI_Comm  comm;
+  Chunk    *chunk;
+  Mapping **mapped;
+  int       size;
+} connection;
+
+static PetscErrorCode disconnect(void)
+{
+  PetscFunctionBeginUser;
+  if (!connection.mapped) PetscFunctionReturn(PETSC_SUCCESS);
+  STN_CUDA_CALL(StnCUDASynchronize());
+  for (int r = 0; r < connection.size; r++)
+    if (connection.mapped[r]) STN_CUDA_CALL(unmap(connection.mapped[r]));
+  PetscCallMPI(MPI_Barrier(connection.comm)); /* as StnHaloDestroy's */
+  if (connection.chunk) STN_CUDA_CALL(unshare(connection.chunk));
+  PetscCall(PetscFree(connection.mapped));
+  connection.chunk = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnHaloConnect(MPI_Comm comm)
+{
+  MPI_Comm    node;
+  PetscMPIInt size, rank, node_size;
+  RankInfo   *ri, me;
+  long long  *peer[32];
+  int         ok, npeer = 0;
+  char       *mem;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (size == 1 || connection.mapped) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  PetscCallMPI(MPI_Comm_size(node, &node_size));
+  PetscCallMPI(MPI_Comm_free(&node));
+  if (node_size != size || size > 33) PetscFunctionReturn(PETSC_SUCCESS); /* no exchange is possible, or so many peers that this would only cost memory */
+  PetscCall(PetscMemzero(&me, sizeof me));
+  mem   = share(HEADER_BYTES, &connection.chunk);
+  me.ok = mem != NULL;
+  if (me.ok) {
+    memcpy(me.handle, connection.chunk->handle, sizeof me.handle);
+    me.pid = (int)getpid(), me.serial = connection.chunk->serial, me.offset = (long long)(mem - connection.chunk->base);
+  }
+  PetscCall(PetscMalloc1(size, &ri));
+  PetscCall(PetscCalloc1(size, &connection.mapped));
+  connection.comm = comm, connection.size = size;
+  PetscCallMPI(MPI_Allgather(&me, (PetscMPIInt)sizeof me, MPI_BYTE, ri, (PetscMPIInt)sizeof me, MPI_BYTE, comm));
+  ok = 1;
+  for (int r = 0; r < size; r++) ok = ok && ri[r].ok;
+  for (int r = 0; r < size && ok; r++) {
+    if (r == rank) continue;
+    if (!(connection.mapped[r] = map(&ri[r]))) ok = 0;
+    else peer[npeer++] = (long long *)(connection.mapped[r]->base + ri[r].offset) + rank; /* word rank of r's header: nobody else writes it */
+  }
+  PetscCall(PetscFree(ri));
+  if (ok && StnHaloTouch(peer, npeer) != 0) ok = 0;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm));
+  if (!ok) {
+    PetscCall(disconnect());
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscRegisterFinalize(disconnect));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- DMGlobalToLocal on the device (StnDMUseDeviceGhosts) ---- */
+
+static PetscErrorCode (*petsc_gtol_begin)(DM, Vec, InsertMode, Vec);
+static PetscErrorCode (*petsc_gtol_end)(DM, Vec, InsertMode, Vec);
+static const char ghosts_name[] = "StnDeviceGhosts";
+
+typedef struct {
+  StnHalo halo; /* NULL where it cannot be made */
+} DeviceGhosts;
+
+static PetscErrorCode DeviceGhostsDestroy(void **ctx)
+{
+  DeviceGhosts *g = (DeviceGhosts *)*ctx;
+
+  PetscFunctionBeginUser;
+  PetscCall(StnHaloDestroy(&g->halo));
+  PetscCall(PetscFree(g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The exchange DMGlobalToLocal takes on dm (*h), when it does: INSERT_VALUES between CUDA vectors
+   on the device, which every rank has alike; made at the first, collective as the call is. */
+static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHalo *h)
+{
+  PetscContainer c;
+  DeviceGhosts  *dg;
+  PetscBool      gcuda, lcuda;
+
+  PetscFunctionBeginUser;
+  *h = NULL;
+  if (mode != INSERT_VALUES && mode != INSERT_ALL_VALUES) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)g, &gcuda, VECMPICUDA, VECSEQCUDA, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)l, &lcuda, VECSEQCUDA, VECMPICUDA, ""));
+  if (!gcuda || !lcuda || g->boundtocpu || l->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectQuery((PetscObject)dm, ghosts_name, (PetscObject *)&c));
+  if (c) PetscCall(PetscContainerGetPointer(c, (void **)&dg));
+  else {
+    const char *why;
+
+    PetscCall(PetscNew(&dg));
+    PetscCall(StnHaloCreate(dm, &dg->halo, &why));
+    if (!dg->halo) PetscCall(PetscInfo(dm, "DMGlobalToLocal stays PETSc's scatter: %s\n", why));
+    PetscCall(PetscObjectContainerCompose((PetscObject)dm, ghosts_name, dg, DeviceGhostsDestroy));
+  }
+  *h = dg->halo;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
+{
+  StnHalo            h;
+  const PetscScalar *ga, *gh;
+  PetscScalar       *la;
+  PetscInt           n;
+
+  PetscFunctionBeginUser;
+  PetscCall(device_ghosts(dm, g, mode, l, &h));
+  if (!h) {
+    PetscCall((*petsc_gtol_begin)(dm, g, mode, l));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(VecGetLocalSize(l, &n));
+  PetscCheck(n == StnHaloStride(h), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the local vector has %" PetscInt_FMT " entries, the grid's ghosted box %" PetscInt_FMT, n, StnHaloStride(h));
+  PetscCall(VecCUDAGetArrayRead(g, &ga));
+  PetscCall(StnHaloExchange(h, ga, &gh));
+  PetscCall(VecCUDARestoreArrayRead(g, &ga));
+  PetscCall(VecCUDAGetArrayWrite(l, &la));
+  STN_CUDA_CALL(StnCUDAMemcpyDtoD(la, gh, sizeof(PetscScalar) * (size_t)n)); /* queued: before the next exchange can write gh */
+  PetscCall(VecCUDARestoreArrayWrite(l, &la));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode gtol_end(DM dm, Vec g, InsertMode mode, Vec l)
+{
+  StnHalo h;
+
+  PetscFunctionBeginUser;
+  PetscCall(device_ghosts(dm, g, mode, l, &h));
+  if (!h) PetscCall((*petsc_gtol_end)(dm, g, mode, l));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ghosts_coarsen_hook(DM fine, DM coarse, void *ctx) { return (void)fine, (void)ctx, StnDMUseDeviceGhosts(coarse); }
+static PetscErrorCode ghosts_refine_hook(DM coarse, DM fine, void *ctx) { return (void)coarse, (void)ctx, StnDMUseDeviceGhosts(fine); }
+
+PetscErrorCode StnDMUseDeviceGhosts(DM dm)
+{
+  PetscBool      da;
+  PetscMPIInt    size;
+  DMBoundaryType bt[3];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMDA, &da));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
+  if (!da || size == 1 || dm->ops->globaltolocalbegin == gtol_begin) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMDAGetInfo(dm, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bt[0], &bt[1], &bt[2], NULL));
+  for (int d = 0; d < 3; d++) /* a ghosted or mirrored boundary's ghosts are the program's, not another rank's */
+    if (bt[d] != DM_BOUNDARY_NONE && bt[d] != DM_BOUNDARY_PERIODIC) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!petsc_gtol_begin) petsc_gtol_begin = dm->ops->globaltolocalbegin, petsc_gtol_end = dm->ops->globaltolocalend;
+  dm->ops->globaltolocalbegin = gtol_begin;
+  dm->ops->globaltolocalend   = gtol_end;
+  PetscCall(DMCoarsenHookAdd(dm, ghosts_coarsen_hook, NULL, NULL));
+  PetscCall(DMRefineHookAdd(dm, ghosts_refine_hook, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnHaloDestroy(StnHalo *hp)
 {
   StnHalo h = *hp;
@@ -237,9 +528,9 @@ PetscErrorCode StnHaloDestroy(StnHalo *hp)
   if (!h) PetscFunctionReturn(PETSC_SUCCESS);
   STN_CUDA_CALL(StnCUDASynchronize()); /* no put of this rank still writes into another's memory */
   for (int r = 0; r < h->size; r++)
-    if (h->mapped[r]) STN_CUDA_CALL(StnHaloUnmap(h->mapped[r]));
-  PetscCallMPI(MPI_Barrier(h->comm)); /* no rank maps this memory any more */
-  if (h->mem) STN_CUDA_CALL(StnCUDAFree(h->mem));
+    if (h->mapped[r]) STN_CUDA_CALL(unmap(h->mapped[r]));
+  PetscCallMPI(MPI_Barrier(h->comm)); /* no rank maps a chunk freed below any more */
+  if (h->chunk) STN_CUDA_CALL(unshare(h->chunk));
   if (h->plan) STN_CUDA_CALL(StnCUDAFree(h->plan));
   PetscCall(PetscFree(h->mapped));
   PetscCall(PetscFree(h));

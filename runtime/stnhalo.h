@@ -34,6 +34,18 @@ PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nloc
    write the next-but-one exchange into it as soon as this rank's next exchange has run. Every
    rank of the communicator makes the same exchanges in the same order. */
 PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted);
+/* Collective over comm (PETSC_COMM_WORLD), once at start-up where several ranks run on the GPUs
+   of one node: opens every rank's memory to the others (the first chunk of the pool stnhalo.c
+   draws from, mapped by each, and a first store into each), so that the first exchanges do not
+   pay for it (tens of milliseconds on 4 GPUs). Kept until PetscFinalize. Where it cannot be done
+   it does nothing: StnHaloCreate says why. */
+PetscErrorCode StnHaloConnect(MPI_Comm comm);
+/* On several ranks of one node, dm's DMGlobalToLocal between CUDA vectors (INSERT_VALUES) goes
+   through a device exchange of its own, made at the first call, then a copy into the local
+   vector: PETSc's scatter stages through host memory, waiting for the device there, where the
+   MPI cannot read device memory. The grids coarsened or refined from dm too. A DMDA with
+   boundaries none or periodic only (a ghosted one's outer ghosts are the program's). */
+PetscErrorCode StnDMUseDeviceGhosts(DM dm);
 /* Collective: waits for the device, then unmaps and frees. */
 PetscErrorCode StnHaloDestroy(StnHalo *h);
 

@@ -44,28 +44,31 @@ __device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnH
   return (((long long)(k + p.os[2] - sl.gs[2]) * sl.gm[1] + (j + p.os[1] - sl.gs[1])) * sl.gm[0] + (p.os[0] - sl.gs[0])) * p.dof + c;
 }
 
-/* The first interior_blocks blocks copy the owned box into the sender's own ghosted array (slab
-   0), a value per thread per array: nobody else reads those values, and the sender's next
-   kernel runs after this one. The blocks after them send the other slabs to the neighbours, a
-   thread per point, each fencing its writes at system scope; they count themselves done, and
-   the last one raises the flags (a receiver that sees its flag sees every value of this put)
-   and then waits for its own (mask), so that the kernel ends with the exchange done: one
-   launch per exchange. */
+/* The first blocks send the slabs to the neighbours, a thread per point; each block fences its
+   writes at system scope (thread 0, after the block's barrier: the fence is cumulative) and
+   counts itself done, and the last one raises the flags (a receiver that sees its flag sees
+   every value of this put) and then waits for its own (mask), so that the kernel ends with the
+   exchange done: one launch per exchange. The interior_blocks blocks after them copy the owned
+   box into the sender's own ghosted array (slab 0), a value per thread per array, while the
+   flags travel: nobody else reads those values, and the sender's next kernel runs after this
+   one (blocks start in index order: with the copy first, the flags went out only after it). */
 __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restrict__ plan, const double *__restrict__ owned, long long epoch, const long long *flags, unsigned mask)
 {
-  const StnHaloPut &p = *plan;
+  const StnHaloPut &p     = *plan;
+  const long long   nsend = (long long)gridDim.x - p.interior_blocks;
+  const long long   b     = (long long)blockIdx.x < nsend ? (long long)blockIdx.x + p.interior_blocks : (long long)blockIdx.x - nsend;
   __shared__ bool   last;
 
-  if (blockIdx.x < p.interior_blocks) {
+  if (b < p.interior_blocks) {
     const StnHaloSlab &sl = p.slab[0];
-    const long long    t  = (long long)blockIdx.x * kThreads + threadIdx.x;
+    const long long    t  = b * kThreads + threadIdx.x;
     if (t < p.src_stride) {
       const long long to = p.src_stride < INT_MAX ? interior_to<int>(p, sl, (int)t) : interior_to<long long>(p, sl, t);
       for (int v = 0; v < p.nvec; v++) sl.dst[v * sl.dst_stride + to] = owned[v * p.src_stride + t];
     }
     return;
   }
-  const long long t = (long long)(blockIdx.x - p.interior_blocks) * kThreads + threadIdx.x;
+  const long long t = (b - p.interior_blocks) * kThreads + threadIdx.x;
   if (t < p.first[p.nslab]) {
     int q = 1;
     while (t >= p.first[q + 1]) q++;
@@ -77,7 +80,6 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
     const long long    to   = (((long long)(pk + sl.shift[2] - sl.gs[2]) * sl.gm[1] + (pj + sl.shift[1] - sl.gs[1])) * sl.gm[0] + (pi + sl.shift[0] - sl.gs[0])) * p.dof;
     for (int v = 0; v < p.nvec; v++)
       for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
-    __threadfence_system();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -93,6 +95,16 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   }
   __syncthreads();
   if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
+}
+
+struct Peers {
+  long long *p[32];
+};
+
+__global__ void touch(Peers peers, int n)
+{
+  if ((int)threadIdx.x < n) *(volatile long long *)peers.p[threadIdx.x] = 0;
+  __threadfence_system();
 }
 
 } /* namespace */
@@ -125,6 +137,17 @@ extern "C" int StnHaloMap(const void *handle, void **p)
 }
 
 extern "C" int StnHaloUnmap(void *p) { return check(cudaIpcCloseMemHandle(p), "StnHaloUnmap: cudaIpcCloseMemHandle"); }
+
+extern "C" int StnHaloTouch(long long *const peers[], int n)
+{
+  Peers all = {};
+  if (n <= 0) return 0;
+  if (n > 32) n = 32;
+  for (int q = 0; q < n; q++) all.p[q] = peers[q];
+  touch<<<1, 32>>>(all, n);
+  const int err = check(cudaGetLastError(), "StnHaloTouch: launch");
+  return err ? err : check(cudaDeviceSynchronize(), "StnHaloTouch: cudaDeviceSynchronize");
+}
 
 extern "C" long long StnHaloPutBlocks(const StnHaloPut *p)
 {

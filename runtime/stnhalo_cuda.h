@@ -5,7 +5,7 @@
    kernel queued on the default stream, like the kernels around it.
 
    Flags count exchanges (epochs): the put of exchange e writes e into the receiver's flag for its
-   direction after all its values (each writing thread fences at system scope; the last block to
+   direction after all its values (each sending block fences at system scope; the last block to
    finish raises the flags), then spins until every flag it watches reaches e: the kernel ends
    when this rank's ghosts are all in. A rank that stops (an error, a crash) leaves its neighbours waiting: the wait gives up after
    STN_HALO_TIMEOUT_S seconds with a message and a kernel trap, which fails the next CUDA call.
@@ -36,9 +36,9 @@ typedef struct {
 /* nvec arrays side by side are exchanged at once (a matrix's slices, sgdia_cuda.h): array v of
    the sender's starts at owned + v src_stride, of a receiver's at dst + v dst_stride. */
 /* Slab 0 is the sender's own copy of its owned box into its ghosted array: the bulk of the
-   bytes, a value per thread in the first interior_blocks blocks, which neither fence nor count
-   (no other rank reads those values). The other slabs go to the neighbours, a thread per point
-   in the blocks after them. */
+   bytes, a value per thread in the last interior_blocks blocks, which neither fence nor count
+   (no other rank reads those values). The other slabs go to the neighbours, a thread per point,
+   in the blocks before them, which start first. */
 typedef struct {
   int         dof, nslab, nvec;
   long long   src_stride;                /* the owned box's values (om[0] om[1] om[2] dof) */
@@ -57,6 +57,10 @@ int StnHaloAlloc(void **p, size_t bytes);
 int StnHaloHandle(void *p, void *handle);
 int StnHaloMap(const void *handle, void **p);
 int StnHaloUnmap(void *p);
+/* Writes a zero into each of the n words at (mapped) peers[q] from a kernel, and waits: a
+   process's first stores into another GPU's memory set up the path (milliseconds), which
+   StnHaloConnect does at start-up rather than the first exchange. n at most 32. */
+int StnHaloTouch(long long *const peers[], int n);
 
 /* The blocks of threads (STN_HALO_THREADS each) a put of plan launches: at least one. */
 #define STN_HALO_THREADS 256

@@ -7,6 +7,7 @@
 #include "stnmatfree.h"
 
 #include "stncuda.h" /* StnCUDALastError */
+#include "stnhalo.h" /* StnHaloExchange: the product's ghosts on several ranks */
 
 #if defined(PETSC_HAVE_CUDA)
 
@@ -18,8 +19,10 @@ typedef struct {
   Vec            state; /* ghosted, local, on the device; NULL until the first Jacobian */
   PetscLogDouble flops; /* per product: 2 per entry of the block rows */
   StnTwins       levels; /* which coarser grids get twins (StnMatFreeCreate) */
-  DM             da;     /* several ranks: the grid, and w's ghosted copy for MatMult (made at */
-  Vec            wl;     /*   the first) */
+  DM             da;     /* several ranks: the grid, and MatMult's ghost exchange of w, made at */
+  StnHalo        halo;   /*   the first: device to device (stnhalo.h), or where that cannot be */
+  Vec            wl;     /*   made, DMGlobalToLocal into wl */
+  PetscBool      tried;
 } MatFree;
 
 PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
@@ -41,7 +44,9 @@ PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = J w; on several ranks w's neighbours from its ghosted copy (DMGlobalToLocal). */
+/* y = J w; on several ranks w's neighbours from its ghosted copy: the device exchange's, queued
+   like the product (PETSc's DMGlobalToLocal stages through host memory and waits for the device
+   there, where the MPI cannot read device memory), else DMGlobalToLocal's. */
 static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
 {
   MatFree           *mf;
@@ -51,12 +56,20 @@ static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(J, &mf));
-  if (mf->da) {
+  PetscCall(VecCUDAGetArrayRead(w, &wa));
+  if (mf->da && !mf->tried) { /* collective, as MatMult is: the same result on every rank */
+    const char *why;
+
+    mf->tried = PETSC_TRUE;
+    PetscCall(StnHaloCreate(mf->da, &mf->halo, &why));
+    if (!mf->halo) PetscCall(PetscInfo(J, "the product's ghosts go through DMGlobalToLocal: %s\n", why));
+  }
+  if (mf->halo) PetscCall(StnHaloExchange(mf->halo, wa, &wla));
+  else if (mf->da) {
     if (!mf->wl) PetscCall(DMCreateLocalVector(mf->da, &mf->wl));
     PetscCall(DMGlobalToLocal(mf->da, w, INSERT_VALUES, mf->wl));
     PetscCall(VecCUDAGetArrayRead(mf->wl, &wla));
   }
-  PetscCall(VecCUDAGetArrayRead(w, &wa));
   PetscCall(VecCUDAGetArrayWrite(y, &ya));
   m.w  = wa;
   m.wg = wla;
@@ -64,7 +77,7 @@ static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
   PetscCall(StnMatFreeApply(J, &m));
   PetscCall(VecCUDARestoreArrayWrite(y, &ya));
   PetscCall(VecCUDARestoreArrayRead(w, &wa));
-  if (mf->da) PetscCall(VecCUDARestoreArrayRead(mf->wl, &wla));
+  if (mf->da && !mf->halo) PetscCall(VecCUDARestoreArrayRead(mf->wl, &wla));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -76,6 +89,7 @@ static PetscErrorCode MatDestroy_MatFree(Mat J)
   PetscCall(MatShellGetContext(J, &mf));
   PetscCall(VecDestroy(&mf->state));
   PetscCall(VecDestroy(&mf->wl));
+  PetscCall(StnHaloDestroy(&mf->halo));
   PetscCall(DMDestroy(&mf->da));
   PetscCall(PetscFree(mf));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -112,6 +112,9 @@ typedef struct {
   VecScatter to_all;   /* several ranks: every rank gathers the whole x into x_all, and computes */
   Vec        x_all;    /*   its own rows [rstart, rstart + nlocal) of y = inverse x */
   PetscInt   rstart, nlocal;
+  PetscBool  stale;    /* several ranks: the operator changed since the inverse was formed, which
+                          waits for its first use: the fused V-cycle with its coarse grids whole
+                          (stnmgcycle.c) forms its own and never uses this one */
 #if defined(PETSC_HAVE_CUDA)
   StnDenseInverse *device; /* the inverse in device memory, when the operator's values are there */
 #endif
@@ -260,6 +263,21 @@ static PetscErrorCode redundant_apply(DenseInverse *ctx, Vec x, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Several ranks: the inverse of the operator pc holds now, if it is not formed yet. */
+static PetscErrorCode redundant_form(PC pc, DenseInverse *ctx)
+{
+  Mat      P;
+  PetscInt n;
+
+  PetscFunctionBeginUser;
+  if (!ctx->stale) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(MatGetSize(P, &n, NULL));
+  PetscCall(redundant_setup(ctx, P, n));
+  ctx->stale = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode DenseInverseSetUp(PC pc)
 {
   DenseInverse *ctx;
@@ -275,7 +293,7 @@ static PetscErrorCode DenseInverseSetUp(PC pc)
   PetscCheck(n <= 16 * STN_MG_COARSE_UNKNOWNS, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
              "the coarsest grid has %" PetscInt_FMT " unknowns, too many for its dense inverse: give more levels (-pc_mg_levels) or grid sizes of the form 2^k m + 1", n);
   if (size > 1) {
-    PetscCall(redundant_setup(ctx, P, n));
+    ctx->stale = PETSC_TRUE; /* formed at its first use: redundant_form */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #if defined(PETSC_HAVE_CUDA)
@@ -295,6 +313,7 @@ static PetscErrorCode DenseInverseApply(PC pc, Vec x, Vec y)
 
   PetscFunctionBeginUser;
   PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(redundant_form(pc, ctx));
   if (ctx->to_all) {
     PetscCall(redundant_apply(ctx, x, y));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -336,24 +355,53 @@ static PetscErrorCode DenseInverseDestroy(PC pc)
 static const char dense_inverse_name[] = "stencilc dense inverse of the coarsest operator";
 
 #if defined(PETSC_HAVE_CUDA)
+/* ksp's dense inverse (set up for its operator now, not formed on several ranks), or NULL. */
+static PetscErrorCode dense_inverse_of(KSP ksp, PC *pc, DenseInverse **ctx)
+{
+  PetscBool   match;
+  const char *name = NULL;
+
+  PetscFunctionBeginUser;
+  *ctx = NULL;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPPREONLY, &match));
+  if (!match) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPSetUp(ksp));
+  PetscCall(KSPGetPC(ksp, pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)*pc, PCSHELL, &match));
+  if (match) PetscCall(PCShellGetName(*pc, &name));
+  if (!name || strcmp(name, dense_inverse_name)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCSetUp(*pc));
+  PetscCall(PCShellGetContext(*pc, ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGCoarseIsDenseInverse(KSP ksp, PetscBool *ok)
+{
+  PC            pc;
+  DenseInverse *ctx;
+  Mat           P;
+  VecType       vtype;
+
+  PetscFunctionBeginUser;
+  *ok = PETSC_FALSE;
+  PetscCall(dense_inverse_of(ksp, &pc, &ctx));
+  if (!ctx) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(MatGetVecType(P, &vtype));
+  PetscCall(PetscStrendswith(vtype, "cuda", ok)); /* where redundant_setup forms it on the device too */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnMGCoarseInverseDevice(KSP ksp, const StnDenseInverse **inv, PetscInt *rstart, PetscInt *nlocal, PetscBool *ok)
 {
   PC            pc;
-  PetscBool     match;
-  const char   *name = NULL;
   DenseInverse *ctx;
 
   PetscFunctionBeginUser;
   *ok = PETSC_FALSE;
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPPREONLY, &match));
-  if (!match) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(KSPSetUp(ksp));
-  PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &match));
-  if (match) PetscCall(PCShellGetName(pc, &name));
-  if (!name || strcmp(name, dense_inverse_name)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PCSetUp(pc)); /* the inverse of the operator now */
-  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(dense_inverse_of(ksp, &pc, &ctx));
+  if (!ctx) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(redundant_form(pc, ctx)); /* the inverse of the operator now */
   if (!ctx->to_all || !ctx->device) PetscFunctionReturn(PETSC_SUCCESS);
   *inv    = ctx->device;
   *rstart = ctx->rstart;

@@ -86,6 +86,9 @@ PetscErrorCode StnMGEstimateDeviceBeginWhole(KSP est, const StnBox *box, const P
    rank's rows [rstart, rstart + nlocal) of the coarsest grid; *ok is PETSC_FALSE when ksp solves
    otherwise, or its vectors are on the host. */
 PetscErrorCode StnMGCoarseInverseDevice(KSP ksp, const StnDenseInverse **inv, PetscInt *rstart, PetscInt *nlocal, PetscBool *ok);
+/* Whether StnMGCoarseInverseDevice would give an inverse, without forming it (on several ranks
+   it is formed at its first use, which the fused V-cycle with whole coarse grids never makes). */
+PetscErrorCode StnMGCoarseIsDenseInverse(KSP ksp, PetscBool *ok);
 /* Replaces the PCApply of pc, a PCMG, by stnmgcycle.c's V-cycle of fused kernels, which runs
    whenever the levels are set up as it requires (SG-DIA operators on the device, Chebyshev with
    Jacobi and stnmg.c's bounds, stencilc's transfers) and calls PCMG's own otherwise. */

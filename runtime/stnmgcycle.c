@@ -52,6 +52,7 @@
   #include "stnmatfree.h"
   #include "stngmres_cuda.h" /* STN_GMRES_REPORT_SETS */
   #include "stnmgcycle_cuda.h"
+  #include "stnvec_cuda.h" /* StnVecReciprocal */
 
 /* One level above the coarsest, as the cycle needs it. */
 typedef struct {
@@ -105,11 +106,17 @@ typedef struct {
   double    ms, bytes, fine_bytes;
   double    host_ms;  /* the host's time to queue a cycle */
   double   *level_ms; /* by level: its part of a cycle on the GPU (down and up), the coarsest's solve */
+  double   *exchange_us; /* several ranks, by level: one exchange alone on the GPU (0: none) */
 } Fused;
 
 /* -stn_mg_profile: the marks between a cycle's parts on the GPU's timeline, k from 0 (the start)
    to 2 n - 1 (the end); none where the levels are too many for the marks. */
   #define PROFILE_MARK0 8
+/* -log_view: the levels' preparation after a new Jacobian, and within it the whole levels'
+   gathers (StnMGWhole), the split levels' exchanges (StnMGHalos) and the eigenvalue estimates
+   (StnMGBounds); the fused cycles. */
+static PetscLogEvent event_prepare, event_whole, event_halos, event_bounds, event_cycle;
+
 static PetscErrorCode profile_mark(const Fused *fc, PetscInt k)
 {
   PetscFunctionBeginUser;
@@ -131,6 +138,34 @@ static PetscErrorCode profile_levels(Fused *fc)
 
     STN_CUDA_CALL(StnCUDAMarksElapsed((int)(PROFILE_MARK0 + k - 1), (int)(PROFILE_MARK0 + k), &ms));
     fc->level_ms[l] += ms;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks, once: each split level's exchange alone, 100 in a row timed on the GPU between
+   marks after a barrier, into exchange_us. */
+static PetscErrorCode profile_exchanges(PC pc, Fused *fc)
+{
+  PC_MG_Levels **mgl = ((PC_MG *)pc->data)->levels;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscCalloc1(fc->nlevels, &fc->exchange_us));
+  for (PetscInt l = 1; l < fc->nlevels; l++) {
+    const Level       *lv = &fc->level[l];
+    const PetscScalar *x, *xg;
+    float              ms;
+
+    if (!lv->halo || lv->whole) continue;
+    PetscCall(VecCUDAGetArrayRead(mgl[l]->r, &x)); /* any values: only the time counts */
+    STN_CUDA_CALL(StnCUDASynchronize());
+    PetscCallMPI(MPI_Barrier(fc->comm));
+    STN_CUDA_CALL(StnCUDAMark(6));
+    for (int i = 0; i < 100; i++) PetscCall(StnHaloExchange(lv->halo, x, &xg));
+    STN_CUDA_CALL(StnCUDAMark(7));
+    STN_CUDA_CALL(StnCUDASynchronize());
+    STN_CUDA_CALL(StnCUDAMarksElapsed(6, 7, &ms));
+    fc->exchange_us[l] = 10.0 * ms;
+    PetscCall(VecCUDARestoreArrayRead(mgl[l]->r, &x));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -382,8 +417,8 @@ static PetscErrorCode whole_level(Level *lv, PetscInt l, Mat P, DM da, PetscBool
 
     PetscCall(VecCUDAGetArrayWrite(lv->wdinv, &d));
     STN_CUDA_CALL(StnSGDIADiagonalCUDA(&lv->wbox, lv->A, center_of(&lv->wbox), d, NULL));
+    STN_CUDA_CALL(StnVecReciprocal(d, (long)n));
     PetscCall(VecCUDARestoreArrayWrite(lv->wdinv, &d));
-    PetscCall(VecReciprocal(lv->wdinv));
     lv->wgrid = lv->wrgrid = *lv->grid;
     stn_transfer_whole(&lv->wgrid, 1);
     stn_transfer_whole(&lv->wrgrid, 0);
@@ -403,13 +438,11 @@ static PetscErrorCode prepare_whole(PC pc, Fused *fc, PetscBool *undone)
 {
   PC_MG_Levels         **mgl   = ((PC_MG *)pc->data)->levels;
   int                    split = 0, ok = 1;
-  const StnDenseInverse *inv;
-  PetscInt               rstart, nlocal;
   PetscBool              dense;
 
   PetscFunctionBeginUser;
   *undone = PETSC_FALSE;
-  PetscCall(StnMGCoarseInverseDevice(mgl[0]->smoothd, &inv, &rstart, &nlocal, &dense));
+  PetscCall(StnMGCoarseIsDenseInverse(mgl[0]->smoothd, &dense));
   {
     int d = dense ? 1 : 0;
 
@@ -579,11 +612,16 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
   if (fc->size > 1) {
     PetscBool ok, undone;
 
+    PetscCall(PetscLogEventBegin(event_whole, pc, 0, 0, 0));
     PetscCall(prepare_whole(pc, fc, &undone));
+    PetscCall(PetscLogEventEnd(event_whole, pc, 0, 0, 0));
     if (undone) PetscCall(fit_levels(pc, fc, &fit)); /* the levels it had made whole, as they were */
+    PetscCall(PetscLogEventBegin(event_halos, pc, 0, 0, 0));
     PetscCall(prepare_ranks(pc, fc, &ok));
+    PetscCall(PetscLogEventEnd(event_halos, pc, 0, 0, 0));
     if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(PetscLogEventBegin(event_bounds, pc, 0, 0, 0));
   if (n <= STN_GMRES_REPORT_SETS) /* else (2^31 points in a row) one at a time, with set 1 */
     for (PetscInt l = 1; l < n; l++) PetscCall(bounds_begin(mgl[l]->smoothd, mgl[l]->r, &fc->level[l], (int)l));
   for (PetscInt l = 1; l < n; l++) {
@@ -612,6 +650,7 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
     PetscCall(PetscObjectGetId((PetscObject)mgl[l]->interpolate, &lv->id[1]));
     PetscCall(PetscObjectStateGet((PetscObject)P, &lv->state));
   }
+  PetscCall(PetscLogEventEnd(event_bounds, pc, 0, 0, 0));
   if (fc->size > 1) {
     int a = all ? 1 : 0;
 
@@ -860,9 +899,6 @@ static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* -log_view: the levels' preparation after a new Jacobian (their eigenvalue estimates among it),
-   and the fused cycles. */
-static PetscLogEvent event_prepare, event_cycle;
 
 static PetscErrorCode PCApply_StnMG(PC pc, Vec b, Vec x)
 {
@@ -881,6 +917,7 @@ static PetscErrorCode PCApply_StnMG(PC pc, Vec b, Vec x)
   }
   if (!fc->ready) PetscCall((*fc->apply_mg)(pc, b, x));
   else {
+    if (fc->profile && fc->size > 1 && !fc->exchange_us) PetscCall(profile_exchanges(pc, fc));
     PetscCall(PetscLogEventBegin(event_cycle, pc, b, x, 0));
     PetscLogDouble t0 = 0, t1;
 
@@ -928,8 +965,17 @@ static PetscErrorCode FusedDestroy(void **ctx)
       for (PetscInt l = fc->nlevels - 1; l >= 0; l--) PetscCall(PetscPrintf(PETSC_COMM_SELF, " %.3f", fc->level_ms[l] / fc->cycles));
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n"));
     }
+    if (fc->exchange_us) {
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "stnmg exchanges: us for one alone on the GPU by level, finest first, - where held whole (rank %d):", rank));
+      for (PetscInt l = fc->nlevels - 1; l >= 1; l--) {
+        if (fc->exchange_us[l] > 0) PetscCall(PetscPrintf(PETSC_COMM_SELF, " %.1f", fc->exchange_us[l]));
+        else PetscCall(PetscPrintf(PETSC_COMM_SELF, " -"));
+      }
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n"));
+    }
   }
   PetscCall(free_levels(fc));
+  PetscCall(PetscFree(fc->exchange_us));
   PetscCall(StnHaloDestroy(&fc->gather));
   PetscCall(StnHaloDestroy(&fc->to_whole));
   STN_CUDA_CALL(StnDenseInverseDestroy(fc->whole_inv));
@@ -948,6 +994,9 @@ PetscErrorCode StnPCMGUseFusedCycle(PC pc)
   if (!ismg || pc->ops->apply == PCApply_StnMG) PetscFunctionReturn(PETSC_SUCCESS);
   if (!event_cycle) {
     PetscCall(PetscLogEventRegister("StnMGPrepare", PC_CLASSID, &event_prepare));
+    PetscCall(PetscLogEventRegister("StnMGWhole", PC_CLASSID, &event_whole));
+    PetscCall(PetscLogEventRegister("StnMGHalos", PC_CLASSID, &event_halos));
+    PetscCall(PetscLogEventRegister("StnMGBounds", PC_CLASSID, &event_bounds));
     PetscCall(PetscLogEventRegister("StnMGCycle", PC_CLASSID, &event_cycle));
   }
   PetscCall(PetscNew(&fc));

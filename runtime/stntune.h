@@ -64,7 +64,7 @@ typedef int (*StnLaunchFn)(void *args, const StnKernelShape *shape);
    rejecting any whose output differs from the default's by a bit (every point is computed by
    the same code whatever the shape, so all give the same bits), saved in the cache; or else the
    default: *shape as given when its bx is set (the kernel's own), else StnKernelShapeDefault's.
-   *shape gets it. */
+   *shape gets it. Without -stn_autotune out, run and args are not used (they may be NULL). */
 PetscErrorCode StnTuneLaunch(MPI_Comm comm, const char *kernel, int dim, int xm, int ym, int zm, double *out, long nout, StnLaunchFn run, void *args, StnKernelShape *shape);
 #endif
 

@@ -26,7 +26,9 @@
 #endif
 
 #if defined(STN_VEC_KERNELS)
+  #include <petsc/private/dmimpl.h>  /* dm->ops->createglobalvector (create_global) */
   #include <petsc/private/vecimpl.h> /* v->ops: the operations we replace */
+  #include <petscdmda.h>
   #include <petscdevice_cuda.h>
 
   #include <stdarg.h>
@@ -666,6 +668,62 @@ PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* ---- a grid's global vectors on several ranks ----
+
+   PETSc makes an MPI CUDA vector (VecSetType) with its host array too, in pinned memory
+   (cudaMallocHost, -vec_pinned_memory_min is 0), zeroed: about 3 ms per million entries on 4
+   ranks of one host, 14 ms for each vector of the cavity's 1025^2 per rank, tens of them in the
+   first solve (the hierarchy's level vectors, the Krylov basis). VecDuplicate makes its vectors
+   without memory, allocated on the device at their first use there (and on the host only if they
+   are read there); DMCreateGlobalVector_DA's are made so here, with what it sets besides. Its
+   viewer and loader, which PETSc does not export, come from the first vector, made by PETSc. */
+static PetscErrorCode (*petsc_create_global)(DM, Vec *);
+static PetscErrorCode (*da_view)(Vec, PetscViewer), (*da_load)(Vec, PetscViewer);
+
+static PetscErrorCode create_global(DM da, Vec *g)
+{
+  PetscInt dof, xm, ym, zm;
+
+  PetscFunctionBegin;
+  if (!da_view) {
+    PetscCall((*petsc_create_global)(da, g));
+    da_view = (*g)->ops->view;
+    da_load = (*g)->ops->load;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMDAGetCorners(da, NULL, NULL, NULL, &xm, &ym, &zm));
+  PetscCall(VecCreateMPICUDAWithArrays(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, NULL, NULL, g));
+  PetscCall(StnVecUseKernels(*g));
+  PetscCall(VecSetDM(*g, da));
+  PetscCall(VecSetLocalToGlobalMapping(*g, da->ltogmap));
+  PetscCall(VecSetOperation(*g, VECOP_VIEW, (void (*)(void))da_view));
+  PetscCall(VecSetOperation(*g, VECOP_LOAD, (void (*)(void))da_load));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode lazy_vectors(DM dm);
+static PetscErrorCode coarsen_hook(DM fine, DM coarse, void *ctx) { return (void)fine, (void)ctx, lazy_vectors(coarse); }
+static PetscErrorCode refine_hook(DM coarse, DM fine, void *ctx) { return (void)coarse, (void)ctx, lazy_vectors(fine); }
+
+/* dm's global vectors made as create_global does, and those of every grid coarsened or refined
+   from it: a DMDA on several ranks, not bound to the CPU. */
+static PetscErrorCode lazy_vectors(DM dm)
+{
+  PetscBool   da;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMDA, &da));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
+  if (!da || size == 1 || dm->bind_below > 0 || dm->ops->createglobalvector == create_global) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!petsc_create_global) petsc_create_global = dm->ops->createglobalvector;
+  dm->ops->createglobalvector = create_global;
+  PetscCall(DMCoarsenHookAdd(dm, coarsen_hook, NULL, NULL));
+  PetscCall(DMRefineHookAdd(dm, refine_hook, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 #else /* no CUDA, or not real double: PETSc's own CUDA vectors (if any) */
 
 PetscErrorCode StnVecRegister(void)
@@ -700,6 +758,7 @@ PetscErrorCode StnDMSetGPUVectors(DM dm)
   if (which == 0) {
     PetscCall(StnVecRegister());
     PetscCall(DMSetVecType(dm, VECSTNCUDA));
+    PetscCall(lazy_vectors(dm));
     PetscCall(StnTuneSetUp(dm));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
