@@ -477,6 +477,14 @@ static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
   }
   PetscCall(VecGetLocalSize(l, &n));
   PetscCheck(n == StnHaloStride(h), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the local vector has %" PetscInt_FMT " entries, the grid's ghosted box %" PetscInt_FMT, n, StnHaloStride(h));
+  {
+    PetscInt ng, dof, xm, ym, zm;
+
+    PetscCall(VecGetLocalSize(g, &ng));
+    PetscCall(DMDAGetInfo(dm, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+    PetscCall(DMDAGetCorners(dm, NULL, NULL, NULL, &xm, &ym, &zm));
+    PetscCheck(ng == dof * xm * ym * zm, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the global vector has %" PetscInt_FMT " entries on this rank, the grid's owned box %" PetscInt_FMT, ng, dof * xm * ym * zm);
+  }
   PetscCall(VecCUDAGetArrayRead(g, &ga));
   PetscCall(StnHaloExchange(h, ga, &gh));
   PetscCall(VecCUDARestoreArrayRead(g, &ga));
@@ -508,7 +516,9 @@ PetscErrorCode StnDMUseDeviceGhosts(DM dm)
   PetscFunctionBeginUser;
   PetscCall(PetscObjectTypeCompare((PetscObject)dm, DMDA, &da));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
-  if (!da || size == 1 || dm->ops->globaltolocalbegin == gtol_begin) PetscFunctionReturn(PETSC_SUCCESS);
+  /* bound below a size (-dm_bind_below), a rank's vectors go to the host or not by its own
+     share of the grid: the ranks would not all take the exchange */
+  if (!da || size == 1 || dm->bind_below > 0 || dm->ops->globaltolocalbegin == gtol_begin) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(DMDAGetInfo(dm, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bt[0], &bt[1], &bt[2], NULL));
   for (int d = 0; d < 3; d++) /* a ghosted or mirrored boundary's ghosts are the program's, not another rank's */
     if (bt[d] != DM_BOUNDARY_NONE && bt[d] != DM_BOUNDARY_PERIODIC) PetscFunctionReturn(PETSC_SUCCESS);

@@ -549,6 +549,7 @@ static PetscErrorCode free_levels(Fused *fc)
   fc->split = 0;
   PetscCall(PetscFree(fc->level));
   PetscCall(PetscFree(fc->level_ms));
+  PetscCall(PetscFree(fc->exchange_us)); /* measured again on the new levels */
   fc->nlevels = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -975,7 +976,6 @@ static PetscErrorCode FusedDestroy(void **ctx)
     }
   }
   PetscCall(free_levels(fc));
-  PetscCall(PetscFree(fc->exchange_us));
   PetscCall(StnHaloDestroy(&fc->gather));
   PetscCall(StnHaloDestroy(&fc->to_whole));
   STN_CUDA_CALL(StnDenseInverseDestroy(fc->whole_inv));

@@ -675,8 +675,9 @@ PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block)
    ranks of one host, 14 ms for each vector of the cavity's 1025^2 per rank, tens of them in the
    first solve (the hierarchy's level vectors, the Krylov basis). VecDuplicate makes its vectors
    without memory, allocated on the device at their first use there (and on the host only if they
-   are read there); DMCreateGlobalVector_DA's are made so here, with what it sets besides. Its
-   viewer and loader, which PETSc does not export, come from the first vector, made by PETSc. */
+   are read there); DMCreateGlobalVector_DA's are made so here, zeroed on the device as PETSc's
+   are, with what it sets besides. Its viewer and loader, which PETSc does not export, come from
+   the first vector, made by PETSc. */
 static PetscErrorCode (*petsc_create_global)(DM, Vec *);
 static PetscErrorCode (*da_view)(Vec, PetscViewer), (*da_load)(Vec, PetscViewer);
 
@@ -695,6 +696,7 @@ static PetscErrorCode create_global(DM da, Vec *g)
   PetscCall(DMDAGetCorners(da, NULL, NULL, NULL, &xm, &ym, &zm));
   PetscCall(VecCreateMPICUDAWithArrays(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, NULL, NULL, g));
   PetscCall(StnVecUseKernels(*g));
+  PetscCall(VecSet(*g, 0.0)); /* its device memory now, zeroed: no host memory */
   PetscCall(VecSetDM(*g, da));
   PetscCall(VecSetLocalToGlobalMapping(*g, da->ltogmap));
   PetscCall(VecSetOperation(*g, VECOP_VIEW, (void (*)(void))da_view));
