@@ -9,7 +9,10 @@
 #   - the same grids with Jacobi: the time per Krylov iteration (the first linear solve, 1000
 #     iterations), since Jacobi's iteration count grows with the grid;
 #   - strong scaling, one grid on more GPUs: the cavity at 2049^2 and SFI at 385^3, multigrid;
-#     efficiency t(1) / (N t(N)).
+#     efficiency t(1) / (N t(N));
+#   - for weak scaling also the efficiency per Krylov iteration, (t(1) / k(1)) / (t(N) / k(N)) with
+#     k the Krylov iterations of the solve: the larger grids take more, which the whole solve's
+#     efficiency counts and this one does not.
 # -snes_rtol 1e-8 -ksp_rtol 1e-5 as bench/multigrid_gpu.sh; each run once to warm up, once timed
 # (-log_view's Max column over the ranks). Prints a markdown table, then where the time goes in
 # the weak-scaling multigrid runs (one more run each with -log_view_gpu_time, which times every
@@ -34,6 +37,11 @@ ev() { awk -v e="$2" '$1 == e {print $4; exit}' "$1"; }
 # the same in -log_view's Solve stage (after a Warm-up stage)
 ev_solve() { awk -v e="$2" '/--- Event Stage [0-9]+: Solve/ {t = 1} /--- Event Stage [0-9]+: (Main|Warm)/ {t = 0} t && $1 == e {print $4; exit}' "$1"; }
 krylov() { awk '/Linear solve converged|Linear solve did not/ {s += $NF; n++; l = l " " $NF} END {printf "%d [%s ]", s, l}' "$1"; }
+# the same for the last solve of the log (-stn_solve_repeat: after the first "Nonlinear solve")
+krylov_last() { awk '/Linear solve converged|Linear solve did not/ {s += $NF; l = l " " $NF} /Nonlinear solve/ {ls = s; ll = l; s = 0; l = ""} END {if (l != "") ls = s; if (l != "") ll = l; printf "%d [%s ]", ls, ll}' "$1"; }
+# per_its T1 K1 T K: the efficiency per Krylov iteration, (T1 / K1) / (T / K), weak scaling: what
+# is left when the grid's growing iteration count is taken out
+per_its() { awk -v a="$1" -v ka="$2" -v t="$3" -v k="$4" 'BEGIN {if (a > 0 && ka > 0 && t > 0 && k > 0) printf "%.0f%%", 100 * (a / ka) / (t / k)}'; }
 newton() { awk '/Nonlinear solve converged/ {printf "%s ", $NF} /Nonlinear solve did not/ {printf "failed "}' "$1"; }
 timed() { # timed N LOG PROG OPTIONS...: warm-up run, then the timed one with -log_view
   n=$1 log=$2
@@ -51,8 +59,8 @@ grid() {
   esac
 }
 
-echo "| problem | scaling | GPUs | grid | SNESSolve s | Newton | Krylov its [per Newton step] | efficiency |"
-echo "|---|---|--:|---|--:|--:|---|--:|"
+echo "| problem | scaling | GPUs | grid | SNESSolve s | Newton | Krylov its [per Newton step] | efficiency | per Krylov iteration |"
+echo "|---|---|--:|---|--:|--:|---|--:|--:|"
 for p in $PROBLEMS; do
   for kind in weak strong; do
     t1=
@@ -61,9 +69,12 @@ for p in $PROBLEMS; do
       # shellcheck disable=SC2086
       timed "$n" "$LOG/$p.$kind.$n.log" $B/$p $g $C
       t=$(ev "$LOG/$p.$kind.$n.log" SNESSolve)
-      [ "$n" = 1 ] && t1=$t
+      k=$(krylov "$LOG/$p.$kind.$n.log")
+      [ "$n" = 1 ] && t1=$t k1=${k%% *}
       eff=$(awk -v a="$t1" -v t="$t" -v n="$n" -v k=$kind 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / (k == "weak" ? t : n * t)}')
-      echo "| $p | $kind, multigrid | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | $(newton "$LOG/$p.$kind.$n.log") | $(krylov "$LOG/$p.$kind.$n.log") | $eff |"
+      pits=
+      [ $kind = weak ] && pits=$(per_its "$t1" "$k1" "$t" "${k%% *}")
+      echo "| $p | $kind, multigrid | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | $(newton "$LOG/$p.$kind.$n.log") | $k | $eff | $pits |"
     done
   done
   t1=
@@ -72,9 +83,10 @@ for p in $PROBLEMS; do
     # shellcheck disable=SC2086
     timeout 300 mpiexec -n "$n" $B/$p $g $C -stn_solve_repeat 2 -ksp_converged_reason -snes_converged_reason -log_view >"$LOG/$p.repeat.$n.log" 2>&1 </dev/null
     t=$(ev_solve "$LOG/$p.repeat.$n.log" SNESSolve)
-    [ "$n" = 1 ] && t1=$t
+    k=$(krylov_last "$LOG/$p.repeat.$n.log")
+    [ "$n" = 1 ] && t1=$t k1=${k%% *}
     eff=$(awk -v a="$t1" -v t="$t" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / t}')
-    echo "| $p | weak, multigrid, repeated solve | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | | | $eff |"
+    echo "| $p | weak, multigrid, repeated solve | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | | $k | $eff | $(per_its "$t1" "$k1" "$t" "${k%% *}") |"
   done
   t1=
   for n in $COUNTS; do
@@ -86,7 +98,7 @@ for p in $PROBLEMS; do
     per=$(awk -v t="$t" -v i="$its" 'BEGIN {if (i > 0) printf "%.1f", 1e6 * t / i}')
     [ "$n" = 1 ] && t1=$per
     eff=$(awk -v a="$t1" -v t="$per" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / t}')
-    echo "| $p | weak, Jacobi: us per Krylov iteration | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $per | | $its | $eff |"
+    echo "| $p | weak, Jacobi: us per Krylov iteration | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $per | | $its | $eff | $eff |"
   done
 done
 echo
