@@ -467,7 +467,7 @@ static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
   StnHalo            h;
   const PetscScalar *ga, *gh;
   PetscScalar       *la;
-  PetscInt           n;
+  PetscInt           n, ng;
 
   PetscFunctionBeginUser;
   PetscCall(device_ghosts(dm, g, mode, l, &h));
@@ -477,14 +477,8 @@ static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
   }
   PetscCall(VecGetLocalSize(l, &n));
   PetscCheck(n == StnHaloStride(h), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the local vector has %" PetscInt_FMT " entries, the grid's ghosted box %" PetscInt_FMT, n, StnHaloStride(h));
-  {
-    PetscInt ng, dof, xm, ym, zm;
-
-    PetscCall(VecGetLocalSize(g, &ng));
-    PetscCall(DMDAGetInfo(dm, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
-    PetscCall(DMDAGetCorners(dm, NULL, NULL, NULL, &xm, &ym, &zm));
-    PetscCheck(ng == dof * xm * ym * zm, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the global vector has %" PetscInt_FMT " entries on this rank, the grid's owned box %" PetscInt_FMT, ng, dof * xm * ym * zm);
-  }
+  PetscCall(VecGetLocalSize(g, &ng));
+  PetscCheck(ng == h->put[0].src_stride, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the global vector has %" PetscInt_FMT " entries on this rank, the grid's owned box %lld", ng, h->put[0].src_stride);
   PetscCall(VecCUDAGetArrayRead(g, &ga));
   PetscCall(StnHaloExchange(h, ga, &gh));
   PetscCall(VecCUDARestoreArrayRead(g, &ga));
