@@ -30,7 +30,7 @@
   #include <unistd.h> /* getpid */
 
   #define HEADER_BYTES 512                /* 32 flags (8 bytes), the put's block counter, padding */
-  #define CHUNK_BYTES  ((size_t)128 << 20) /* the first chunk; each new one at least doubles */
+  #define CHUNK_BYTES  ((size_t)128 << 20) /* a chunk, or one exchange's memory where that is more */
 
 static PetscLogEvent event_create, event_exchange; /* -log_view: StnHaloCreate, StnHaloExchange */
 
@@ -52,7 +52,7 @@ typedef struct Mapping {
   struct Mapping *next;
 } Mapping;
 
-static Chunk    *chunks;   /* newest first: exchanges take memory from the first */
+static Chunk    *chunks;   /* newest first */
 static Mapping  *mappings;
 static long long chunk_serial;
 
@@ -83,15 +83,15 @@ struct StnHalo_ {
 static long long vec_doubles(const StnHaloBoxes *b, int dof) { return (long long)b->gm[0] * b->gm[1] * b->gm[2] * dof; }
 static size_t    array_bytes(const StnHaloBoxes *b, int dof, int nvec) { return ((size_t)nvec * (size_t)vec_doubles(b, dof) * sizeof(double) + 255) / 256 * 256; }
 
-/* bytes of shared memory from the newest chunk, or from a new one; NULL where CUDA fails. */
+/* bytes of shared memory from a chunk with room, or from a new one; NULL where CUDA fails. */
 static char *share(size_t bytes, Chunk **from)
 {
   Chunk *c = chunks;
 
   *from = NULL;
-  if (!c || c->size - c->used < bytes) {
-    size_t size = c && 2 * c->size > CHUNK_BYTES ? 2 * c->size : CHUNK_BYTES;
-    if (size < bytes) size = bytes;
+  while (c && c->size - c->used < bytes) c = c->next;
+  if (!c) {
+    const size_t size = bytes > CHUNK_BYTES ? bytes : CHUNK_BYTES; /* mapping costs by the byte */
     if (!(c = (Chunk *)calloc(1, sizeof *c))) return NULL;
     if (StnHaloAlloc((void **)&c->base, size) != 0 || StnHaloHandle(c->base, c->handle) != 0) {
       if (c->base) (void)StnCUDAFree(c->base);
@@ -421,7 +421,8 @@ static PetscErrorCode (*petsc_gtol_end)(DM, Vec, InsertMode, Vec);
 static const char ghosts_name[] = "StnDeviceGhosts";
 
 typedef struct {
-  StnHalo halo; /* NULL where it cannot be made */
+  StnHalo     halo; /* NULL where it cannot be made, */
+  const char *why;  /*   and why */
 } DeviceGhosts;
 
 static PetscErrorCode DeviceGhostsDestroy(void **ctx)
@@ -434,13 +435,29 @@ static PetscErrorCode DeviceGhostsDestroy(void **ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The exchange DMGlobalToLocal takes on dm (*h), when it does: INSERT_VALUES between CUDA vectors
-   on the device, which every rank has alike; made at the first, collective as the call is. */
-static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHalo *h)
+PetscErrorCode StnDMGetExchange(DM dm, StnHalo *h, const char **why)
 {
   PetscContainer c;
   DeviceGhosts  *dg;
-  PetscBool      gcuda, lcuda;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectQuery((PetscObject)dm, ghosts_name, (PetscObject *)&c));
+  if (c) PetscCall(PetscContainerGetPointer(c, (void **)&dg));
+  else {
+    PetscCall(PetscNew(&dg));
+    PetscCall(StnHaloCreate(dm, &dg->halo, &dg->why));
+    PetscCall(PetscObjectContainerCompose((PetscObject)dm, ghosts_name, dg, DeviceGhostsDestroy));
+  }
+  *h = dg->halo;
+  if (why) *why = dg->why;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The exchange DMGlobalToLocal takes on dm (*h), when it does: INSERT_VALUES between CUDA vectors
+   on the device, which every rank has alike. */
+static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHalo *h)
+{
+  PetscBool gcuda, lcuda;
 
   PetscFunctionBeginUser;
   *h = NULL;
@@ -448,17 +465,7 @@ static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHal
   PetscCall(PetscObjectTypeCompareAny((PetscObject)g, &gcuda, VECMPICUDA, VECSEQCUDA, ""));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)l, &lcuda, VECSEQCUDA, VECMPICUDA, ""));
   if (!gcuda || !lcuda || g->boundtocpu || l->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectQuery((PetscObject)dm, ghosts_name, (PetscObject *)&c));
-  if (c) PetscCall(PetscContainerGetPointer(c, (void **)&dg));
-  else {
-    const char *why;
-
-    PetscCall(PetscNew(&dg));
-    PetscCall(StnHaloCreate(dm, &dg->halo, &why));
-    if (!dg->halo) PetscCall(PetscInfo(dm, "DMGlobalToLocal stays PETSc's scatter: %s\n", why));
-    PetscCall(PetscObjectContainerCompose((PetscObject)dm, ghosts_name, dg, DeviceGhostsDestroy));
-  }
-  *h = dg->halo;
+  PetscCall(StnDMGetExchange(dm, h, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -19,9 +19,9 @@ typedef struct {
   Vec            state; /* ghosted, local, on the device; NULL until the first Jacobian */
   PetscLogDouble flops; /* per product: 2 per entry of the block rows */
   StnTwins       levels; /* which coarser grids get twins (StnMatFreeCreate) */
-  DM             da;     /* several ranks: the grid, and MatMult's ghost exchange of w, made at */
-  StnHalo        halo;   /*   the first: device to device (stnhalo.h), or where that cannot be */
-  Vec            wl;     /*   made, DMGlobalToLocal into wl */
+  DM             da;     /* several ranks: the grid, whose exchange takes MatMult's ghosts of w */
+  StnHalo        halo;   /*   device to device (stnhalo.h, the grid's own, from the first), or */
+  Vec            wl;     /*   where that cannot be made DMGlobalToLocal into wl */
   PetscBool      tried;
 } MatFree;
 
@@ -61,7 +61,7 @@ static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
     const char *why;
 
     mf->tried = PETSC_TRUE;
-    PetscCall(StnHaloCreate(mf->da, &mf->halo, &why));
+    PetscCall(StnDMGetExchange(mf->da, &mf->halo, &why));
     if (!mf->halo) PetscCall(PetscInfo(J, "the product's ghosts go through DMGlobalToLocal: %s\n", why));
   }
   if (mf->halo) PetscCall(StnHaloExchange(mf->halo, wa, &wla));
@@ -89,8 +89,7 @@ static PetscErrorCode MatDestroy_MatFree(Mat J)
   PetscCall(MatShellGetContext(J, &mf));
   PetscCall(VecDestroy(&mf->state));
   PetscCall(VecDestroy(&mf->wl));
-  PetscCall(StnHaloDestroy(&mf->halo));
-  PetscCall(DMDestroy(&mf->da));
+  PetscCall(DMDestroy(&mf->da)); /* and with it, when last, its exchange */
   PetscCall(PetscFree(mf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -64,8 +64,8 @@ typedef struct {
   const StnTransferGrid *rgrid;  /*   and the restriction's */
   StnTransferGrid        rranks; /* several ranks: the restriction from the fine ghosted array into
                                     the owned coarse points (rgrid is &rranks then) */
-  StnHalo                halo;   /* several ranks: the exchange of this level's ghosts (level 0's too;
-                                    none on a whole level) */
+  StnHalo                halo;   /* several ranks: the exchange of this level's ghosts, its grid's
+                                    (StnDMGetExchange; level 0's too; none on a whole level) */
   PetscObjectId          halo_dm;
   /* several ranks, a level below the split (see the top): held whole on every rank */
   PetscBool              whole;
@@ -314,7 +314,7 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
     int           renew;
 
     if (l < fc->split) { /* whole on every rank: no exchange */
-      PetscCall(StnHaloDestroy(&lv->halo));
+      lv->halo = NULL;
       continue;
     }
     PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
@@ -329,9 +329,8 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
     if (renew) {
       const char *why;
 
-      PetscCall(StnHaloDestroy(&lv->halo));
       PetscCall(StnHaloDestroy(&lv->values)); /* a new grid: its whole copy's gather too */
-      PetscCall(StnHaloCreate(da, &lv->halo, &why));
+      PetscCall(StnDMGetExchange(da, &lv->halo, &why));
       lv->halo_dm = id;
       if (!lv->halo) PetscCall(PetscInfo(pc, "the fused V-cycle needs ghost exchanges on the device, which are not possible here (%s): PCMG's cycle runs\n", why));
     }
@@ -543,7 +542,7 @@ static PetscErrorCode free_levels(Fused *fc)
   PetscFunctionBeginUser;
   for (PetscInt l = 0; l < fc->nlevels; l++) {
     PetscCall(VecDestroy(&fc->level[l].dinv));
-    PetscCall(StnHaloDestroy(&fc->level[l].halo));
+    fc->level[l].halo = NULL; /* its grid's (StnDMGetExchange) */
     PetscCall(free_whole(&fc->level[l]));
   }
   fc->split = 0;
