@@ -265,7 +265,9 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   h->mask = nq == 32 ? 0xffffffffu : (1u << nq) - 1;
   for (int e = 0; e < 2; e++) {
     StnHaloPut *p      = &h->put[e];
-    p->interior_blocks = (p->src_stride + STN_HALO_THREADS - 1) / STN_HALO_THREADS;
+    p->interior_blocks = (p->src_stride + STN_HALO_THREADS * STN_HALO_COPY_PER_THREAD - 1) / (STN_HALO_THREADS * STN_HALO_COPY_PER_THREAD);
+    p->line_div        = StnFastDivMake(p->om[0] * dof);
+    p->row_div         = StnFastDivMake(p->om[1]);
     p->first[0] = p->first[1] = 0;
     for (int q = 1; q < p->nslab; q++) p->first[q + 1] = p->first[q] + (long long)p->slab[q].m[0] * p->slab[q].m[1] * p->slab[q].m[2];
   }

@@ -12,6 +12,7 @@
 namespace {
 
 constexpr int kThreads = STN_HALO_THREADS;
+constexpr int kPer     = STN_HALO_COPY_PER_THREAD;
 
 int check(cudaError_t err, const char *what) { return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what); }
 
@@ -35,13 +36,19 @@ __device__ void wait_flags(const long long *flags, unsigned mask, long long epoc
   __threadfence_system();
 }
 
-/* Value t of the owned box's copy (slab 0): its place in the ghosted array. I is int or long
-   long, as the box's values fit. */
-template <typename I>
-__device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnHaloSlab &sl, I t)
+/* Value t of the owned box's copy (slab 0): its place in the ghosted array. Below 2^31 values
+   the divisions are multiplies (stnfastdiv.h). */
+__device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnHaloSlab &sl, long long t)
 {
-  const I L = (I)p.om[0] * p.dof, line = t / L, c = t - line * L, j = line % (I)p.om[1], k = line / (I)p.om[1];
-  return (((long long)(k + p.os[2] - sl.gs[2]) * sl.gm[1] + (j + p.os[1] - sl.gs[1])) * sl.gm[0] + (p.os[0] - sl.gs[0])) * p.dof + c;
+  long long line, c, j, k;
+  if (p.src_stride < INT_MAX) {
+    const int ti = (int)t, li = StnFastDivide(ti, p.line_div), ki = StnFastDivide(li, p.row_div);
+    line = li, c = ti - li * p.om[0] * p.dof, k = ki, j = li - ki * p.om[1];
+  } else {
+    const long long L = (long long)p.om[0] * p.dof;
+    line = t / L, c = t - line * L, j = line % p.om[1], k = line / p.om[1];
+  }
+  return (((k + p.os[2] - sl.gs[2]) * sl.gm[1] + (j + p.os[1] - sl.gs[1])) * sl.gm[0] + (p.os[0] - sl.gs[0])) * p.dof + c;
 }
 
 /* The first blocks send the slabs to the neighbours, a thread per point; each block fences its
@@ -49,7 +56,7 @@ __device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnH
    counts itself done, and the last one raises the flags (a receiver that sees its flag sees
    every value of this put) and then waits for its own (mask), so that the kernel ends with the
    exchange done: one launch per exchange. The interior_blocks blocks after them copy the owned
-   box into the sender's own ghosted array (slab 0), a value per thread per array, while the
+   box into the sender's own ghosted array (slab 0), kPer values per thread per array, while the
    flags travel: nobody else reads those values, and the sender's next kernel runs after this
    one (blocks start in index order: with the copy first, the flags went out only after it). */
 __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restrict__ plan, const double *__restrict__ owned, long long epoch, const long long *flags, unsigned mask)
@@ -59,12 +66,20 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   const long long   b     = (long long)blockIdx.x < nsend ? (long long)blockIdx.x + p.interior_blocks : (long long)blockIdx.x - nsend;
   __shared__ bool   last;
 
-  if (b < p.interior_blocks) {
+  if (b < p.interior_blocks) { /* kPer values per thread, a block's consecutive, kThreads apart */
     const StnHaloSlab &sl = p.slab[0];
-    const long long    t  = b * kThreads + threadIdx.x;
-    if (t < p.src_stride) {
-      const long long to = p.src_stride < INT_MAX ? interior_to<int>(p, sl, (int)t) : interior_to<long long>(p, sl, t);
-      for (int v = 0; v < p.nvec; v++) sl.dst[v * sl.dst_stride + to] = owned[v * p.src_stride + t];
+    const long long    t0 = b * kThreads * kPer + threadIdx.x;
+    long long          to[kPer];
+#pragma unroll
+    for (int r = 0; r < kPer; r++) to[r] = t0 + r * kThreads < p.src_stride ? interior_to(p, sl, t0 + r * kThreads) : -1;
+    for (int v = 0; v < p.nvec; v++) {
+      double val[kPer];
+#pragma unroll
+      for (int r = 0; r < kPer; r++)
+        if (to[r] >= 0) val[r] = owned[v * p.src_stride + t0 + r * kThreads];
+#pragma unroll
+      for (int r = 0; r < kPer; r++)
+        if (to[r] >= 0) sl.dst[v * sl.dst_stride + to[r]] = val[r];
     }
     return;
   }

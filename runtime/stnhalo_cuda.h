@@ -15,6 +15,7 @@
 #define STNHALO_CUDA_H
 
 #include "stncuda.h"
+#include "stnfastdiv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,14 +37,15 @@ typedef struct {
 /* nvec arrays side by side are exchanged at once (a matrix's slices, sgdia_cuda.h): array v of
    the sender's starts at owned + v src_stride, of a receiver's at dst + v dst_stride. */
 /* Slab 0 is the sender's own copy of its owned box into its ghosted array: the bulk of the
-   bytes, a value per thread in the last interior_blocks blocks, which neither fence nor count
-   (no other rank reads those values). The other slabs go to the neighbours, a thread per point,
+   bytes, STN_HALO_COPY_PER_THREAD values per thread in the last interior_blocks blocks, which
+   neither fence nor count (no other rank reads those values). The other slabs go to the neighbours, a thread per point,
    in the blocks before them, which start first. */
 typedef struct {
   int         dof, nslab, nvec;
   long long   src_stride;                /* the owned box's values (om[0] om[1] om[2] dof) */
   int         os[3], om[3];              /* the sender's owned box, the layout of its array */
-  long long   interior_blocks;
+  long long   interior_blocks;           /* each copies STN_HALO_COPY_PER_THREAD values per thread */
+  StnFastDiv  line_div, row_div;         /* om[0] dof and om[1], for the copy's index (below 2^31) */
   long long   first[STN_HALO_SLABS + 1]; /* slab q >= 1 holds the points first[q] to first[q+1] - 1
                                             of those sent (first[1] = 0) */
   StnHaloSlab slab[STN_HALO_SLABS];
@@ -63,7 +65,9 @@ int StnHaloUnmap(void *p);
 int StnHaloTouch(long long *const peers[], int n);
 
 /* The blocks of threads (STN_HALO_THREADS each) a put of plan launches: at least one. */
-#define STN_HALO_THREADS 256
+#define STN_HALO_THREADS         256
+#define STN_HALO_COPY_PER_THREAD 4 /* loads in flight per thread: a copy at one value per thread
+                                      ran at about half the bandwidth (sfi3d's 257^3 per GPU) */
 long long StnHaloPutBlocks(const StnHaloPut *plan);
 /* One exchange: every slab's points from owned (laid out in os/om) into its dst, then the flags,
    then the wait until flags[q] >= epoch for every q < 32 whose bit is set in mask. plan: the
