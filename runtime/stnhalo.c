@@ -27,7 +27,6 @@
 
   #include <stdlib.h> /* calloc */
   #include <string.h> /* memcpy */
-  #include <unistd.h> /* getpid */
 
   #define HEADER_BYTES 512                /* 32 flags (8 bytes), the put's block counter, padding */
   #define CHUNK_BYTES  ((size_t)128 << 20) /* a chunk, or one exchange's memory where that is more */
@@ -39,27 +38,23 @@ typedef struct Chunk {
   char         *base;
   size_t        size, used;
   int           refs; /* the exchanges in it */
-  long long     serial;
   char          handle[STN_HALO_IPC_BYTES];
   struct Chunk *next;
 } Chunk;
 
 typedef struct Mapping {
-  int             pid;
-  long long       serial;
+  char            handle[STN_HALO_IPC_BYTES]; /* the chunk's: one per allocation of one process */
   char           *base;
   int             refs; /* the exchanges of this process that write into it */
   struct Mapping *next;
 } Mapping;
 
-static Chunk    *chunks;   /* newest first */
-static Mapping  *mappings;
-static long long chunk_serial;
+static Chunk   *chunks; /* newest first */
+static Mapping *mappings;
 
 typedef struct {
   char         handle[STN_HALO_IPC_BYTES]; /* the rank's chunk, */
-  int          pid;                        /*   named by its process and serial number, */
-  long long    serial, offset;             /*   and where its exchange's memory starts in it */
+  long long    offset;                     /*   and where its exchange's memory starts in it */
   StnHaloBoxes b;
   int          ok;
 } RankInfo;
@@ -98,7 +93,7 @@ static char *share(size_t bytes, Chunk **from)
       free(c);
       return NULL;
     }
-    c->size = size, c->serial = ++chunk_serial, c->next = chunks;
+    c->size = size, c->next = chunks;
     chunks = c;
   }
   char *p = c->base + c->used;
@@ -127,14 +122,15 @@ static Mapping *map(const RankInfo *r)
   Mapping *m;
 
   for (m = mappings; m; m = m->next)
-    if (m->pid == r->pid && m->serial == r->serial) break;
+    if (!memcmp(m->handle, r->handle, sizeof m->handle)) break;
   if (!m) {
     if (!(m = (Mapping *)calloc(1, sizeof *m))) return NULL;
     if (StnHaloMap(r->handle, (void **)&m->base) != 0) {
       free(m);
       return NULL;
     }
-    m->pid = r->pid, m->serial = r->serial, m->next = mappings;
+    memcpy(m->handle, r->handle, sizeof m->handle);
+    m->next = mappings;
     mappings = m;
   }
   m->refs++;
@@ -210,7 +206,7 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
     if (me.ok) {
       h->array[0] = (double *)(h->mem + HEADER_BYTES), h->array[1] = (double *)(h->mem + HEADER_BYTES + bytes);
       memcpy(me.handle, h->chunk->handle, sizeof me.handle);
-      me.pid = (int)getpid(), me.serial = h->chunk->serial, me.offset = (long long)(h->mem - h->chunk->base);
+      me.offset = (long long)(h->mem - h->chunk->base);
     }
   }
   PetscCall(PetscMalloc2(size, &ri, size, &b));
@@ -392,7 +388,7 @@ PetscErrorCode StnHaloConnect(MPI_Comm comm)
   me.ok = mem != NULL;
   if (me.ok) {
     memcpy(me.handle, connection.chunk->handle, sizeof me.handle);
-    me.pid = (int)getpid(), me.serial = connection.chunk->serial, me.offset = (long long)(mem - connection.chunk->base);
+    me.offset = (long long)(mem - connection.chunk->base);
   }
   PetscCall(PetscMalloc1(size, &ri));
   PetscCall(PetscCalloc1(size, &connection.mapped));

@@ -67,6 +67,7 @@ typedef struct {
   StnHalo                halo;   /* several ranks: the exchange of this level's ghosts, its grid's
                                     (StnDMGetExchange; level 0's too; none on a whole level) */
   PetscObjectId          halo_dm;
+  DM                     halo_da; /* its grid, held while the cycle uses the grid's exchange */
   /* several ranks, a level below the split (see the top): held whole on every rank */
   PetscBool              whole;
   StnBox                 wbox;          /* its grid as one rank's: box is &wbox */
@@ -315,6 +316,7 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
 
     if (l < fc->split) { /* whole on every rank: no exchange */
       lv->halo = NULL;
+      PetscCall(DMDestroy(&lv->halo_da));
       continue;
     }
     PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
@@ -330,6 +332,9 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
       const char *why;
 
       PetscCall(StnHaloDestroy(&lv->values)); /* a new grid: its whole copy's gather too */
+      PetscCall(DMDestroy(&lv->halo_da));
+      PetscCall(PetscObjectReference((PetscObject)da));
+      lv->halo_da = da;
       PetscCall(StnDMGetExchange(da, &lv->halo, &why));
       lv->halo_dm = id;
       if (!lv->halo) PetscCall(PetscInfo(pc, "the fused V-cycle needs ghost exchanges on the device, which are not possible here (%s): PCMG's cycle runs\n", why));
@@ -543,6 +548,7 @@ static PetscErrorCode free_levels(Fused *fc)
   for (PetscInt l = 0; l < fc->nlevels; l++) {
     PetscCall(VecDestroy(&fc->level[l].dinv));
     fc->level[l].halo = NULL; /* its grid's (StnDMGetExchange) */
+    PetscCall(DMDestroy(&fc->level[l].halo_da));
     PetscCall(free_whole(&fc->level[l]));
   }
   fc->split = 0;
