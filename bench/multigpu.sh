@@ -1,18 +1,19 @@
 #!/bin/sh
 # bench/multigpu.sh: the generated programs on 1, 2 (and 4) GPUs, one MPI rank per GPU, with the
 # CUDA PETSc with MPI (scripts/petsc-cuda.sh --mpi; its MPI stages halos through host memory).
-#   - weak scaling, the grid growing with the GPUs: the cavity at 1025^2 per GPU (1025 x 2049 on
-#     2, 2049^2 on 4) and SFI at 257^3 per GPU (257^2 x 513, 257 x 513^2), the GPU's default
-#     solver (multigrid), whole SNESSolve; efficiency t(1) / t(N); and the same solve repeated
+#   - weak scaling, the grid growing with the GPUs: the cavity at 1025^2 per GPU (1409^2 on 2,
+#     2049^2 on 4) and SFI at 257^3 per GPU (321^3, 417^3), the GPU's default solver
+#     (multigrid), whole SNESSolve; efficiency r t(1) / t(N), r the grid's points over N times
+#     the one-GPU grid's (0.94 to 1.07: bench/multigpu_grids.sh); and the same solve repeated
 #     (-stn_solve_repeat 2: the second solve, whose hierarchy, device exchanges and tuned kernels
 #     the first built, as every solve after the first in a continuation or a time stepper);
 #   - the same grids with Jacobi: the time per Krylov iteration (the first linear solve, 1000
 #     iterations), since Jacobi's iteration count grows with the grid;
 #   - strong scaling, one grid on more GPUs: the cavity at 2049^2 and SFI at 385^3, multigrid;
 #     efficiency t(1) / (N t(N));
-#   - for weak scaling also the efficiency per Krylov iteration, (t(1) / k(1)) / (t(N) / k(N)) with
-#     k the Krylov iterations of the solve: the larger grids take more, which the whole solve's
-#     efficiency counts and this one does not.
+#   - for weak scaling also the efficiency per Krylov iteration, r (t(1) / k(1)) / (t(N) / k(N))
+#     with k the Krylov iterations of the solve: what is left when a grid's different iteration
+#     count is taken out.
 # -snes_rtol 1e-8 -ksp_rtol 1e-5 as bench/multigrid_gpu.sh; each run once to warm up, once timed
 # (-log_view's Max column over the ranks). Prints a markdown table, then where the time goes in
 # the weak-scaling multigrid runs (one more run each with -log_view_gpu_time, which times every
@@ -21,6 +22,7 @@
 #
 #   STN_MPI=1 . scripts/gpu-env.sh && sh bench/multigpu.sh            # PROBLEMS="cavity sfi3d"
 set -u
+. bench/multigpu_grids.sh
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
 LOG=build/bench-multigpu/logs
 B=build/bench-multigpu
@@ -39,24 +41,19 @@ ev_solve() { awk -v e="$2" '/--- Event Stage [0-9]+: Solve/ {t = 1} /--- Event S
 krylov() { awk '/Linear solve converged|Linear solve did not/ {s += $NF; n++; l = l " " $NF} END {printf "%d [%s ]", s, l}' "$1"; }
 # the same for the last solve of the log (-stn_solve_repeat: after the first "Nonlinear solve")
 krylov_last() { awk '/Linear solve converged|Linear solve did not/ {s += $NF; l = l " " $NF} /Nonlinear solve/ {ls = s; ll = l; s = 0; l = ""} END {if (l != "") ls = s; if (l != "") ll = l; printf "%d [%s ]", ls, ll}' "$1"; }
-# per_its T1 K1 T K: the efficiency per Krylov iteration, (T1 / K1) / (T / K), weak scaling: what
-# is left when the grid's growing iteration count is taken out
-per_its() { awk -v a="$1" -v ka="$2" -v t="$3" -v k="$4" 'BEGIN {if (a > 0 && ka > 0 && t > 0 && k > 0) printf "%.0f%%", 100 * (a / ka) / (t / k)}'; }
+# weak T1 T R: the weak-scaling efficiency R T1 / T, R the work ratio (ratio below)
+weak() { awk -v a="$1" -v t="$2" -v r="$3" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * r * a / t}'; }
+# per_its T1 K1 T K R: the same per Krylov iteration, R (T1 / K1) / (T / K): what is left when the
+# grid's different iteration count is taken out
+per_its() { awk -v a="$1" -v ka="$2" -v t="$3" -v k="$4" -v r="$5" 'BEGIN {if (a > 0 && ka > 0 && t > 0 && k > 0) printf "%.0f%%", 100 * r * (a / ka) / (t / k)}'; }
+# ratio N PROBLEM: the weak-scaling grid's points on N GPUs over N times the one-GPU grid's
+ratio() { awk -v a="$(grid_points "$(grid 1 "$2" weak)")" -v b="$(grid_points "$(grid "$1" "$2" weak)")" -v n="$1" 'BEGIN {printf "%.4f", b / (n * a)}'; }
 newton() { awk '/Nonlinear solve converged/ {printf "%s ", $NF} /Nonlinear solve did not/ {printf "failed "}' "$1"; }
 timed() { # timed N LOG PROG OPTIONS...: warm-up run, then the timed one with -log_view
   n=$1 log=$2
   shift 2
   timeout 300 mpiexec -n "$n" "$@" >/dev/null 2>&1 </dev/null
   timeout 300 mpiexec -n "$n" "$@" -ksp_converged_reason -snes_converged_reason -log_view >"$log" 2>&1 </dev/null
-}
-# grid N PROBLEM KIND: the grid options for N GPUs
-grid() {
-  case $2-$3 in
-    cavity-weak) case $1 in 1) echo "-da_grid_x 1025 -da_grid_y 1025" ;; 2) echo "-da_grid_x 1025 -da_grid_y 2049" ;; 4) echo "-da_grid_x 2049 -da_grid_y 2049" ;; esac ;;
-    sfi3d-weak) case $1 in 1) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 257" ;; 2) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 513" ;; 4) echo "-da_grid_x 257 -da_grid_y 513 -da_grid_z 513" ;; esac ;;
-    cavity-strong) echo "-da_grid_x 2049 -da_grid_y 2049" ;;
-    sfi3d-strong) echo "-da_grid_x 385 -da_grid_y 385 -da_grid_z 385" ;;
-  esac
 }
 
 echo "| problem | scaling | GPUs | grid | SNESSolve s | Newton | Krylov its [per Newton step] | efficiency | per Krylov iteration |"
@@ -71,10 +68,10 @@ for p in $PROBLEMS; do
       t=$(ev "$LOG/$p.$kind.$n.log" SNESSolve)
       k=$(krylov "$LOG/$p.$kind.$n.log")
       [ "$n" = 1 ] && t1=$t k1=${k%% *}
-      eff=$(awk -v a="$t1" -v t="$t" -v n="$n" -v k=$kind 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / (k == "weak" ? t : n * t)}')
+      eff=$(awk -v a="$t1" -v t="$t" -v n="$n" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / (n * t)}')
       pits=
-      [ $kind = weak ] && pits=$(per_its "$t1" "$k1" "$t" "${k%% *}")
-      echo "| $p | $kind, multigrid | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | $(newton "$LOG/$p.$kind.$n.log") | $k | $eff | $pits |"
+      [ $kind = weak ] && eff=$(weak "$t1" "$t" "$(ratio "$n" "$p")") pits=$(per_its "$t1" "$k1" "$t" "${k%% *}" "$(ratio "$n" "$p")")
+      echo "| $p | $kind, multigrid | $n | $(grid_name "$g") | $t | $(newton "$LOG/$p.$kind.$n.log") | $k | $eff | $pits |"
     done
   done
   t1=
@@ -85,8 +82,7 @@ for p in $PROBLEMS; do
     t=$(ev_solve "$LOG/$p.repeat.$n.log" SNESSolve)
     k=$(krylov_last "$LOG/$p.repeat.$n.log")
     [ "$n" = 1 ] && t1=$t k1=${k%% *}
-    eff=$(awk -v a="$t1" -v t="$t" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / t}')
-    echo "| $p | weak, multigrid, repeated solve | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $t | | $k | $eff | $(per_its "$t1" "$k1" "$t" "${k%% *}") |"
+    echo "| $p | weak, multigrid, repeated solve | $n | $(grid_name "$g") | $t | | $k | $(weak "$t1" "$t" "$(ratio "$n" "$p")") | $(per_its "$t1" "$k1" "$t" "${k%% *}" "$(ratio "$n" "$p")") |"
   done
   t1=
   for n in $COUNTS; do
@@ -97,8 +93,8 @@ for p in $PROBLEMS; do
     its=$(awk '/Linear solve/ {print $NF; exit}' "$LOG/$p.jacobi.$n.log")
     per=$(awk -v t="$t" -v i="$its" 'BEGIN {if (i > 0) printf "%.1f", 1e6 * t / i}')
     [ "$n" = 1 ] && t1=$per
-    eff=$(awk -v a="$t1" -v t="$per" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / t}')
-    echo "| $p | weak, Jacobi: us per Krylov iteration | $n | $(echo "$g" | sed 's/-da_grid_. //g; s/ /x/g') | $per | | $its | $eff | $eff |"
+    eff=$(weak "$t1" "$per" "$(ratio "$n" "$p")")
+    echo "| $p | weak, Jacobi: us per Krylov iteration | $n | $(grid_name "$g") | $per | | $its | $eff | $eff |"
   done
 done
 echo

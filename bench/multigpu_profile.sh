@@ -7,6 +7,7 @@
 #
 #   STN_MPI=1 . scripts/gpu-env.sh && sh bench/multigpu_profile.sh     # PROBLEMS, RANKS=4
 set -u
+. bench/multigpu_grids.sh
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
 D=build/bench-multigpu/profile
 mkdir -p $D
@@ -14,25 +15,15 @@ PROBLEMS=${PROBLEMS:-cavity sfi3d}
 RANKS=${RANKS:-4}
 for e in $PROBLEMS; do PETSC_ARCH='' bin/stencilc "examples/$e.stn" -o "$D/$e" >"$D/build.$e.log" 2>&1 & done
 wait
-grid() {
-  case $1-$2 in
-    cavity-1) echo "-da_grid_x 1025 -da_grid_y 1025" ;;
-    cavity-2) echo "-da_grid_x 1025 -da_grid_y 2049" ;;
-    cavity-4) echo "-da_grid_x 2049 -da_grid_y 2049" ;;
-    sfi3d-1) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 257" ;;
-    sfi3d-2) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 513" ;;
-    sfi3d-4) echo "-da_grid_x 257 -da_grid_y 513 -da_grid_z 513" ;;
-  esac
-}
 C="-snes_rtol 1e-8 -ksp_rtol 1e-5 -stn_solve_repeat 2"
 for p in $PROBLEMS; do
   for n in 1 $RANKS; do
     # shellcheck disable=SC2046,SC2086
-    timeout 300 mpiexec -n $n $D/$p $(grid $p $n) $C >/dev/null 2>&1 </dev/null # warm the caches
+    timeout 300 mpiexec -n $n $D/$p $(grid $n $p weak) $C >/dev/null 2>&1 </dev/null # warm the caches
     # shellcheck disable=SC2046,SC2086
-    timeout 300 mpiexec -n $n $D/$p $(grid $p $n) $C -log_view >$D/lv.$p.$n.log 2>&1 </dev/null
+    timeout 300 mpiexec -n $n $D/$p $(grid $n $p weak) $C -log_view >$D/lv.$p.$n.log 2>&1 </dev/null
     # shellcheck disable=SC2046,SC2086
-    timeout 300 mpiexec -n $n $D/$p $(grid $p $n) $C -log_view :$D/flame.$p.$n.txt:ascii_flamegraph >$D/fl.$p.$n.log 2>&1 </dev/null
+    timeout 300 mpiexec -n $n $D/$p $(grid $n $p weak) $C -log_view :$D/flame.$p.$n.txt:ascii_flamegraph >$D/fl.$p.$n.log 2>&1 </dev/null
   done
 done
 # The nested events whose self time grows most from 1 to N GPUs, by stage (ms, rank 0).
