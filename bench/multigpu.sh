@@ -2,9 +2,9 @@
 # bench/multigpu.sh: the generated programs on 1, 2 (and 4) GPUs, one MPI rank per GPU, with the
 # CUDA PETSc with MPI (scripts/petsc-cuda.sh --mpi; its MPI stages halos through host memory).
 #   - weak scaling, the grid growing with the GPUs: the cavity at 1025^2 per GPU (1409^2 on 2,
-#     2049^2 on 4) and SFI at 257^3 per GPU (321^3, 417^3), the GPU's default solver
+#     2049^2 on 4) and SFI at 257^3 per GPU (321^3, 385^3), the GPU's default solver
 #     (multigrid), whole SNESSolve; efficiency r t(1) / t(N), r the grid's points over N times
-#     the one-GPU grid's (0.94 to 1.07: bench/multigpu_grids.sh); and the same solve repeated
+#     the one-GPU grid's (0.84 to 1: bench/multigpu_grids.sh); and the same solve repeated
 #     (-stn_solve_repeat 2: the second solve, whose hierarchy, device exchanges and tuned kernels
 #     the first built, as every solve after the first in a continuation or a time stepper);
 #   - the same grids with Jacobi: the time per Krylov iteration (the first linear solve, 1000

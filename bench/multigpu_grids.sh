@@ -3,14 +3,15 @@
 # stretched along one axis (1025 x 2049, 257 x 513^2) is an anisotropic operator, which point
 # smoothers converge on more slowly, so it measured the smoother, not the scaling (SFI took 13
 # Krylov iterations at 257 x 513^2, 9 at 385^3, 10 at 257^3). Square and cubic grids of the form
-# 2^k m + 1 (m small: a coarsest grid the dense inverse takes) come within 7% of N times the
-# one-GPU grid; grid_unknowns gives the ratio the efficiencies are scaled by.
+# 2^k m + 1 with m small, so that the coarsest grid stays small, come within 16% of N times the
+# one-GPU grid (the closer 417^3 coarsens to 14^3 only, whose dense LU costs 9 ms a Jacobian);
+# grid_points gives the ratio the efficiencies are scaled by.
 
 # grid N PROBLEM KIND: the grid options for N GPUs (KIND weak or strong)
 grid() {
   case $2-$3 in
     cavity-weak) case $1 in 1) echo "-da_grid_x 1025 -da_grid_y 1025" ;; 2) echo "-da_grid_x 1409 -da_grid_y 1409" ;; 4) echo "-da_grid_x 2049 -da_grid_y 2049" ;; esac ;;
-    sfi3d-weak) case $1 in 1) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 257" ;; 2) echo "-da_grid_x 321 -da_grid_y 321 -da_grid_z 321" ;; 4) echo "-da_grid_x 417 -da_grid_y 417 -da_grid_z 417" ;; esac ;;
+    sfi3d-weak) case $1 in 1) echo "-da_grid_x 257 -da_grid_y 257 -da_grid_z 257" ;; 2) echo "-da_grid_x 321 -da_grid_y 321 -da_grid_z 321" ;; 4) echo "-da_grid_x 385 -da_grid_y 385 -da_grid_z 385" ;; esac ;;
     cavity-strong) echo "-da_grid_x 2049 -da_grid_y 2049" ;;
     sfi3d-strong) echo "-da_grid_x 385 -da_grid_y 385 -da_grid_z 385" ;;
   esac
