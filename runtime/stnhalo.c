@@ -6,13 +6,16 @@
 ** owned box that, moved by a periodic shift, lie in r's ghosted box, and block q of those r
 ** receives raises r's flag q, so r waits on exactly the flags of its senders.
 **
-** The memory of one exchange on a rank: 512 bytes of flags and a block counter, then its two
-** ghosted arrays. Exchanges take it from a pool of large blocks of device memory (chunks), each
-** mapped once by each rank that writes into it: opening another process's memory
-** (cudaIpcOpenMemHandle) costs milliseconds, and a hierarchy makes a dozen exchanges. A chunk
-** is zeroed when made and its memory is never handed out twice; it is freed with the last
-** exchange in it. Every rank makes and destroys the exchanges in the same order, so a rank has
-** unmapped a chunk before its owner frees it (StnHaloDestroy's barrier).
+** The memory of one exchange on a rank that others write: 512 bytes of flags and a block
+** counter, then two inboxes, each the size of the ghosts it receives (not of its ghosted
+** array: mapping another process's memory costs by the byte). Exchanges take it from a pool of
+** large blocks of device memory (chunks), each mapped once by each rank that writes into it:
+** opening another process's memory (cudaIpcOpenMemHandle) costs milliseconds, and a hierarchy
+** makes a dozen exchanges; the first chunk, mapped at start-up (StnHaloConnect), holds the
+** inboxes of most programs. A chunk is zeroed when made and its memory is never handed out
+** twice; it is freed with the last exchange in it. Every rank makes and destroys the exchanges in
+** the same order, so a rank has unmapped a chunk before its owner frees it (StnHaloDestroy's
+** barrier). The two ghosted arrays StnHaloExchange hands out are the rank's own memory.
 */
 #include "stnhalo.h"
 
@@ -53,30 +56,36 @@ static Chunk   *chunks; /* newest first */
 static Mapping *mappings;
 
 typedef struct {
-  char         handle[STN_HALO_IPC_BYTES]; /* the rank's chunk, */
-  long long    offset;                     /*   and where its exchange's memory starts in it */
-  StnHaloBoxes b;
-  int          ok;
+  char      handle[STN_HALO_IPC_BYTES]; /* the rank's chunk, */
+  long long offset;                     /*   and where its exchange's memory starts in it */
+  int       ok;
 } RankInfo;
 
 struct StnHalo_ {
-  MPI_Comm   comm;
-  char      *mem;     /* this rank's shared memory, in */
-  Chunk     *chunk;
-  Mapping  **mapped;  /* the other ranks' chunks, by rank (NULL: nothing written there) */
-  int        size;
-  double    *array[2];
-  StnHaloPut put[2];  /* the put into array[e % 2] of the receivers, exchange e */
-  StnHaloPut *plan;   /* the same two in device memory, which the kernel reads */
-  long long  blocks;  /* each put's (StnHaloPutBlocks) */
-  unsigned   mask;    /* the flags this rank waits on */
-  long long  epoch;
+  MPI_Comm       comm;
+  char          *mem;      /* this rank's shared memory (flags, inboxes), in */
+  Chunk         *chunk;
+  Mapping      **mapped;   /* the other ranks' chunks, by rank (NULL: nothing written there) */
+  int            size;
+  double        *inbox[2]; /* in mem: exchange e's senders write inbox[e % 2] */
+  double        *array[2]; /* the ghosted arrays StnHaloExchange hands out, in turn (made at its first call) */
+  size_t         array_bytes;
+  StnHaloPut     put[2];   /* the put into inbox[e % 2] of the receivers, exchange e */
+  StnHaloPut    *plan;     /* the same two in device memory, which the kernel reads */
+  StnHaloUnpack  unpack;   /* this rank's inbox into its ghosted array, */
+  StnHaloUnpack *unpack_plan; /* and in device memory */
+  long long      blocks;   /* each put's (StnHaloPutBlocks) */
+  unsigned       mask;     /* the flags this rank waits on */
+  long long      epoch;
 };
 
 /* The doubles of one vector in a ghosted array (the arrays side by side, as an SG-DIA matrix's
    slices are), and the bytes of the array (rounded up to 256). */
 static long long vec_doubles(const StnHaloBoxes *b, int dof) { return (long long)b->gm[0] * b->gm[1] * b->gm[2] * dof; }
 static size_t    array_bytes(const StnHaloBoxes *b, int dof, int nvec) { return ((size_t)nvec * (size_t)vec_doubles(b, dof) * sizeof(double) + 255) / 256 * 256; }
+/* The points rank r's inbox holds (stnhalo_plan.h), and the bytes of the inbox. */
+static long long inbox_points(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int r) { return StnHaloInboxStart(g, b, nranks, r, StnHaloIncoming(g, b, nranks, r)); }
+static size_t    inbox_bytes(long long points, int dof, int nvec) { return ((size_t)nvec * (size_t)points * (size_t)dof * sizeof(double) + 255) / 256 * 256; }
 
 /* bytes of shared memory from a chunk with room, or from a new one; NULL where CUDA fails. */
 static char *share(size_t bytes, Chunk **from)
@@ -198,36 +207,39 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   *hp     = h;
   h->comm = comm;
   h->size = size;
-  me.b = L->me;
+  PetscCall(PetscMalloc2(size, &ri, size, &b));
+  PetscCall(PetscCalloc1(size, &h->mapped));
+  PetscCallMPI(MPI_Allgather(&L->me, (PetscMPIInt)sizeof *b, MPI_BYTE, b, (PetscMPIInt)sizeof *b, MPI_BYTE, comm));
+  nq = StnHaloIncoming(g, b, size, rank);
   {
-    const size_t bytes = array_bytes(&me.b, dof, L->nvec);
+    const size_t bytes = inbox_bytes(inbox_points(g, b, size, rank), dof, L->nvec);
     h->mem             = share(HEADER_BYTES + 2 * bytes, &h->chunk);
     me.ok              = h->mem != NULL;
     if (me.ok) {
-      h->array[0] = (double *)(h->mem + HEADER_BYTES), h->array[1] = (double *)(h->mem + HEADER_BYTES + bytes);
+      h->inbox[0] = (double *)(h->mem + HEADER_BYTES), h->inbox[1] = (double *)(h->mem + HEADER_BYTES + bytes);
       memcpy(me.handle, h->chunk->handle, sizeof me.handle);
       me.offset = (long long)(h->mem - h->chunk->base);
     }
   }
-  PetscCall(PetscMalloc2(size, &ri, size, &b));
-  PetscCall(PetscCalloc1(size, &h->mapped));
+  h->array_bytes = array_bytes(&L->me, dof, L->nvec);
   PetscCallMPI(MPI_Allgather(&me, (PetscMPIInt)sizeof me, MPI_BYTE, ri, (PetscMPIInt)sizeof me, MPI_BYTE, comm));
   ok = 1;
-  for (int r = 0; r < size; r++) ok = ok && ri[r].ok, b[r] = ri[r].b;
+  for (int r = 0; r < size; r++) ok = ok && ri[r].ok;
   if (!ok) {
     PetscCall(PetscFree2(ri, b));
     PetscCall(fail(hp, why, "device memory could not be shared"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  /* The blocks this rank sends, and the flags it waits on. */
+  /* The blocks this rank sends, each to its place in the receiver's inbox, and the flags it
+     waits on. */
   for (int e = 0; e < 2; e++) {
     StnHaloPut *p = &h->put[e];
     p->dof         = dof;
     p->nvec        = L->nvec;
-    p->src_stride  = (long long)me.b.om[0] * me.b.om[1] * me.b.om[2] * dof;
+    p->src_stride  = (long long)L->me.om[0] * L->me.om[1] * L->me.om[2] * dof;
     p->blocks_done = (unsigned *)(h->mem + 32 * sizeof(long long));
-    for (int d = 0; d < 3; d++) p->os[d] = me.b.os[d], p->om[d] = me.b.om[d];
-    p->slab[0] = (StnHaloSlab){h->array[e], NULL, {me.b.os[0], me.b.os[1], me.b.os[2]}, {me.b.om[0], me.b.om[1], me.b.om[2]}, {0, 0, 0}, {me.b.gs[0], me.b.gs[1], me.b.gs[2]}, {me.b.gm[0], me.b.gm[1], me.b.gm[2]}, vec_doubles(&me.b, dof)};
+    for (int d = 0; d < 3; d++) p->os[d] = L->me.os[d], p->om[d] = L->me.om[d];
+    p->slab[0] = (StnHaloSlab){NULL, NULL, {L->me.os[0], L->me.os[1], L->me.os[2]}, {L->me.om[0], L->me.om[1], L->me.om[2]}, {0, 0, 0}, {L->me.gs[0], L->me.gs[1], L->me.gs[2]}, {L->me.gm[0], L->me.gm[1], L->me.gm[2]}, vec_doubles(&L->me, dof)};
     p->nslab   = 1;
   }
   for (int to = 0; to < size && ok; to++)
@@ -236,22 +248,36 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
       if (!StnHaloBlock(g, b, rank, to, sh, s, m, shift)) continue;
       q = StnHaloFlag(g, b, size, rank, to, sh);
       if (to != rank && !h->mapped[to] && !(h->mapped[to] = map(&ri[to]))) ok = 0;
-      if (!ok || q < 0 || q >= 32 || h->put[0].nslab == STN_HALO_SLABS) {
+      if (!ok || q < 0 || q >= STN_HALO_IN || h->put[0].nslab == STN_HALO_SLABS) {
         ok = 0;
         break;
       }
-      char        *base  = to == rank ? h->mem : h->mapped[to]->base + ri[to].offset;
-      const size_t bytes = array_bytes(&b[to], dof, L->nvec);
+      char           *base  = to == rank ? h->mem : h->mapped[to]->base + ri[to].offset;
+      const long long in    = inbox_points(g, b, size, to), start = StnHaloInboxStart(g, b, size, to, q);
+      const size_t    bytes = inbox_bytes(in, dof, L->nvec);
       for (int e = 0; e < 2; e++) {
         StnHaloSlab *sl = &h->put[e].slab[h->put[e].nslab++];
-        sl->dst         = (double *)(base + HEADER_BYTES + e * bytes);
+        sl->dst         = (double *)(base + HEADER_BYTES + e * bytes) + start * dof;
         sl->flag        = (long long *)base + q;
-        sl->dst_stride  = vec_doubles(&b[to], dof);
-        for (int d = 0; d < 3; d++) sl->s[d] = s[d], sl->m[d] = m[d], sl->shift[d] = shift[d], sl->gs[d] = b[to].gs[d], sl->gm[d] = b[to].gm[d];
+        sl->dst_stride  = in * dof;
+        for (int d = 0; d < 3; d++) sl->s[d] = s[d], sl->m[d] = m[d], sl->shift[d] = shift[d], sl->gs[d] = s[d] + shift[d], sl->gm[d] = m[d];
       }
     }
-  nq = StnHaloIncoming(g, b, size, rank);
-  if (nq > 32 || !StnHaloSymmetric(g, b, size)) ok = 0;
+  if (ok && nq <= STN_HALO_IN) { /* the blocks this rank receives, in flag order */
+    StnHaloUnpack *u = &h->unpack;
+    u->dof = dof, u->nvec = L->nvec;
+    u->dst_stride = vec_doubles(&L->me, dof), u->src_stride = inbox_points(g, b, size, rank) * dof;
+    for (int d = 0; d < 3; d++) u->gs[d] = L->me.gs[d], u->gm[d] = L->me.gm[d];
+    for (int from = 0; from < size; from++)
+      for (int sh = 0; sh < STN_HALO_SHIFTS; sh++) {
+        int s[3], m[3], shift[3], q;
+        if (!StnHaloBlock(g, b, from, rank, sh, s, m, shift)) continue;
+        q = u->nblock++;
+        for (int d = 0; d < 3; d++) u->s[q][d] = s[d], u->m[q][d] = m[d], u->shift[q][d] = shift[d];
+        u->first[q + 1] = u->first[q] + (long long)m[0] * m[1] * m[2];
+      }
+  }
+  if (nq > STN_HALO_IN || !StnHaloSymmetric(g, b, size)) ok = 0;
   PetscCall(PetscFree2(ri, b));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm));
   if (!ok) {
@@ -270,6 +296,8 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   h->blocks = StnHaloPutBlocks(&h->put[0]);
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->plan, 2 * sizeof(StnHaloPut)));
   STN_CUDA_CALL(StnCUDAMemcpyHtoD(h->plan, h->put, 2 * sizeof(StnHaloPut)));
+  STN_CUDA_CALL(StnCUDAMalloc((void **)&h->unpack_plan, sizeof(StnHaloUnpack)));
+  STN_CUDA_CALL(StnCUDAMemcpyHtoD(h->unpack_plan, &h->unpack, sizeof(StnHaloUnpack)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -329,14 +357,28 @@ PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nloc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted)
+PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted)
 {
   const int e = (int)(++h->epoch % 2);
 
   PetscFunctionBeginUser;
   PetscCall(PetscLogEventBegin(event_exchange, 0, 0, 0, 0));
-  STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, h->blocks, owned, h->epoch, (const long long *)h->mem, h->mask));
+  STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, h->blocks, owned, ghosted, h->epoch, (const long long *)h->mem, h->mask));
+  STN_CUDA_CALL(StnHaloUnpackCUDA(h->unpack_plan, &h->unpack, h->inbox[e], ghosted));
   PetscCall(PetscLogEventEnd(event_exchange, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted)
+{
+  const int e = (int)((h->epoch + 1) % 2);
+
+  PetscFunctionBeginUser;
+  if (!h->array[0]) {
+    STN_CUDA_CALL(StnHaloAlloc((void **)&h->array[0], 2 * h->array_bytes));
+    h->array[1] = (double *)((char *)h->array[0] + h->array_bytes);
+  }
+  PetscCall(StnHaloExchangeInto(h, owned, h->array[e]));
   *ghosted = h->array[e];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -470,7 +512,7 @@ static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHal
 static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
 {
   StnHalo            h;
-  const PetscScalar *ga, *gh;
+  const PetscScalar *ga;
   PetscScalar       *la;
   PetscInt           n, ng;
 
@@ -485,11 +527,10 @@ static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
   PetscCall(VecGetLocalSize(g, &ng));
   PetscCheck(ng == h->put[0].src_stride, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the global vector has %" PetscInt_FMT " entries on this rank, the grid's owned box %lld", ng, h->put[0].src_stride);
   PetscCall(VecCUDAGetArrayRead(g, &ga));
-  PetscCall(StnHaloExchange(h, ga, &gh));
-  PetscCall(VecCUDARestoreArrayRead(g, &ga));
   PetscCall(VecCUDAGetArrayWrite(l, &la));
-  STN_CUDA_CALL(StnCUDAMemcpyDtoD(la, gh, sizeof(PetscScalar) * (size_t)n)); /* queued: before the next exchange can write gh */
+  PetscCall(StnHaloExchangeInto(h, ga, la));
   PetscCall(VecCUDARestoreArrayWrite(l, &la));
+  PetscCall(VecCUDARestoreArrayRead(g, &ga));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -541,6 +582,8 @@ PetscErrorCode StnHaloDestroy(StnHalo *hp)
   PetscCallMPI(MPI_Barrier(h->comm)); /* no rank maps a chunk freed below any more */
   if (h->chunk) STN_CUDA_CALL(unshare(h->chunk));
   if (h->plan) STN_CUDA_CALL(StnCUDAFree(h->plan));
+  if (h->unpack_plan) STN_CUDA_CALL(StnCUDAFree(h->unpack_plan));
+  if (h->array[0]) STN_CUDA_CALL(StnCUDAFree(h->array[0]));
   PetscCall(PetscFree(h->mapped));
   PetscCall(PetscFree(h));
   *hp = NULL;

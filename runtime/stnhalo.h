@@ -4,10 +4,12 @@
    is not CUDA-aware, and waits on the host for each one; this one is two kernels on the default
    stream (stnhalo_cuda.h), so a whole V-cycle queues without a host wait.
 
-   Each rank owns a ghosted array in device memory (two, used in turn) that the other ranks map
-   through CUDA IPC: an exchange copies the rank's owned values into its own array and writes the
-   values its neighbours' ghosts need straight into theirs. Every point of the ghosted box a
-   rank does not own (periodic images included) is written by the rank that owns it. */
+   Each rank has an inbox in device memory (two, used in turn) that the other ranks map through
+   CUDA IPC, the size of the ghosts it receives: an exchange writes the values its neighbours'
+   ghosts need straight into their inboxes, copies the rank's owned values into its ghosted
+   array, and when its own inbox is full unpacks it into the array's ghosts. Every point of the
+   ghosted box a rank does not own (periodic images included) comes from the rank that owns
+   it. */
 #ifndef STNHALO_H
 #define STNHALO_H
 
@@ -34,14 +36,18 @@ PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nloc
    write the next-but-one exchange into it as soon as this rank's next exchange has run. Every
    rank of the communicator makes the same exchanges in the same order. */
 PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted);
+/* The same into the caller's ghosted array (device memory laid out as the ghosted box; every
+   entry written): DMGlobalToLocal's local vector, with no copy. */
+PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted);
 /* Collective over comm (PETSC_COMM_WORLD), once at start-up where several ranks run on the GPUs
    of one node: opens every rank's memory to the others (the first chunk of the pool stnhalo.c
    draws from, mapped by each, and a first store into each), so that the first exchanges do not
-   pay for it (tens of milliseconds on 4 GPUs). Kept until PetscFinalize. Where it cannot be done
+   pay for it (tens of milliseconds on 4 GPUs); the inboxes of most programs fit that chunk. Kept
+   until PetscFinalize. Where it cannot be done
    it does nothing: StnHaloCreate says why. */
 PetscErrorCode StnHaloConnect(MPI_Comm comm);
 /* On several ranks of one node, dm's DMGlobalToLocal between CUDA vectors (INSERT_VALUES) goes
-   through a device exchange of its own, made at the first call, then a copy into the local
+   through a device exchange of its own, made at the first call, straight into the local
    vector: PETSc's scatter stages through host memory, waiting for the device there, where the
    MPI cannot read device memory. The grids coarsened or refined from dm too. A DMDA with
    boundaries none or periodic only (a ghosted one's outer ghosts are the program's). */

@@ -1,6 +1,7 @@
-/* stnhalo_cuda.cu: the put and the wait of the device ghost exchange (stnhalo_cuda.h). The put
-   is bandwidth-bound on the sender's interior copy (16 bytes per owned value); the slabs to the
-   neighbours are a few rows of points, written over NVLink; the rest is launch latency. */
+/* stnhalo_cuda.cu: the put, the wait and the unpack of the device ghost exchange
+   (stnhalo_cuda.h). The put is bandwidth-bound on the sender's interior copy (16 bytes per owned
+   value); the slabs to the neighbours are a few rows of points, written over NVLink, and the
+   unpack reads them once more; the rest is launch latency. */
 #include "stnhalo_cuda.h"
 
 #include <cuda_runtime.h>
@@ -56,10 +57,11 @@ __device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnH
    counts itself done, and the last one raises the flags (a receiver that sees its flag sees
    every value of this put) and then waits for its own (mask), so that the kernel ends with the
    exchange done: one launch per exchange. The interior_blocks blocks after them copy the owned
-   box into the sender's own ghosted array (slab 0), kPer values per thread per array, while the
-   flags travel: nobody else reads those values, and the sender's next kernel runs after this
-   one (blocks start in index order: with the copy first, the flags went out only after it). */
-__global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restrict__ plan, const double *__restrict__ owned, long long epoch, const long long *flags, unsigned mask)
+   box into the sender's own ghosted array (slab 0's layout, ghosted), kPer values per thread per
+   array, while the flags travel: nobody else reads those values, and the sender's next kernel
+   runs after this one (blocks start in index order: with the copy first, the flags went out
+   only after it). */
+__global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restrict__ plan, const double *__restrict__ owned, double *__restrict__ ghosted, long long epoch, const long long *flags, unsigned mask)
 {
   const StnHaloPut &p     = *plan;
   const long long   nsend = (long long)gridDim.x - p.interior_blocks;
@@ -79,7 +81,7 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
         if (to[r] >= 0) val[r] = owned[v * p.src_stride + t0 + r * kThreads];
 #pragma unroll
       for (int r = 0; r < kPer; r++)
-        if (to[r] >= 0) sl.dst[v * sl.dst_stride + to[r]] = val[r];
+        if (to[r] >= 0) ghosted[v * sl.dst_stride + to[r]] = val[r];
     }
     return;
   }
@@ -110,6 +112,22 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   }
   __syncthreads();
   if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
+}
+
+/* A thread per point received: its dof values of each array from the inbox to its ghost. */
+__global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__restrict__ plan, const double *__restrict__ inbox, double *__restrict__ ghosted)
+{
+  const StnHaloUnpack &p = *plan;
+  const long long      t = (long long)blockIdx.x * kThreads + threadIdx.x;
+
+  if (t >= p.first[p.nblock]) return;
+  int q = 0;
+  while (t >= p.first[q + 1]) q++;
+  const int       r = (int)(t - p.first[q]); /* a block is at most the sender's owned box: an int */
+  const int       i = r % p.m[q][0], j = (r / p.m[q][0]) % p.m[q][1], k = r / (p.m[q][0] * p.m[q][1]);
+  const long long to = (((long long)(p.s[q][2] + k + p.shift[q][2] - p.gs[2]) * p.gm[1] + (p.s[q][1] + j + p.shift[q][1] - p.gs[1])) * p.gm[0] + (p.s[q][0] + i + p.shift[q][0] - p.gs[0])) * p.dof;
+  for (int v = 0; v < p.nvec; v++)
+    for (int c = 0; c < p.dof; c++) ghosted[v * p.dst_stride + to + c] = inbox[v * p.src_stride + t * p.dof + c];
 }
 
 struct Peers {
@@ -170,8 +188,16 @@ extern "C" long long StnHaloPutBlocks(const StnHaloPut *p)
   return p->interior_blocks + (sent > 0 ? sent : 1); /* one to raise the flags and wait, at least */
 }
 
-extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, long long epoch, const long long *flags, unsigned mask)
+extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, double *ghosted, long long epoch, const long long *flags, unsigned mask)
 {
-  halo_put<<<(unsigned)blocks, kThreads>>>(plan, owned, epoch, flags, mask);
+  halo_put<<<(unsigned)blocks, kThreads>>>(plan, owned, ghosted, epoch, flags, mask);
   return check(cudaGetLastError(), "StnHaloPutCUDA: launch");
+}
+
+extern "C" int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted)
+{
+  const long long points = host_plan->first[host_plan->nblock];
+  if (points <= 0) return 0;
+  halo_unpack<<<(unsigned)((points + kThreads - 1) / kThreads), kThreads>>>(plan, inbox, ghosted);
+  return check(cudaGetLastError(), "StnHaloUnpackCUDA: launch");
 }

@@ -1,14 +1,16 @@
 /* stnhalo_cuda.h: the device side of the ghost exchange between the GPUs of one node
-   (stnhalo.c): each rank writes its owned points straight into its neighbours' ghosted arrays
-   (memory they shared through CUDA IPC), then raises a flag in each neighbour's memory; a
-   neighbour waits for its flags. No host memory, no host wait, no MPI call: the exchange is one
-   kernel queued on the default stream, like the kernels around it.
+   (stnhalo.c): each rank writes the points its neighbours' ghosts need straight into their
+   inboxes (small memory they shared through CUDA IPC), then raises a flag in each neighbour's
+   memory; a neighbour waits for its flags, then unpacks its inbox into its ghosted array. No
+   host memory, no host wait, no MPI call: the exchange is two kernels queued on the default
+   stream, like the kernels around it.
 
    Flags count exchanges (epochs): the put of exchange e writes e into the receiver's flag for its
    direction after all its values (each sending block fences at system scope; the last block to
-   finish raises the flags), then spins until every flag it watches reaches e: the kernel ends
-   when this rank's ghosts are all in. A rank that stops (an error, a crash) leaves its neighbours waiting: the wait gives up after
-   STN_HALO_TIMEOUT_S seconds with a message and a kernel trap, which fails the next CUDA call.
+   finish raises the flags), then spins until every flag it watches reaches e: the put ends when
+   this rank's inbox is full, and the unpack queued after it reads it. A rank that stops (an
+   error, a crash) leaves its neighbours waiting: the wait gives up after STN_HALO_TIMEOUT_S
+   seconds with a message and a kernel trap, which fails the next CUDA call.
 
    Plain C: no CUDA or PETSc header. The functions return 0 or a recorded cudaError_t. */
 #ifndef STNHALO_CUDA_H
@@ -22,11 +24,13 @@ extern "C" {
 #endif
 
 #define STN_HALO_SLABS     27 /* the owned box itself and its 26 neighbours in 3D */
+#define STN_HALO_IN        32 /* the blocks a rank receives, at most: its flags */
 #define STN_HALO_TIMEOUT_S 60
 
 /* One block of points sent: the points [s, s + m) of the sender's owned box (global indices),
-   written at point + shift into dst, an array laid out in the box [gs, gs + gm) (the receiver's
-   ghosted box); then epoch into *flag (NULL: no flag, the sender's own interior copy). */
+   written at point + shift into dst, an array laid out in the box [gs, gs + gm): the block's
+   place in the receiver's inbox (gs = s + shift, gm = m: packed, x fastest), or for slab 0 the
+   sender's own ghosted box; then epoch into *flag (NULL: no flag, slab 0). */
 typedef struct {
   double    *dst;
   long long *flag;
@@ -36,10 +40,11 @@ typedef struct {
 
 /* nvec arrays side by side are exchanged at once (a matrix's slices, sgdia_cuda.h): array v of
    the sender's starts at owned + v src_stride, of a receiver's at dst + v dst_stride. */
-/* Slab 0 is the sender's own copy of its owned box into its ghosted array: the bulk of the
-   bytes, STN_HALO_COPY_PER_THREAD values per thread in the last interior_blocks blocks, which
-   neither fence nor count (no other rank reads those values). The other slabs go to the neighbours, a thread per point,
-   in the blocks before them, which start first. */
+/* Slab 0 is the sender's own copy of its owned box into its ghosted array (the array given to
+   the put; slab 0's dst is not read): the bulk of the bytes, STN_HALO_COPY_PER_THREAD values per
+   thread in the last interior_blocks blocks, which neither fence nor count (no other rank reads
+   those values). The other slabs go to the neighbours' inboxes, a thread per point, in the
+   blocks before them, which start first. */
 typedef struct {
   int         dof, nslab, nvec;
   long long   src_stride;                /* the owned box's values (om[0] om[1] om[2] dof) */
@@ -51,6 +56,17 @@ typedef struct {
   StnHaloSlab slab[STN_HALO_SLABS];
   unsigned   *blocks_done;               /* the sender's counter (device, 0 between calls) */
 } StnHaloPut;
+
+/* A receiver's unpack: block q of its inbox (points first[q] to first[q + 1] - 1, nvec arrays
+   src_stride doubles apart) holds the sender's points [s, s + m), which go to point + shift of
+   its ghosted array (laid out in [gs, gs + gm), nvec arrays dst_stride doubles apart). */
+typedef struct {
+  int       dof, nvec, nblock;
+  int       gs[3], gm[3];
+  long long dst_stride, src_stride;
+  long long first[STN_HALO_IN + 1];
+  int       s[STN_HALO_IN][3], m[STN_HALO_IN][3], shift[STN_HALO_IN][3];
+} StnHaloUnpack;
 
 /* Memory other processes can map (cudaMalloc's, zeroed), its handle (STN_HALO_IPC_BYTES bytes),
    and another process's memory mapped from its handle; StnHaloUnmap undoes StnHaloMap. */
@@ -69,11 +85,14 @@ int StnHaloTouch(long long *const peers[], int n);
 #define STN_HALO_COPY_PER_THREAD 4 /* loads in flight per thread: a copy at one value per thread
                                       ran at about half the bandwidth (sfi3d's 257^3 per GPU) */
 long long StnHaloPutBlocks(const StnHaloPut *plan);
-/* One exchange: every slab's points from owned (laid out in os/om) into its dst, then the flags,
-   then the wait until flags[q] >= epoch for every q < 32 whose bit is set in mask. plan: the
-   StnHaloPut in device memory (a small launch: the kernel reads it there), blocks
-   StnHaloPutBlocks of it. */
-int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, long long epoch, const long long *flags, unsigned mask);
+/* One exchange's put: owned (laid out in os/om) into ghosted (slab 0) and every other slab's
+   points into its dst, then the flags, then the wait until flags[q] >= epoch for every q < 32
+   whose bit is set in mask. plan: the StnHaloPut in device memory (a small launch: the kernel
+   reads it there), blocks StnHaloPutBlocks of it. */
+int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, double *ghosted, long long epoch, const long long *flags, unsigned mask);
+/* Then the unpack of inbox into ghosted (plan in device memory; host_plan the same in host
+   memory, for the launch's size); nothing where nothing is received. */
+int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted);
 
 #ifdef __cplusplus
 }

@@ -60,3 +60,17 @@ int StnHaloIncoming(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int
     for (int k = 0; k < STN_HALO_SHIFTS; k++) q += StnHaloBlock(g, b, r, to, k, s, m, shift);
   return q;
 }
+
+long long StnHaloInboxStart(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int to, int q)
+{
+  long long start = 0;
+  int       k = 0, s[3], m[3], shift[3];
+
+  for (int r = 0; r < nranks; r++)
+    for (int sh = 0; sh < STN_HALO_SHIFTS; sh++)
+      if (StnHaloBlock(g, b, r, to, sh, s, m, shift)) {
+        if (k++ == q) return start;
+        start += (long long)m[0] * m[1] * m[2];
+      }
+  return start;
+}

@@ -33,6 +33,10 @@ int StnHaloBlock(const StnHaloGrid *g, const StnHaloBoxes *b, int from, int to, 
 int StnHaloFlag(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int from, int to, int sh);
 /* How many blocks `to` receives. */
 int StnHaloIncoming(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int to);
+/* Where block q of those `to` receives starts in to's inbox, in points: the blocks lie there in
+   flag order, each packed with x fastest, so this is the points of blocks 0 to q - 1; q =
+   StnHaloIncoming gives the inbox's size. */
+long long StnHaloInboxStart(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int to, int q);
 /* 1 when every rank that sends to another also receives from it. The exchange needs it: a
    receiver tells its senders that it has read their last values only by sending them its own
    (their wait for its flags), so a sender that never hears from it could overwrite values it

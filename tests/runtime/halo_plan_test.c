@@ -1,7 +1,9 @@
 /* tests/runtime/halo_plan_test.c: the geometry of the device ghost exchange
    (runtime/stnhalo_plan.c) on many partitions, without MPI or a GPU. For every rank of a
    partition it plays the exchange on integer arrays (each point's value its global index): the
-   rank's own points copied in, then every block every rank sends it. Checked: every point of
+   rank's own points copied in, then every block every rank sends it, packed into the rank's inbox
+   where the sender puts it and unpacked from there as the receiver reads it. Checked: every inbox
+   entry is written exactly once; every point of
    the ghosted box is written exactly once, with the value of the point it stands for (periodic
    images wrapped); no block writes outside the box or over an owned point; the flags a rank's
    blocks raise are 0 to (its incoming count) - 1, each once, at most 32; every rank that sends to
@@ -39,6 +41,9 @@ static int play(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, const c
     long               *val = malloc(sizeof(long) * (size_t)(n > 0 ? n : 1));
     int                *hits = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
     int                 flags[64] = {0}, nq = StnHaloIncoming(g, b, nranks, to), p[3];
+    const long long     inbox_n    = StnHaloInboxStart(g, b, nranks, to, nq);
+    long               *inbox      = malloc(sizeof(long) * (size_t)(inbox_n > 0 ? inbox_n : 1));
+    int                *inbox_hits = calloc((size_t)(inbox_n > 0 ? inbox_n : 1), sizeof(int));
 
     for (p[2] = r->os[2]; p[2] < r->os[2] + r->om[2]; p[2]++) /* the rank's own points */
       for (p[1] = r->os[1]; p[1] < r->os[1] + r->om[1]; p[1]++)
@@ -48,6 +53,7 @@ static int play(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, const c
         int s[3], m[3], shift[3], q;
         if (!StnHaloBlock(g, b, from, to, sh, s, m, shift)) continue;
         q = StnHaloFlag(g, b, nranks, from, to, sh);
+        const long long start = StnHaloInboxStart(g, b, nranks, to, q); /* as the sender packs it */
         if (q < 0 || q >= 64 || flags[q]++) {
           printf("FAIL: halo_plan: %s: rank %d's block from %d (shift %d) has flag %d, taken or out of range\n", what, to, from, sh, q);
           goto fail;
@@ -60,8 +66,31 @@ static int play(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, const c
                 printf("FAIL: halo_plan: %s: rank %d sends rank %d point (%d,%d,%d) to (%d,%d,%d), not from its own box to a ghost\n", what, from, to, p[0], p[1], p[2], img[0], img[1], img[2]);
                 goto fail;
               }
-              val[at(r, img)] = global(g, p), hits[at(r, img)]++;
+              const long long i = start + ((long long)(p[2] - s[2]) * m[1] + (p[1] - s[1])) * m[0] + (p[0] - s[0]);
+              if (i < 0 || i >= inbox_n || inbox_hits[i]++) {
+                printf("FAIL: halo_plan: %s: rank %d's block from %d (shift %d) writes inbox entry %lld of %lld, outside or taken\n", what, to, from, sh, i, inbox_n);
+                goto fail;
+              }
+              inbox[i] = global(g, p);
             }
+      }
+    for (int from = 0, q = 0; from < nranks; from++) /* the receiver unpacks its inbox, in flag order */
+      for (int sh = 0; sh < STN_HALO_SHIFTS; sh++) {
+        int             s[3], m[3], shift[3];
+        const long long start = StnHaloInboxStart(g, b, nranks, to, q);
+        if (!StnHaloBlock(g, b, from, to, sh, s, m, shift)) continue;
+        q++;
+        for (p[2] = s[2]; p[2] < s[2] + m[2]; p[2]++)
+          for (p[1] = s[1]; p[1] < s[1] + m[1]; p[1]++)
+            for (p[0] = s[0]; p[0] < s[0] + m[0]; p[0]++) {
+              const int img[3] = {p[0] + shift[0], p[1] + shift[1], p[2] + shift[2]};
+              val[at(r, img)]  = inbox[start + ((long long)(p[2] - s[2]) * m[1] + (p[1] - s[1])) * m[0] + (p[0] - s[0])], hits[at(r, img)]++;
+            }
+      }
+    for (long long i = 0; i < inbox_n; i++)
+      if (inbox_hits[i] != 1) {
+        printf("FAIL: halo_plan: %s: rank %d's inbox entry %lld of %lld written %d times\n", what, to, i, inbox_n, inbox_hits[i]);
+        goto fail;
       }
     for (int q = 0; q < nq; q++)
       if (flags[q] != 1) {
@@ -79,10 +108,10 @@ static int play(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, const c
             printf("FAIL: halo_plan: %s: rank %d's ghosted point (%d,%d,%d) written %d times%s\n", what, to, p[0], p[1], p[2], hits[at(r, p)], hits[at(r, p)] == 1 ? " with another point's value" : "");
             goto fail;
           }
-    free(val), free(hits);
+    free(val), free(hits), free(inbox), free(inbox_hits);
     continue;
   fail:
-    free(val), free(hits);
+    free(val), free(hits), free(inbox), free(inbox_hits);
     failures++;
     return 0;
   }
