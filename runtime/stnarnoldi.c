@@ -19,8 +19,8 @@
 **
 ** On several ranks (with the level's device ghost exchange, stnhalo.h) each product reads its
 ** ghosts from the exchange, and each step's Gram-Schmidt sums and norm are the ranks' sums, one
-** MPI_Allreduce each on the host, as PETSc's VecMDot and VecNorm take them; the Hessenberg update
-** stays on the device (StnGMRESStepFinish). Begin then runs the steps, and End only waits.
+** MPI_Allreduce on the host (steps_across_ranks); the Hessenberg update stays on the device
+** (StnGMRESStepFinish). Begin then runs the steps, and End only waits.
 */
 #include "stnmg.h"
 
@@ -120,10 +120,15 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
 }
 
 /* Several ranks: the steps of Begin with the ranks' sums (see the top): VecNormalize, then per
-   step the product through the exchange, VecMDot, VecMAXPY, VecNorm, the Hessenberg update. */
-static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
+   step the product through the exchange (mf's without the matrix, else the SG-DIA values), the
+   Gram-Schmidt sums and the new vector's own square in one reduction and one MPI_Allreduce,
+   VecMAXPY, the Hessenberg update. The new vector's norm after Gram-Schmidt is
+   sqrt(w.w - sum h_j^2) (the basis is orthonormal): one host wait per step, not two, which is
+   what a coarse level's step costs; the difference loses digits only where w nearly lies in the
+   basis, a breakdown that ends the estimate either way. */
+static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
 {
-  double h[STN_VEC_MAX_MULTI], minus_h[STN_VEC_MAX_MULTI], tt;
+  double h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt;
 
   PetscFunctionBeginUser;
   PetscCall(norm_ranks(comm, Vd[0], n, &a->beta));
@@ -133,13 +138,20 @@ static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo
     const PetscScalar *xg;
     const int          k = (int)it + 1;
 
+    double             ww;
+
     PetscCall(StnHaloExchange(halo, Vd[it], &xg)); /* V[it + 1] = D^-1 A V[it] */
-    STN_CUDA_CALL(StnMGStepCUDA(box, values, Vd[it], xg, NULL, d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
-    STN_CUDA_CALL(StnVecMDot(Vd[it + 1], k, (const double *const *)Vd, n, h));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k, MPI_DOUBLE, MPI_SUM, comm));
-    for (int j = 0; j < k; j++) minus_h[j] = -h[j];
+    if (mf) {
+      const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, xg};
+
+      PetscCall(StnMatFreeApply(mf, &m));
+    } else STN_CUDA_CALL(StnMGStepCUDA(box, values, Vd[it], xg, NULL, d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
+    STN_CUDA_CALL(StnVecMDot(Vd[it + 1], k + 1, (const double *const *)Vd, n, h)); /* h[k]: w.w (Vd[k] is w) */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, comm));
+    ww = h[k];
+    for (int j = 0; j < k; j++) minus_h[j] = -h[j], ww -= h[j] * h[j];
+    tt = ww > 0 ? PetscSqrtReal(ww) : 0.0;
     STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0, (const double *const *)Vd, n));
-    PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt));
     STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, Vd[it + 1], n, &a->ticket[it]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -167,7 +179,7 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
   a->ranks = (PetscBool)(halo != NULL);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
-  if (halo) PetscCall(steps_across_ranks(comm, a, halo, box, values, d, Vd, (long)n));
+  if (halo) PetscCall(steps_across_ranks(comm, a, halo, mf, box, values, d, Vd, (long)n));
   else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
   for (PetscInt it = 0; it < steps && !halo; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
     if (mf) {
@@ -201,9 +213,9 @@ static PetscErrorCode arnoldi_of(KSP est, Vec b, int set, Arnoldi **a, PetscBool
 
 PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued)
 {
-  const StnBox      *box;
-  const PetscScalar *values;
-  PetscLogDouble     flops;
+  const StnBox      *box    = NULL;
+  const PetscScalar *values = NULL;
+  PetscLogDouble     flops  = 0; /* StnMatFreeApply logs its own */
   PetscBool          ok;
   PCJacobiType       jtype;
   PetscBool          matfree;
@@ -217,13 +229,11 @@ PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int
   PetscCall(PCJacobiGetUseAbs(pc, &ok));
   if (jtype != PC_JACOBI_DIAGONAL || ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(StnMatFreeReady(A, &matfree));
-  if (halo) { /* several ranks: the matrix's values (the same operator as a product without it,
-                 an exact Jacobian's), the ghosts through the exchange */
+  if (halo && !matfree) { /* several ranks: the matrix's values, the ghosts through the exchange */
     PetscCall(MatSGDIAGetDeviceValues(P, &box, &values, &ok));
     if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
-    flops   = 2.0 * box->nsten * box->dof * box->dof * (PetscLogDouble)box->xm * box->ym * box->zm;
-    matfree = PETSC_FALSE;
-  } else {
+    flops = 2.0 * box->nsten * box->dof * box->dof * (PetscLogDouble)box->xm * box->ym * box->zm;
+  } else if (!halo) {
     PetscCall(MatSGDIAGetDeviceOperator(P, &box, &values, &flops, &ok));
     if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
     if (matfree) flops = 0; /* StnMatFreeApply logs its own */
