@@ -30,6 +30,7 @@ mkdir -p "$LOG" $B
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 COUNTS=$(for n in 1 2 4; do [ $n -le "$GPUS" ] && printf "%s " $n; done)
 PROBLEMS=${PROBLEMS:-cavity sfi3d}
+grids_known "$PROBLEMS" "$COUNTS"
 for e in $PROBLEMS; do PETSC_ARCH='' bin/stencilc "examples/$e.stn" -o "$B/$e" >"$LOG/build.$e.log" 2>&1 & done
 wait
 C="-snes_rtol 1e-8 -ksp_rtol 1e-5"

@@ -22,3 +22,15 @@ grid_points() { echo "$@" | awk '{p = 1; for (i = 2; i <= NF; i += 2) p *= $i; p
 
 # grid_name OPTIONS: 1025x1025
 grid_name() { echo "$@" | sed 's/-da_grid_. //g; s/ /x/g'; }
+
+# grids_known "PROBLEMS" "COUNTS": exits with a message where a problem or GPU count has no grid
+# here (a run on the program's default grid would be timed against the wrong work)
+grids_known() {
+  for p in $1; do
+    for n in $2; do
+      for kind in weak strong; do
+        [ -n "$(grid "$n" "$p" $kind)" ] || { echo "bench/multigpu_grids.sh: no $kind-scaling grid for $p on $n GPUs: add one to grid()" >&2; exit 1; }
+      done
+    done
+  done
+}

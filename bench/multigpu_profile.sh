@@ -13,6 +13,7 @@ D=build/bench-multigpu/profile
 mkdir -p $D
 PROBLEMS=${PROBLEMS:-cavity sfi3d}
 RANKS=${RANKS:-4}
+grids_known "$PROBLEMS" "1 $RANKS"
 for e in $PROBLEMS; do PETSC_ARCH='' bin/stencilc "examples/$e.stn" -o "$D/$e" >"$D/build.$e.log" 2>&1 & done
 wait
 C="-snes_rtol 1e-8 -ksp_rtol 1e-5 -stn_solve_repeat 2"

@@ -31,8 +31,11 @@
   #include <stdlib.h> /* calloc */
   #include <string.h> /* memcpy */
 
-  #define HEADER_BYTES 512                /* 32 flags (8 bytes), the put's block counter, padding */
+  #define HEADER_BYTES 512                /* STN_HALO_IN flags (8 bytes), the put's block counter, padding */
   #define CHUNK_BYTES  ((size_t)128 << 20) /* a chunk, or one exchange's memory where that is more */
+
+_Static_assert(STN_HALO_IN == 32, "a put waits on one flag per lane of a warp, its mask an unsigned");
+_Static_assert(STN_HALO_IN * sizeof(long long) + sizeof(unsigned) <= HEADER_BYTES, "the flags and the block counter fit the header");
 
 static PetscLogEvent event_create, event_exchange; /* -log_view: StnHaloCreate, StnHaloExchange */
 
@@ -237,7 +240,7 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
     p->dof         = dof;
     p->nvec        = L->nvec;
     p->src_stride  = (long long)L->me.om[0] * L->me.om[1] * L->me.om[2] * dof;
-    p->blocks_done = (unsigned *)(h->mem + 32 * sizeof(long long));
+    p->blocks_done = (unsigned *)(h->mem + STN_HALO_IN * sizeof(long long));
     for (int d = 0; d < 3; d++) p->os[d] = L->me.os[d], p->om[d] = L->me.om[d];
     p->slab[0] = (StnHaloSlab){NULL, NULL, {L->me.os[0], L->me.os[1], L->me.os[2]}, {L->me.om[0], L->me.om[1], L->me.om[2]}, {0, 0, 0}, {L->me.gs[0], L->me.gs[1], L->me.gs[2]}, {L->me.gm[0], L->me.gm[1], L->me.gm[2]}, vec_doubles(&L->me, dof)};
     p->nslab   = 1;
@@ -281,10 +284,10 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   PetscCall(PetscFree2(ri, b));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm));
   if (!ok) {
-    PetscCall(fail(hp, why, "the GPUs cannot map each other's memory, a rank has more than 32 neighbours, or a rank receives from one it sends nothing to"));
+    PetscCall(fail(hp, why, "the GPUs cannot map each other's memory, a rank receives more than 32 blocks of ghosts, or a rank receives from one it sends nothing to"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  h->mask = nq == 32 ? 0xffffffffu : (1u << nq) - 1;
+  h->mask = nq == STN_HALO_IN ? 0xffffffffu : (1u << nq) - 1;
   for (int e = 0; e < 2; e++) {
     StnHaloPut *p      = &h->put[e];
     p->interior_blocks = (p->src_stride + STN_HALO_THREADS * STN_HALO_COPY_PER_THREAD - 1) / (STN_HALO_THREADS * STN_HALO_COPY_PER_THREAD);

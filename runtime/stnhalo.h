@@ -32,9 +32,10 @@ PetscInt       StnHaloStride(StnHalo h);
 PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nlocal, PetscInt n, StnHalo *h, const char **why);
 /* Queues an exchange of owned (this rank's points of a vector of da, device memory): *ghosted is
    its copy laid out in the ghosted box (DMDAGetGhostCorners), ghosts filled (a gather's: the
-   whole vector), for kernels queued after it and before the next exchange on h: a neighbour may
-   write the next-but-one exchange into it as soon as this rank's next exchange has run. Every
-   rank of the communicator makes the same exchanges in the same order. */
+   whole vector), for kernels queued after it and before the next exchange on h: the two arrays
+   h hands out in turn are this rank's own, and the exchange after next (queued after those
+   kernels) writes this one again. Every rank of the communicator makes the same exchanges in the
+   same order. */
 PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted);
 /* The same into the caller's ghosted array (device memory laid out as the ghosted box; every
    entry written): DMGlobalToLocal's local vector, with no copy. */
@@ -43,8 +44,7 @@ PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscSca
    of one node: opens every rank's memory to the others (the first chunk of the pool stnhalo.c
    draws from, mapped by each, and a first store into each), so that the first exchanges do not
    pay for it (tens of milliseconds on 4 GPUs); the inboxes of most programs fit that chunk. Kept
-   until PetscFinalize. Where it cannot be done
-   it does nothing: StnHaloCreate says why. */
+   until PetscFinalize. Where it cannot be done it does nothing: StnHaloCreate says why. */
 PetscErrorCode StnHaloConnect(MPI_Comm comm);
 /* On several ranks of one node, dm's DMGlobalToLocal between CUDA vectors (INSERT_VALUES) goes
    through a device exchange of its own, made at the first call, straight into the local

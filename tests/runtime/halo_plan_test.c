@@ -53,11 +53,11 @@ static int play(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, const c
         int s[3], m[3], shift[3], q;
         if (!StnHaloBlock(g, b, from, to, sh, s, m, shift)) continue;
         q = StnHaloFlag(g, b, nranks, from, to, sh);
-        const long long start = StnHaloInboxStart(g, b, nranks, to, q); /* as the sender packs it */
         if (q < 0 || q >= 64 || flags[q]++) {
           printf("FAIL: halo_plan: %s: rank %d's block from %d (shift %d) has flag %d, taken or out of range\n", what, to, from, sh, q);
           goto fail;
         }
+        const long long start = StnHaloInboxStart(g, b, nranks, to, q); /* as the sender packs it */
         for (p[2] = s[2]; p[2] < s[2] + m[2]; p[2]++)
           for (p[1] = s[1]; p[1] < s[1] + m[1]; p[1]++)
             for (p[0] = s[0]; p[0] < s[0] + m[0]; p[0]++) {
