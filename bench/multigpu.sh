@@ -71,7 +71,7 @@ for p in $PROBLEMS; do
       [ "$n" = 1 ] && t1=$t k1=${k%% *}
       eff=$(awk -v a="$t1" -v t="$t" -v n="$n" 'BEGIN {if (a > 0 && t > 0) printf "%.0f%%", 100 * a / (n * t)}')
       pits=
-      [ $kind = weak ] && eff=$(weak "$t1" "$t" "$(ratio "$n" "$p")") pits=$(per_its "$t1" "$k1" "$t" "${k%% *}" "$(ratio "$n" "$p")")
+      [ $kind = weak ] && r=$(ratio "$n" "$p") && eff=$(weak "$t1" "$t" "$r") pits=$(per_its "$t1" "$k1" "$t" "${k%% *}" "$r")
       echo "| $p | $kind, multigrid | $n | $(grid_name "$g") | $t | $(newton "$LOG/$p.$kind.$n.log") | $k | $eff | $pits |"
     done
   done
@@ -83,7 +83,8 @@ for p in $PROBLEMS; do
     t=$(ev_solve "$LOG/$p.repeat.$n.log" SNESSolve)
     k=$(krylov_last "$LOG/$p.repeat.$n.log")
     [ "$n" = 1 ] && t1=$t k1=${k%% *}
-    echo "| $p | weak, multigrid, repeated solve | $n | $(grid_name "$g") | $t | | $k | $(weak "$t1" "$t" "$(ratio "$n" "$p")") | $(per_its "$t1" "$k1" "$t" "${k%% *}" "$(ratio "$n" "$p")") |"
+    r=$(ratio "$n" "$p")
+    echo "| $p | weak, multigrid, repeated solve | $n | $(grid_name "$g") | $t | | $k | $(weak "$t1" "$t" "$r") | $(per_its "$t1" "$k1" "$t" "${k%% *}" "$r") |"
   done
   t1=
   for n in $COUNTS; do

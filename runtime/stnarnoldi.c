@@ -123,9 +123,10 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
    step the product through the exchange (mf's without the matrix, else the SG-DIA values), the
    Gram-Schmidt sums and the new vector's own square in one reduction and one MPI_Allreduce,
    VecMAXPY, the Hessenberg update. The new vector's norm after Gram-Schmidt is
-   sqrt(w.w - sum h_j^2) (the basis is orthonormal): one host wait per step, not two, which is
-   what a coarse level's step costs; the difference loses digits only where w nearly lies in the
-   basis, a breakdown that ends the estimate either way. */
+   sqrt(w.w - sum h_j^2) (the basis orthonormal, as Gram-Schmidt leaves it to rounding): one host
+   wait per step, not two, which is what a coarse level's step costs. The difference loses its
+   digits where w nearly lies in the basis: a norm below about 1e-8 |w| is rounding (and a
+   non-positive difference a breakdown, which ends the estimate). */
 static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
 {
   double h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt;
@@ -137,7 +138,6 @@ static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo
   for (PetscInt it = 0; it < a->steps; it++) {
     const PetscScalar *xg;
     const int          k = (int)it + 1;
-
     double             ww;
 
     PetscCall(StnHaloExchange(halo, Vd[it], &xg)); /* V[it + 1] = D^-1 A V[it] */

@@ -41,13 +41,13 @@ __device__ void wait_flags(const long long *flags, unsigned mask, long long epoc
    the divisions are multiplies (stnfastdiv.h). */
 __device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnHaloSlab &sl, long long t)
 {
-  long long line, c, j, k;
+  long long c, j, k;
   if (p.src_stride < INT_MAX) {
     const int ti = (int)t, li = StnFastDivide(ti, p.line_div), ki = StnFastDivide(li, p.row_div);
-    line = li, c = ti - li * p.om[0] * p.dof, k = ki, j = li - ki * p.om[1];
+    c = ti - li * p.om[0] * p.dof, k = ki, j = li - ki * p.om[1];
   } else {
-    const long long L = (long long)p.om[0] * p.dof;
-    line = t / L, c = t - line * L, j = line % p.om[1], k = line / p.om[1];
+    const long long L = (long long)p.om[0] * p.dof, line = t / L;
+    c = t - line * L, j = line % p.om[1], k = line / p.om[1];
   }
   return (((k + p.os[2] - sl.gs[2]) * sl.gm[1] + (j + p.os[1] - sl.gs[1])) * sl.gm[0] + (p.os[0] - sl.gs[0])) * p.dof + c;
 }
