@@ -88,8 +88,10 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
       g->s[d]        = has ? s[d] : 0;
       g->m[d]        = has ? m[d] : 1;
       g->n[d]        = has ? n[d] : 1;
-      g->b[d]        = !has ? 0 : ghosted ? gs[d] : s[d];
-      g->bm[d]       = !has ? 1 : ghosted ? gm[d] : m[d];
+      g->b[d]        = !has ? 0 : ghosted == 1 ? gs[d] : s[d];
+      g->bm[d]       = !has ? 1 : ghosted == 1 ? gm[d] : m[d];
+      g->gb[d]       = !has ? 0 : ghosted ? gs[d] : s[d];
+      g->gbm[d]      = !has ? 1 : ghosted ? gm[d] : m[d];
       const bool per = has && box->periodic[d];
       g->skip[d]     = !per;
       g->wrap[d]     = per && !ghosted;
@@ -111,7 +113,7 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
 
   /* Sizes: row and x indices are ints (t, and (point of x's box)*dof + c). */
   const long long npoints = (long long)g->m[0] * g->m[1] * g->m[2];
-  const long long nx      = (long long)g->bm[0] * g->bm[1] * g->bm[2];
+  const long long nx      = (long long)g->gbm[0] * g->gbm[1] * g->gbm[2];
   if (npoints * box->dof > INT_MAX - kMaxBlock || nx * box->dof > INT_MAX)
     return StnCUDAFail(bad, "StnSGDIA: %lld rows (or %lld entries of x) are more than 32-bit indices allow", npoints * box->dof, nx * box->dof);
   g->nrows = (int)(npoints * box->dof);
@@ -128,8 +130,8 @@ int make_geometry(const StnBox *box, int ghosted, bool for_x, Geometry *g)
         return StnCUDAFail(bad, "StnSGDIA: %c is periodic and x is the owned array, so the owned box must span the grid in %c (0..%d), not %d..%d; pass the ghosted array instead", axis[d], axis[d], g->n[d] - 1, g->s[d], g->s[d] + g->m[d] - 1);
       lo = 0, hi = g->n[d] - 1;
     }
-    if (lo <= hi && (lo < g->b[d] || hi > (long long)g->b[d] + g->bm[d] - 1))
-      return StnCUDAFail(bad, "StnSGDIA: the stencil reaches %lld..%lld in %c, beyond x's %s box %d..%d", lo, hi, axis[d], ghosted ? "ghosted" : "owned", g->b[d], g->b[d] + g->bm[d] - 1);
+    if (lo <= hi && (lo < g->gb[d] || hi > (long long)g->gb[d] + g->gbm[d] - 1))
+      return StnCUDAFail(bad, "StnSGDIA: the stencil reaches %lld..%lld in %c, beyond x's %s box %d..%d", lo, hi, axis[d], ghosted ? "ghosted" : "owned", g->gb[d], g->gb[d] + g->gbm[d] - 1);
   }
 
   /* The fast range: every neighbour in x's box at a fixed linear offset, and in the domain where

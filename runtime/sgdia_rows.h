@@ -34,11 +34,13 @@ struct Geometry {
                                      their neighbours, at b + lin[s] in x's box */
   int lin[STN_MAX_STEN];          /* offset of block diagonal s, linear in x's box */
   int off[3 * STN_MAX_STEN];      /* di, dj, dk of block diagonal s */
+  int gb[3], gbm[3];              /* split reads (row_product_split): the box xg is laid out in */
 };
 
 /* Checks box against the product's rules (sgdia_cuda.h) and fills g, for a product when for_x
    (where x's values are, too), else for the rows only; returns 0 or a recorded
-   cudaErrorInvalidValue (StnCUDALastError says why). In sgdia_cuda.cu. */
+   cudaErrorInvalidValue (StnCUDALastError says why). ghosted as sgdia_cuda.h's, or 2 for split
+   reads (row_value_split): x in the owned box, xg in the ghosted box. In sgdia_cuda.cu. */
 int StnSGDIAGeometry(const StnBox *box, int ghosted, bool for_x, Geometry *g);
 
 /* A load of a matrix entry: through the read-only cache, or streaming (evict-first). */
@@ -151,6 +153,53 @@ __host__ __device__ __forceinline__ double row_product(const Geometry &g, const 
   }
   return acc;
 }
+
+/* Split reads: (A x)[t] for the row t at point (i, j, k), each neighbour owned by this rank read
+   from x, laid out in the owned box (b = s), every other one from xg, laid out in the ghost box
+   gb, whose owned points are not read: an exchange need not copy the owned points into xg. A
+   neighbour beyond a non-periodic edge is skipped; the ghost box holds the periodic images, so
+   nothing wraps. The same terms in the same order as row_product's on a ghosted x with the same
+   values: the same bits. */
+template <int DOF, int NSTEN, bool STREAM, bool XRO = true>
+__host__ __device__ __forceinline__ double row_product_split(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, const double *__restrict__ xg, int t, int i, int j, int k)
+{
+  const int     dof = DOF ? DOF : g.dof, nsten = NSTEN ? NSTEN : g.nsten;
+  const size_t  ld  = (size_t)g.nrows;
+  const double *a   = A + t;
+  double        acc = 0.0;
+
+  STN_UNROLL
+  for (int s = 0; s < nsten; s++) {
+    const int nb[3] = {i + g.off[3 * s], j + g.off[3 * s + 1], k + g.off[3 * s + 2]};
+    bool      out = false, owned = true;
+    STN_UNROLL
+    for (int d = 0; d < 3; d++) {
+      out   = out || (g.skip[d] && (unsigned)nb[d] >= (unsigned)g.n[d]);
+      owned = owned && (unsigned)(nb[d] - g.s[d]) < (unsigned)g.m[d];
+    }
+    if (out) continue;
+    const double *xn = owned ? x + (((nb[2] - g.s[2]) * g.m[1] + (nb[1] - g.s[1])) * g.m[0] + (nb[0] - g.s[0])) * dof
+                             : xg + (((nb[2] - g.gb[2]) * g.gbm[1] + (nb[1] - g.gb[1])) * g.gbm[0] + (nb[0] - g.gb[0])) * dof;
+    STN_UNROLL
+    for (int c = 0; c < dof; c++) acc += load_a<STREAM>(a + (size_t)(s * dof + c) * ld) * load_x<XRO>(xn + c);
+  }
+  return acc;
+}
+
+#ifdef __CUDACC__
+/* row_value with split reads: a warp whose points have every neighbour owned takes the fast path
+   on x (the geometry's x box is the owned one, StnSGDIAGeometry's ghosted 2), any other warp
+   row_product_split. */
+template <int DOF, int NSTEN, bool STREAM>
+__device__ __forceinline__ double row_value_split(const Geometry &g, const double *__restrict__ A, const double *__restrict__ x, const double *__restrict__ xg, int t, bool active)
+{
+  int i = 0, j = 0, k = 0;
+  if (active) row_point<DOF>(g, t, &i, &j, &k);
+  if (__all_sync(0xffffffffu, !active || in_fast_range(g, i, j, k)))
+    return active ? row_product<DOF, NSTEN, STREAM, false, kNoEdge>(g, A, x, t, i, j, k) : 0.0;
+  return active ? row_product_split<DOF, NSTEN, STREAM>(g, A, x, xg, t, i, j, k) : 0.0;
+}
+#endif
 
 /* (A x)[t], or 0 where !active (t past the last row): the path (fast, x edge, edges, checked)
    chosen by a vote of the whole warp, so that the paths never diverge inside a warp. Every lane of

@@ -7,6 +7,9 @@
 #                loops (tests/runtime/vecref.c); plain C, no PETSc or CUDA
 #   fastdiv_test the SG-DIA kernels' division by a multiply (runtime/stnfastdiv.h) against the
 #                C operator (tests/runtime/fastdiv_test.c); plain C
+#   sgdia_split_test the SG-DIA row product with split reads (owned neighbours from the owned
+#                array, the others from the ghosted one: runtime/sgdia_rows.h) against the
+#                ghosted product, bitwise (tests/runtime/sgdia_split_test.cpp); C++
 #   halo_plan_test the device ghost exchange's blocks and flags (runtime/stnhalo_plan.c) played on
 #                1080 partitions and 12 gathers (tests/runtime/halo_plan_test.c); plain C
 #   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
@@ -59,6 +62,14 @@ PETSC_VARIABLES=$(pkg-config --variable=libdir PETSc)/petsc/conf/petscvariables
 LAPACK_LIBS=$(sed -n 's/^BLASLAPACK_LIB *= *//p' "$PETSC_VARIABLES" 2>/dev/null)
 
 mkdir -p build/tests
+# The SG-DIA row product with split reads (runtime/sgdia_rows.h) on the host: C++, PETSc's headers.
+# shellcheck disable=SC2086 # the pkg-config flags are word lists
+if ! ${MPICXX:-mpicxx} -std=c++17 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/tests/sgdia_split_test tests/runtime/sgdia_split_test.cpp; then
+  echo "FAIL: building tests/runtime/sgdia_split_test.cpp"
+  vecfail=1
+elif ! build/tests/sgdia_split_test; then
+  vecfail=1
+fi
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
 if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS \
      -o build/tests/sgdia_test tests/runtime/sgdia_test.c runtime/sgdia.c runtime/stnmg.c $PETSC_LIBS $LAPACK_LIBS -lm; then
