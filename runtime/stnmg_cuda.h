@@ -40,6 +40,11 @@ typedef struct {
      grids (wrap 1) wrap them. stn_transfer_whole sets the one-rank layout. */
   int fs[3], fm[3], cs[3], cm[3], os[3], om[3];
   int wrap;
+  /* Split reads (own not NULL): the input's points in [ps, ps + pm), a rank's owned ones, are
+     read from own, laid out in that box, the others from the input array (its ghosts): an
+     exchange need not copy the owned points into the ghosted array. */
+  const double *own;
+  int           ps[3], pm[3];
 } StnTransferGrid;
 
 #ifdef __cplusplus
@@ -72,6 +77,15 @@ STN_HD static inline void stn_transfer_whole(StnTransferGrid *g, int out_fine)
 STN_HD static inline long stn_transfer_at(const int s[3], const int m[3], int dof, int i, int j, int k)
 {
   return (((long)(k - s[2]) * m[1] + (j - s[1])) * m[0] + (i - s[0])) * dof;
+}
+
+/* The input's values at global point (i, j, k): in, an array holding the box [s, s + m), or
+   under split reads own where the point is in [ps, ps + pm). */
+STN_HD static inline const double *stn_transfer_in(const StnTransferGrid *g, const double *in, const int s[3], const int m[3], int dof, int i, int j, int k)
+{
+  if (g->own && (unsigned)(i - g->ps[0]) < (unsigned)g->pm[0] && (unsigned)(j - g->ps[1]) < (unsigned)g->pm[1] && (unsigned)(k - g->ps[2]) < (unsigned)g->pm[2])
+    return g->own + stn_transfer_at(g->ps, g->pm, dof, i, j, k);
+  return in + stn_transfer_at(s, m, dof, i, j, k);
 }
 
 /* The loops below run over fixed counts with the missing points skipped, so that a compiler
@@ -115,7 +129,7 @@ STN_HD static inline void stn_transfer_interpolate_point(const StnTransferGrid *
       for (int a = 0; a < 2; a++) {
         STN_UNROLL
         for (int e = 0; e < 2; e++)
-          if (b < n[2] && a < n[1] && e < n[0]) sum += w[2][b] * w[1][a] * w[0][e] * coarse[stn_transfer_at(g->cs, g->cm, dof, s[0][e], s[1][a], s[2][b]) + c];
+          if (b < n[2] && a < n[1] && e < n[0]) sum += w[2][b] * w[1][a] * w[0][e] * stn_transfer_in(g, coarse, g->cs, g->cm, dof, s[0][e], s[1][a], s[2][b])[c];
       }
     }
     fine[out + c] = add ? fine[out + c] + sum : sum;
@@ -153,7 +167,7 @@ STN_HD static inline void stn_transfer_restrict_point(const StnTransferGrid *g, 
       for (int a = 0; a < 3; a++) {
         STN_UNROLL
         for (int e = 0; e < 3; e++)
-          if (has[2][b] && has[1][a] && has[0][e]) sum += w[2][b] * w[1][a] * w[0][e] * fine[stn_transfer_at(g->fs, g->fm, dof, f[0][e], f[1][a], f[2][b]) + c];
+          if (has[2][b] && has[1][a] && has[0][e]) sum += w[2][b] * w[1][a] * w[0][e] * stn_transfer_in(g, fine, g->fs, g->fm, dof, f[0][e], f[1][a], f[2][b])[c];
       }
     }
     coarse[out + c] = add ? coarse[out + c] + sum : sum;

@@ -10,6 +10,9 @@
 #   sgdia_split_test the SG-DIA row product with split reads (owned neighbours from the owned
 #                array, the others from the ghosted one: runtime/sgdia_rows.h) against the
 #                ghosted product, bitwise (tests/runtime/sgdia_split_test.cpp); C++
+#   transfer_split_test the multigrid transfers with split reads (runtime/stnmg_cuda.h,
+#                StnTransferGrid.own) against those on the whole ghosted input, bitwise
+#                (tests/runtime/transfer_split_test.c); C
 #   halo_plan_test the device ghost exchange's blocks and flags (runtime/stnhalo_plan.c) played on
 #                1080 partitions and 12 gathers (tests/runtime/halo_plan_test.c); plain C
 #   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
@@ -63,6 +66,13 @@ LAPACK_LIBS=$(sed -n 's/^BLASLAPACK_LIB *= *//p' "$PETSC_VARIABLES" 2>/dev/null)
 
 mkdir -p build/tests
 # The SG-DIA row product with split reads (runtime/sgdia_rows.h) on the host: C++, PETSc's headers.
+# shellcheck disable=SC2086 # the pkg-config flags are word lists
+if ! $CC -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/tests/transfer_split_test tests/runtime/transfer_split_test.c -lm; then
+  echo "FAIL: building tests/runtime/transfer_split_test.c"
+  vecfail=1
+elif ! build/tests/transfer_split_test; then
+  vecfail=1
+fi
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
 if ! ${MPICXX:-mpicxx} -std=c++17 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/tests/sgdia_split_test tests/runtime/sgdia_split_test.cpp; then
   echo "FAIL: building tests/runtime/sgdia_split_test.cpp"
