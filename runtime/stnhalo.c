@@ -360,29 +360,57 @@ PetscErrorCode StnHaloCreateGather(MPI_Comm comm, PetscInt rstart, PetscInt nloc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted)
+/* The exchange into ghosted, copying the owned box there too when copy. */
+static PetscErrorCode exchange(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted, PetscBool copy)
 {
   const int e = (int)(++h->epoch % 2);
 
   PetscFunctionBeginUser;
   PetscCall(PetscLogEventBegin(event_exchange, 0, 0, 0, 0));
-  STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, h->blocks, owned, ghosted, h->epoch, (const long long *)h->mem, h->mask));
+  STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, copy ? h->blocks : h->blocks - h->put[0].interior_blocks, owned, copy ? ghosted : NULL, h->epoch, (const long long *)h->mem, h->mask));
   STN_CUDA_CALL(StnHaloUnpackCUDA(h->unpack_plan, &h->unpack, h->inbox[e], ghosted));
   PetscCall(PetscLogEventEnd(event_exchange, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted)
+PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted)
 {
-  const int e = (int)((h->epoch + 1) % 2);
+  PetscFunctionBeginUser;
+  PetscCall(exchange(h, owned, ghosted, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
+/* This rank's ghosted array to hand out next, made at the first call. */
+static PetscErrorCode next_array(StnHalo h, PetscScalar **a)
+{
   PetscFunctionBeginUser;
   if (!h->array[0]) {
     STN_CUDA_CALL(StnHaloAlloc((void **)&h->array[0], 2 * h->array_bytes));
     h->array[1] = (double *)((char *)h->array[0] + h->array_bytes);
   }
-  PetscCall(StnHaloExchangeInto(h, owned, h->array[e]));
-  *ghosted = h->array[e];
+  *a = h->array[(h->epoch + 1) % 2];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnHaloExchangeGhosts(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosts)
+{
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(next_array(h, &a));
+  PetscCall(exchange(h, owned, a, PETSC_FALSE));
+  *ghosts = a;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted)
+{
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  PetscCall(next_array(h, &a));
+  PetscCall(exchange(h, owned, a, PETSC_TRUE));
+  *ghosted = a;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

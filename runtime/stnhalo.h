@@ -40,6 +40,10 @@ PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscS
 /* The same into the caller's ghosted array (device memory laid out as the ghosted box; every
    entry written): DMGlobalToLocal's local vector, with no copy. */
 PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted);
+/* The same with only the ghosts: *ghosts is laid out in the ghosted box, its ghosts filled and its
+   owned points not (stale), for kernels that read owned values from owned (split reads): the
+   exchange does not copy the owned box, most of its bytes. */
+PetscErrorCode StnHaloExchangeGhosts(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosts);
 /* Collective over comm (PETSC_COMM_WORLD), once at start-up where several ranks run on the GPUs
    of one node: opens every rank's memory to the others (the first chunk of the pool stnhalo.c
    draws from, mapped by each, and a first store into each), so that the first exchanges do not

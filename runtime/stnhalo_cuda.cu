@@ -64,7 +64,7 @@ __device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnH
 __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restrict__ plan, const double *__restrict__ owned, double *__restrict__ ghosted, long long epoch, const long long *flags, unsigned mask)
 {
   const StnHaloPut &p     = *plan;
-  const long long   nsend = (long long)gridDim.x - p.interior_blocks;
+  const long long   nsend = (long long)gridDim.x - (ghosted ? p.interior_blocks : 0); /* no ghosted array: no copy */
   const long long   b     = (long long)blockIdx.x < nsend ? (long long)blockIdx.x + p.interior_blocks : (long long)blockIdx.x - nsend;
   __shared__ bool   last;
 
@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system();
-    last = atomicAdd(p.blocks_done, 1u) == gridDim.x - p.interior_blocks - 1;
+    last = atomicAdd(p.blocks_done, 1u) == nsend - 1;
     if (last) { /* the last block: every value is out */
       *p.blocks_done = 0;
       __threadfence_system();

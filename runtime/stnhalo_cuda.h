@@ -88,7 +88,8 @@ long long StnHaloPutBlocks(const StnHaloPut *plan);
 /* One exchange's put: owned (laid out in os/om) into ghosted (slab 0) and every other slab's
    points into its dst, then the flags, then the wait until flags[q] >= epoch for every q < 32
    whose bit is set in mask. plan: the StnHaloPut in device memory (a small launch: the kernel
-   reads it there), blocks StnHaloPutBlocks of it. */
+   reads it there), blocks StnHaloPutBlocks of it; ghosted NULL: no copy of the owned box, and
+   blocks StnHaloPutBlocks - interior_blocks (the sending blocks alone). */
 int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned, double *ghosted, long long epoch, const long long *flags, unsigned mask);
 /* Then the unpack of inbox into ghosted (plan in device memory; host_plan the same in host
    memory, for the launch's size); nothing where nothing is received. */

@@ -696,12 +696,19 @@ static PetscErrorCode stale(PC pc, Fused *fc, PetscBool *changed)
 }
 
 /* y = alpha p + beta x + gamma d .* (b - A x) on level lv (stnmgcycle_cuda.h, StnMultArgs); on
-   several ranks after the exchange of x's ghosts. */
+   several ranks after the exchange of x's ghosts: the SG-DIA product reads x's owned neighbours
+   from x and only the ghosts from the exchange (split reads), so the exchange sends the ghosts
+   alone; the product without the matrix reads every neighbour from the ghosted copy. */
 static PetscErrorCode step(const Level *lv, const PetscScalar *x, const PetscScalar *b, const PetscScalar *d, const PetscScalar *p, PetscReal alpha, PetscReal beta, PetscReal gamma, PetscScalar *y)
 {
   const PetscScalar *xg = NULL;
 
   PetscFunctionBeginUser;
+  if (lv->halo && !lv->whole && !lv->mf) {
+    PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg));
+    STN_CUDA_CALL(StnMGStepSplitCUDA(lv->box, lv->A, x, xg, b, d, p, alpha, beta, gamma, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (lv->halo && !lv->whole) PetscCall(StnHaloExchange(lv->halo, x, &xg));
   if (lv->mf) {
     const StnMultArgs m = {x, b, d, p, y, alpha, beta, gamma, xg};

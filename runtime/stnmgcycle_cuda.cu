@@ -18,14 +18,16 @@ struct StepArgs {
   const double *A, *xa, *x, *b, *d, *p; /* xa: the product's x (owned or ghosted layout) */
   double       *y;
   double        alpha, beta, gamma;
+  const double *xg; /* split reads: the ghosts, laid out in the ghosted box (its owned points not
+                       read: the product reads those from x), else NULL */
 };
 
-template <int DOF, int NSTEN>
+template <int DOF, int NSTEN, bool SPLIT>
 __global__ void __launch_bounds__(kThreads) mg_step(const Geometry g, const StepArgs a)
 {
   const int    t      = blockIdx.x * blockDim.x + threadIdx.x;
   const bool   active = t < g.nrows;
-  const double v      = row_value<DOF, NSTEN, false>(g, a.A, a.xa, t, active);
+  const double v      = SPLIT ? row_value_split<DOF, NSTEN, false>(g, a.A, a.x, a.xg, t, active) : row_value<DOF, NSTEN, false>(g, a.A, a.xa, t, active);
 
   if (!active) return;
   double r = (a.b ? a.b[t] : 0.0) - v, y;
@@ -43,7 +45,8 @@ struct Step {
   template <int DOF, int NSTEN>
   void run() const
   {
-    mg_step<DOF, NSTEN><<<blocks, kThreads>>>(g, a);
+    if (a.xg) mg_step<DOF, NSTEN, true><<<blocks, kThreads>>>(g, a);
+    else mg_step<DOF, NSTEN, false><<<blocks, kThreads>>>(g, a);
   }
 };
 
@@ -63,9 +66,22 @@ extern "C" int StnMGStepCUDA(const StnBox *box, const double *A, const double *x
   if (err) return err;
   if (!g.nrows) return 0;
   if (x == y || xg == y) return StnCUDAFail((int)cudaErrorInvalidValue, "StnMGStepCUDA: x and y are the same array");
-  const StepArgs a{A, xg ? xg : x, x, b, d, p, y, alpha, beta, gamma};
+  const StepArgs a{A, xg ? xg : x, x, b, d, p, y, alpha, beta, gamma, NULL};
   with_instance(g.dof, g.nsten, Step{(unsigned)((g.nrows + kThreads - 1) / kThreads), g, a});
   return check(cudaGetLastError(), "StnMGStepCUDA: launch");
+}
+
+extern "C" int StnMGStepSplitCUDA(const StnBox *box, const double *A, const double *x, const double *xg, const double *b, const double *d, const double *p, double alpha, double beta, double gamma, double *y)
+{
+  Geometry g;
+  int      err = StnSGDIAGeometry(box, 2, true, &g);
+
+  if (err) return err;
+  if (!g.nrows) return 0;
+  if (x == y || xg == y || !xg) return StnCUDAFail((int)cudaErrorInvalidValue, "StnMGStepSplitCUDA: x or the ghosts are y, or there are no ghosts");
+  const StepArgs a{A, x, x, b, d, p, y, alpha, beta, gamma, xg};
+  with_instance(g.dof, g.nsten, Step{(unsigned)((g.nrows + kThreads - 1) / kThreads), g, a});
+  return check(cudaGetLastError(), "StnMGStepSplitCUDA: launch");
 }
 
 extern "C" int StnMGScaleCUDA(long n, double gamma, const double *d, const double *b, double *y)

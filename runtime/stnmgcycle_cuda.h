@@ -26,6 +26,10 @@ extern "C" {
 #endif
 
 int StnMGStepCUDA(const StnBox *box, const double *A, const double *x, const double *xg, const double *b, const double *d, const double *p, double alpha, double beta, double gamma, double *y);
+/* The same with split reads: x's owned neighbours from x, the others from xg, an array laid out
+   in the ghosted box whose owned points are not read (StnHaloExchangeGhosts fills only the
+   ghosts). */
+int StnMGStepSplitCUDA(const StnBox *box, const double *A, const double *x, const double *xg, const double *b, const double *d, const double *p, double alpha, double beta, double gamma, double *y);
 int StnMGScaleCUDA(long n, double gamma, const double *d, const double *b, double *y);
 
 #ifdef __cplusplus
