@@ -26,8 +26,11 @@
 ** On several ranks (one node, stnhalo.h) each rank runs the same cycle on its own points: a
 ** product, the restriction and the interpolation read the ghosts of their input, which a device
 ** exchange fills just before (6 per level and cycle with two smoothing steps), and no step waits
-** on the host. The restriction computes each owned coarse point from the fine ghosted array, the
-** same sum in the same order as on one rank.
+** on the host. They read a point's owned neighbours from the owned array and only the others
+** from the exchange's array (split reads: StnHaloExchangeGhosts sends the ghosts alone and
+** copies nothing else); the product without the matrix reads all from a full exchange's. The
+** restriction computes each owned coarse point from the fine points around it, the same sum in
+** the same order as on one rank.
 **
 ** Below the split, the coarse grids of at most -stn_mg_redundant_unknowns unknowns, every rank
 ** holds the whole grid and computes the one-rank cycle there redundantly, with no exchange: on
@@ -161,7 +164,10 @@ static PetscErrorCode profile_exchanges(PC pc, Fused *fc)
     STN_CUDA_CALL(StnCUDASynchronize());
     PetscCallMPI(MPI_Barrier(fc->comm));
     STN_CUDA_CALL(StnCUDAMark(6));
-    for (int i = 0; i < 100; i++) PetscCall(StnHaloExchange(lv->halo, x, &xg));
+    for (int i = 0; i < 100; i++) { /* as the level's smoothing steps take it (step) */
+      if (lv->mf) PetscCall(StnHaloExchange(lv->halo, x, &xg));
+      else PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg));
+    }
     STN_CUDA_CALL(StnCUDAMark(7));
     STN_CUDA_CALL(StnCUDASynchronize());
     STN_CUDA_CALL(StnCUDAMarksElapsed(6, 7, &ms));
@@ -798,6 +804,17 @@ static PetscErrorCode restore_arrays(Arrays *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* grid with split reads (StnTransferGrid.own): its input's owned points, box's, read from own. */
+static StnTransferGrid with_split_reads(const StnTransferGrid *grid, const StnBox *box, const PetscScalar *own)
+{
+  StnTransferGrid g = *grid;
+
+  g.own   = own;
+  g.ps[0] = box->xs, g.ps[1] = box->dim > 1 ? box->ys : 0, g.ps[2] = box->dim > 2 ? box->zs : 0;
+  g.pm[0] = box->xm, g.pm[1] = box->dim > 1 ? box->ym : 1, g.pm[2] = box->dim > 2 ? box->zm : 1;
+  return g;
+}
+
 /* Down from level l: its residual ra into level l - 1's right side. Across the split, into this
    rank's coarse points, then gathered whole onto every rank (b_split). */
 static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscScalar *ra)
@@ -814,9 +831,13 @@ static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscSca
     PetscCall(VecCUDARestoreArrayWrite(fc->level[l - 1].wb, &bc));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (lv->halo) PetscCall(StnHaloExchange(lv->halo, ra, &rg));
   PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
-  STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, rg, bc));
+  if (lv->halo) { /* split reads: the exchange sends the fine ghosts alone */
+    const StnTransferGrid g = with_split_reads(lv->rgrid, lv->box, ra);
+
+    PetscCall(StnHaloExchangeGhosts(lv->halo, ra, &rg));
+    STN_CUDA_CALL(StnTransferRestrictCUDA(&g, 0, rg, bc));
+  } else STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, rg, bc));
   if (l == fc->split) PetscCall(StnHaloExchange(fc->to_whole, bc, &fc->b_split));
   PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -839,8 +860,12 @@ static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *
   }
   PetscCall(VecCUDAGetArrayRead(mgl[l - 1]->x, &xc));
   xcg = xc;
-  if (lc->halo) PetscCall(StnHaloExchange(lc->halo, xc, &xcg)); /* the coarse points around the fine ones: ghosts too */
-  STN_CUDA_CALL(StnTransferInterpolateCUDA(fc->level[l].grid, 1, xcg, xa));
+  if (lc->halo) { /* the coarse points around the fine ones: ghosts too, exchanged alone */
+    const StnTransferGrid g = with_split_reads(fc->level[l].grid, lc->box, xc);
+
+    PetscCall(StnHaloExchangeGhosts(lc->halo, xc, &xcg));
+    STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xcg, xa));
+  } else STN_CUDA_CALL(StnTransferInterpolateCUDA(fc->level[l].grid, 1, xcg, xa));
   PetscCall(VecCUDARestoreArrayRead(mgl[l - 1]->x, &xc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
