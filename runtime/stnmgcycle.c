@@ -804,14 +804,14 @@ static PetscErrorCode restore_arrays(Arrays *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* grid with split reads (StnTransferGrid.own): its input's owned points, box's, read from own. */
-static StnTransferGrid with_split_reads(const StnTransferGrid *grid, const StnBox *box, const PetscScalar *own)
+/* grid with split reads (StnTransferGrid.own): its input's points in the owned box [ps, ps + pm)
+   read from own. */
+static StnTransferGrid with_split_reads(const StnTransferGrid *grid, const int ps[3], const int pm[3], const PetscScalar *own)
 {
   StnTransferGrid g = *grid;
 
-  g.own   = own;
-  g.ps[0] = box->xs, g.ps[1] = box->dim > 1 ? box->ys : 0, g.ps[2] = box->dim > 2 ? box->zs : 0;
-  g.pm[0] = box->xm, g.pm[1] = box->dim > 1 ? box->ym : 1, g.pm[2] = box->dim > 2 ? box->zm : 1;
+  g.own = own;
+  for (int d = 0; d < 3; d++) g.ps[d] = ps[d], g.pm[d] = pm[d];
   return g;
 }
 
@@ -833,7 +833,7 @@ static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscSca
   }
   PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
   if (lv->halo) { /* split reads: the exchange sends the fine ghosts alone */
-    const StnTransferGrid g = with_split_reads(lv->rgrid, lv->box, ra);
+    const StnTransferGrid g = with_split_reads(lv->rgrid, lv->grid->fs, lv->grid->fm, ra); /* the interpolation's output: the fine owned box */
 
     PetscCall(StnHaloExchangeGhosts(lv->halo, ra, &rg));
     STN_CUDA_CALL(StnTransferRestrictCUDA(&g, 0, rg, bc));
@@ -861,7 +861,7 @@ static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *
   PetscCall(VecCUDAGetArrayRead(mgl[l - 1]->x, &xc));
   xcg = xc;
   if (lc->halo) { /* the coarse points around the fine ones: ghosts too, exchanged alone */
-    const StnTransferGrid g = with_split_reads(fc->level[l].grid, lc->box, xc);
+    const StnTransferGrid g = with_split_reads(fc->level[l].grid, fc->level[l].rranks.cs, fc->level[l].rranks.cm, xc); /* the restriction's output: the coarse owned box */
 
     PetscCall(StnHaloExchangeGhosts(lc->halo, xc, &xcg));
     STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xcg, xa));

@@ -65,7 +65,7 @@ PETSC_VARIABLES=$(pkg-config --variable=libdir PETSc)/petsc/conf/petscvariables
 LAPACK_LIBS=$(sed -n 's/^BLASLAPACK_LIB *= *//p' "$PETSC_VARIABLES" 2>/dev/null)
 
 mkdir -p build/tests
-# The SG-DIA row product with split reads (runtime/sgdia_rows.h) on the host: C++, PETSc's headers.
+# The multigrid transfers with split reads (runtime/stnmg_cuda.h) on the host: C, PETSc's headers.
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
 if ! $CC -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/tests/transfer_split_test tests/runtime/transfer_split_test.c -lm; then
   echo "FAIL: building tests/runtime/transfer_split_test.c"
@@ -73,6 +73,7 @@ if ! $CC -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/
 elif ! build/tests/transfer_split_test; then
   vecfail=1
 fi
+# The SG-DIA row product with split reads (runtime/sgdia_rows.h) on the host: C++, PETSc's headers.
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
 if ! ${MPICXX:-mpicxx} -std=c++17 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/tests/sgdia_split_test tests/runtime/sgdia_split_test.cpp; then
   echo "FAIL: building tests/runtime/sgdia_split_test.cpp"
