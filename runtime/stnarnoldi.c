@@ -124,9 +124,9 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
    Gram-Schmidt sums and the new vector's own square in one reduction and one MPI_Allreduce,
    VecMAXPY, the Hessenberg update. The new vector's norm after Gram-Schmidt is
    sqrt(w.w - sum h_j^2) (the basis orthonormal, as Gram-Schmidt leaves it to rounding): one host
-   wait per step, not two, which is what a coarse level's step costs. The difference loses its
-   digits where w nearly lies in the basis: a norm below about 1e-8 |w| is rounding (and a
-   non-positive difference a breakdown, which ends the estimate). */
+   wait per step, not two, which is what a coarse level's step costs. Where w nearly lies in the
+   basis (the difference below 1e-8 w.w: its digits lost to cancellation) the norm is taken from
+   the vector after all, a second wait. */
 static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
 {
   double h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt;
@@ -153,8 +153,9 @@ static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, comm));
     ww = h[k];
     for (int j = 0; j < k; j++) minus_h[j] = -h[j], ww -= h[j] * h[j];
-    tt = ww > 0 ? PetscSqrtReal(ww) : 0.0;
     STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0, (const double *const *)Vd, n));
+    if (ww > 1e-8 * h[k]) tt = PetscSqrtReal(ww);
+    else PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt)); /* and a NaN, as it was */
     STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, Vd[it + 1], n, &a->ticket[it]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -380,15 +380,17 @@ PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscSca
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* This rank's ghosted array to hand out next, made at the first call. */
+/* This rank's ghosted array to hand out next, made at the first call: its own memory, which
+   nobody else maps, whose entries an exchange writes before its consumers read them (no zeroing, no
+   wait for the device). */
 static PetscErrorCode next_array(StnHalo h, PetscScalar **a)
 {
   PetscFunctionBeginUser;
   if (!h->array[0]) {
-    STN_CUDA_CALL(StnHaloAlloc((void **)&h->array[0], 2 * h->array_bytes));
+    STN_CUDA_CALL(StnCUDAMalloc((void **)&h->array[0], 2 * h->array_bytes));
     h->array[1] = (double *)((char *)h->array[0] + h->array_bytes);
   }
-  *a = h->array[(h->epoch + 1) % 2];
+  *a = h->array[(h->epoch + 1) % 2]; /* the one exchange (below) takes */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
