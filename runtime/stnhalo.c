@@ -25,6 +25,7 @@
   #include <petscdevice_cuda.h>      /* VecCUDAGetArrayRead */
 
   #include "stnhalo_cuda.h"
+  #include "stnhalo_layout.h"
   #include "stnhalo_plan.h"
   #include "stnmg.h" /* StnDMDABox */
 
@@ -245,41 +246,27 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
     p->slab[0] = (StnHaloSlab){NULL, NULL, {L->me.os[0], L->me.os[1], L->me.os[2]}, {L->me.om[0], L->me.om[1], L->me.om[2]}, {0, 0, 0}, {L->me.gs[0], L->me.gs[1], L->me.gs[2]}, {L->me.gm[0], L->me.gm[1], L->me.gm[2]}, vec_doubles(&L->me, dof)};
     p->nslab   = 1;
   }
-  for (int to = 0; to < size && ok; to++)
+  for (int to = 0; to < size && ok; to++) {
+    const size_t bytes = inbox_bytes(inbox_points(g, b, size, to), dof, L->nvec);
     for (int sh = 0; sh < STN_HALO_SHIFTS && ok; sh++) {
-      int s[3], m[3], shift[3], q;
-      if (!StnHaloBlock(g, b, rank, to, sh, s, m, shift)) continue;
-      q = StnHaloFlag(g, b, size, rank, to, sh);
+      StnHaloSlab sl = {0};
+      long long   start;
+      int         q;
+      if (!stn_halo_slab(g, b, size, rank, to, sh, dof, &sl, &start, &q)) continue;
       if (to != rank && !h->mapped[to] && !(h->mapped[to] = map(&ri[to]))) ok = 0;
       if (!ok || q < 0 || q >= STN_HALO_IN || h->put[0].nslab == STN_HALO_SLABS) {
         ok = 0;
         break;
       }
-      char           *base  = to == rank ? h->mem : h->mapped[to]->base + ri[to].offset;
-      const long long in    = inbox_points(g, b, size, to), start = StnHaloInboxStart(g, b, size, to, q);
-      const size_t    bytes = inbox_bytes(in, dof, L->nvec);
+      char *base = to == rank ? h->mem : h->mapped[to]->base + ri[to].offset;
+      sl.flag    = (long long *)base + q;
       for (int e = 0; e < 2; e++) {
-        StnHaloSlab *sl = &h->put[e].slab[h->put[e].nslab++];
-        sl->dst         = (double *)(base + HEADER_BYTES + e * bytes) + start * dof;
-        sl->flag        = (long long *)base + q;
-        sl->dst_stride  = in * dof;
-        for (int d = 0; d < 3; d++) sl->s[d] = s[d], sl->m[d] = m[d], sl->shift[d] = shift[d], sl->gs[d] = s[d] + shift[d], sl->gm[d] = m[d];
+        sl.dst                           = (double *)(base + HEADER_BYTES + e * bytes) + start * dof;
+        h->put[e].slab[h->put[e].nslab++] = sl;
       }
     }
-  if (ok && nq <= STN_HALO_IN) { /* the blocks this rank receives, in flag order */
-    StnHaloUnpack *u = &h->unpack;
-    u->dof = dof, u->nvec = L->nvec;
-    u->dst_stride = vec_doubles(&L->me, dof), u->src_stride = inbox_points(g, b, size, rank) * dof;
-    for (int d = 0; d < 3; d++) u->gs[d] = L->me.gs[d], u->gm[d] = L->me.gm[d];
-    for (int from = 0; from < size; from++)
-      for (int sh = 0; sh < STN_HALO_SHIFTS; sh++) {
-        int s[3], m[3], shift[3], q;
-        if (!StnHaloBlock(g, b, from, rank, sh, s, m, shift)) continue;
-        q = u->nblock++;
-        for (int d = 0; d < 3; d++) u->s[q][d] = s[d], u->m[q][d] = m[d], u->shift[q][d] = shift[d];
-        u->first[q + 1] = u->first[q] + (long long)m[0] * m[1] * m[2];
-      }
   }
+  if (ok && !stn_halo_unpack_plan(g, b, size, rank, dof, L->nvec, &h->unpack)) ok = 0; /* the blocks this rank receives, in flag order */
   if (nq > STN_HALO_IN || !StnHaloSymmetric(g, b, size)) ok = 0;
   PetscCall(PetscFree2(ri, b));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, comm));

@@ -3,6 +3,7 @@
    value); the slabs to the neighbours are a few rows of points, written over NVLink, and the
    unpack reads them once more; the rest is launch latency. */
 #include "stnhalo_cuda.h"
+#include "stnhalo_layout.h"
 
 #include <cuda_runtime.h>
 
@@ -90,11 +91,8 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
     int q = 1;
     while (t >= p.first[q + 1]) q++;
     const StnHaloSlab &sl = p.slab[q];
-    const int          r  = (int)(t - p.first[q]); /* a slab is at most the sender's owned box: an int */
-    const int          i = r % sl.m[0], j = (r / sl.m[0]) % sl.m[1], k = r / (sl.m[0] * sl.m[1]);
-    const int          pi = sl.s[0] + i, pj = sl.s[1] + j, pk = sl.s[2] + k;
-    const long long    from = (((long long)(pk - p.os[2]) * p.om[1] + (pj - p.os[1])) * p.om[0] + (pi - p.os[0])) * p.dof;
-    const long long    to   = (((long long)(pk + sl.shift[2] - sl.gs[2]) * sl.gm[1] + (pj + sl.shift[1] - sl.gs[1])) * sl.gm[0] + (pi + sl.shift[0] - sl.gs[0])) * p.dof;
+    long long          from, to;
+    stn_halo_send_index(&p, &sl, (int)(t - p.first[q]), &from, &to); /* a slab is at most the sender's owned box: an int */
     for (int v = 0; v < p.nvec; v++)
       for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
   }
@@ -123,9 +121,7 @@ __global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__r
   if (t >= p.first[p.nblock]) return;
   int q = 0;
   while (t >= p.first[q + 1]) q++;
-  const int       r = (int)(t - p.first[q]); /* a block is at most the sender's owned box: an int */
-  const int       i = r % p.m[q][0], j = (r / p.m[q][0]) % p.m[q][1], k = r / (p.m[q][0] * p.m[q][1]);
-  const long long to = (((long long)(p.s[q][2] + k + p.shift[q][2] - p.gs[2]) * p.gm[1] + (p.s[q][1] + j + p.shift[q][1] - p.gs[1])) * p.gm[0] + (p.s[q][0] + i + p.shift[q][0] - p.gs[0])) * p.dof;
+  const long long to = stn_halo_unpack_to(&p, q, (int)(t - p.first[q])); /* a block is at most the sender's owned box: an int */
   for (int v = 0; v < p.nvec; v++)
     for (int c = 0; c < p.dof; c++) ghosted[v * p.dst_stride + to + c] = inbox[v * p.src_stride + t * p.dof + c];
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stnhalo_layout.h"
 #include "stnhalo_plan.h"
 
 #define MAX_RANKS 64
@@ -30,6 +31,83 @@ static long global(const StnHaloGrid *g, const int p[3])
   int q[3];
   for (int d = 0; d < 3; d++) q[d] = (p[d] % g->n[d] + g->n[d]) % g->n[d];
   return ((long)q[2] * g->n[1] + q[1]) * g->n[0] + q[0];
+}
+
+/* A value of a point: its global index, component c of dof 2, array v of 2, all in one double. */
+static double code(long point, int c, int v) { return (double)point * 4 + c * 2 + v; }
+
+/* Plays the exchange as the kernels do, with their layout and indices (stnhalo_layout.h), dof 2
+   and 2 arrays side by side: every rank's owned values put into its receivers' inboxes, every
+   inbox unpacked into its rank's ghosted array; 1 when every ghost holds its point's values. */
+static int play_layout(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, const char *what)
+{
+  const int dof = 2, nvec = 2;
+  double   *inbox[MAX_RANKS];
+  int       ok = 1, p[3];
+
+  for (int r = 0; r < nranks; r++) {
+    const long long in = StnHaloInboxStart(g, b, nranks, r, StnHaloIncoming(g, b, nranks, r));
+    inbox[r]           = malloc(sizeof(double) * (size_t)(nvec * in * dof + 1));
+    for (long long e = 0; e < nvec * in * dof; e++) inbox[r][e] = -1.0;
+  }
+  for (int from = 0; from < nranks; from++) { /* the puts */
+    StnHaloPut put = {0};
+    put.dof = dof, put.nvec = nvec;
+    for (int d = 0; d < 3; d++) put.os[d] = b[from].os[d], put.om[d] = b[from].om[d];
+    put.src_stride = (long long)put.om[0] * put.om[1] * put.om[2] * dof;
+    double *own    = malloc(sizeof(double) * (size_t)(nvec * put.src_stride + 1));
+    for (p[2] = put.os[2]; p[2] < put.os[2] + put.om[2]; p[2]++)
+      for (p[1] = put.os[1]; p[1] < put.os[1] + put.om[1]; p[1]++)
+        for (p[0] = put.os[0]; p[0] < put.os[0] + put.om[0]; p[0]++)
+          for (int v = 0; v < nvec; v++)
+            for (int c = 0; c < dof; c++) own[v * put.src_stride + stn_halo_at(put.os, put.om, p[0], p[1], p[2]) * dof + c] = code(global(g, p), c, v);
+    for (int to = 0; to < nranks; to++)
+      for (int sh = 0; sh < STN_HALO_SHIFTS; sh++) {
+        StnHaloSlab sl = {0};
+        long long   start, fi, ti;
+        int         q;
+        if (!stn_halo_slab(g, b, nranks, from, to, sh, dof, &sl, &start, &q)) continue;
+        sl.dst = inbox[to] + start * dof;
+        for (int r = 0; r < sl.m[0] * sl.m[1] * sl.m[2]; r++) {
+          stn_halo_send_index(&put, &sl, r, &fi, &ti);
+          for (int v = 0; v < nvec; v++)
+            for (int c = 0; c < dof; c++) sl.dst[v * sl.dst_stride + ti + c] = own[v * put.src_stride + fi + c];
+        }
+      }
+    free(own);
+  }
+  for (int to = 0; to < nranks && ok; to++) { /* the unpacks, and the check */
+    const StnHaloBoxes *r = &b[to];
+    StnHaloUnpack       u;
+    if (!stn_halo_unpack_plan(g, b, nranks, to, dof, nvec, &u)) {
+      printf("FAIL: halo_plan: %s: rank %d has no unpack plan\n", what, to);
+      ok = 0;
+      break;
+    }
+    double *gh = malloc(sizeof(double) * (size_t)(nvec * u.dst_stride + 1));
+    for (long long e = 0; e < nvec * u.dst_stride; e++) gh[e] = -1.0;
+    for (int q = 0; q < u.nblock; q++)
+      for (long long t = u.first[q]; t < u.first[q + 1]; t++) {
+        const long long ti = stn_halo_unpack_to(&u, q, (int)(t - u.first[q]));
+        for (int v = 0; v < nvec; v++)
+          for (int c = 0; c < dof; c++) gh[v * u.dst_stride + ti + c] = inbox[to][v * u.src_stride + t * dof + c];
+      }
+    for (p[2] = r->gs[2]; p[2] < r->gs[2] + r->gm[2] && ok; p[2]++)
+      for (p[1] = r->gs[1]; p[1] < r->gs[1] + r->gm[1] && ok; p[1]++)
+        for (p[0] = r->gs[0]; p[0] < r->gs[0] + r->gm[0] && ok; p[0]++) {
+          if (inside(r->os, r->om, p)) continue; /* the put's own copy: the interior kernel's */
+          for (int v = 0; v < nvec; v++)
+            for (int c = 0; c < dof; c++)
+              if (gh[v * u.dst_stride + stn_halo_at(r->gs, r->gm, p[0], p[1], p[2]) * dof + c] != code(global(g, p), c, v)) {
+                printf("FAIL: halo_plan: %s: the kernels' layout leaves rank %d's ghost (%d,%d,%d), component %d of array %d, wrong\n", what, to, p[0], p[1], p[2], c, v);
+                ok = 0;
+              }
+        }
+    free(gh);
+  }
+  for (int r = 0; r < nranks; r++) free(inbox[r]);
+  if (!ok) failures++;
+  return ok;
 }
 
 /* Plays the exchange into every rank of the partition b[0..nranks); 1 when all is right. */
@@ -115,7 +193,7 @@ static int play(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, const c
     failures++;
     return 0;
   }
-  return 1;
+  return play_layout(g, b, nranks, what);
 }
 
 /* The start of part i of n points split into k parts: even (PETSc's default, the first n % k

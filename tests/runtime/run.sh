@@ -13,8 +13,9 @@
 #   transfer_split_test the multigrid transfers with split reads (runtime/stnmg_cuda.h,
 #                StnTransferGrid.own) against those on the whole ghosted input, bitwise
 #                (tests/runtime/transfer_split_test.c); C
-#   halo_plan_test the device ghost exchange's blocks and flags (runtime/stnhalo_plan.c) played on
-#                1080 partitions and 12 gathers (tests/runtime/halo_plan_test.c); plain C
+#   halo_plan_test the device ghost exchange's blocks, flags and layout (runtime/stnhalo_plan.c,
+#                stnhalo_layout.h) played on 1080 partitions and 12 gathers
+#                (tests/runtime/halo_plan_test.c); C
 #   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
 #                DMCreateInterpolation (and its scale) and DMCreateInjection
 #                (tests/runtime/transfer_test.c), on 1 to 4 MPI ranks
@@ -38,13 +39,6 @@ if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/te
 elif ! build/tests/vecref; then
   vecfail=1
 fi
-# The device ghost exchange's geometry (runtime/stnhalo_plan.c): plain C too.
-if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/tests/halo_plan_test tests/runtime/halo_plan_test.c runtime/stnhalo_plan.c; then
-  echo "FAIL: building tests/runtime/halo_plan_test.c"
-  vecfail=1
-elif ! build/tests/halo_plan_test; then
-  vecfail=1
-fi
 # The SG-DIA kernels' division by the box's extents (runtime/stnfastdiv.h): plain C too.
 if ! ${CC_PLAIN:-cc} -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime -o build/tests/fastdiv_test tests/runtime/fastdiv_test.c; then
   echo "FAIL: building tests/runtime/fastdiv_test.c"
@@ -65,6 +59,15 @@ PETSC_VARIABLES=$(pkg-config --variable=libdir PETSc)/petsc/conf/petscvariables
 LAPACK_LIBS=$(sed -n 's/^BLASLAPACK_LIB *= *//p' "$PETSC_VARIABLES" 2>/dev/null)
 
 mkdir -p build/tests
+# The device ghost exchange's geometry and layout (runtime/stnhalo_plan.c, stnhalo_layout.h): C,
+# PETSc's headers (stncuda.h's), no library.
+# shellcheck disable=SC2086 # the pkg-config flags are word lists
+if ! $CC -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/tests/halo_plan_test tests/runtime/halo_plan_test.c runtime/stnhalo_plan.c; then
+  echo "FAIL: building tests/runtime/halo_plan_test.c"
+  vecfail=1
+elif ! build/tests/halo_plan_test; then
+  vecfail=1
+fi
 # The multigrid transfers with split reads (runtime/stnmg_cuda.h) on the host: C, PETSc's headers.
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
 if ! $CC -std=c11 -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS -o build/tests/transfer_split_test tests/runtime/transfer_split_test.c -lm; then
