@@ -140,15 +140,12 @@ static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo
     const int          k = (int)it + 1;
     double             ww;
 
-    if (mf) { /* V[it + 1] = D^-1 A V[it] */
-      PetscCall(StnHaloExchange(halo, Vd[it], &xg));
+    PetscCall(StnHaloExchangeGhosts(halo, Vd[it], &xg)); /* V[it + 1] = D^-1 A V[it], split reads */
+    if (mf) {
       const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, xg};
 
       PetscCall(StnMatFreeApply(mf, &m));
-    } else { /* split reads: the exchange sends the ghosts alone */
-      PetscCall(StnHaloExchangeGhosts(halo, Vd[it], &xg));
-      STN_CUDA_CALL(StnMGStepSplitCUDA(box, values, Vd[it], xg, NULL, d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
-    }
+    } else STN_CUDA_CALL(StnMGStepSplitCUDA(box, values, Vd[it], xg, NULL, d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
     STN_CUDA_CALL(StnVecMDot(Vd[it + 1], k + 1, (const double *const *)Vd, n, h)); /* h[k]: w.w (Vd[k] is w) */
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, comm));
     ww = h[k];

@@ -42,9 +42,10 @@ typedef struct {
        y = J w, or d .* J w                           (b NULL; p and the scalars unused)
        y = alpha p + beta w + gamma d .* (b - J w)    (a smoothing step of stnmgcycle.c)
 
-   d and p may be NULL (no scaling, no term); p may be y; w must not be y. The neighbours of a
-   point are read from wg, w's copy laid out in the ghosted box with its ghosts up to date (several
-   ranks), or where wg is NULL from w, which must then be the whole grid (one rank). */
+   d and p may be NULL (no scaling, no term); p may be y; w must not be y. On several ranks a
+   point's neighbours that the rank owns are read from w and the others from wg, laid out in the
+   ghosted box with its ghosts up to date (its owned points not read: StnHaloExchangeGhosts'
+   array serves); where wg is NULL all from w, which must then be the whole grid (one rank). */
 typedef struct {
   const double *w, *b, *d, *p;
   double       *y;

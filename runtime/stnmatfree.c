@@ -44,7 +44,7 @@ PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = J w; on several ranks w's neighbours from its ghosted copy: the device exchange's, queued
+/* y = J w; on several ranks w's neighbours from its ghosts: the device exchange's (the ghosts alone), queued
    like the product (PETSc's DMGlobalToLocal stages through host memory and waits for the device
    there, where the MPI cannot read device memory), else DMGlobalToLocal's. */
 static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
@@ -64,7 +64,7 @@ static PetscErrorCode MatMult_MatFree(Mat J, Vec w, Vec y)
     PetscCall(StnDMGetExchange(mf->da, &mf->halo, &why));
     if (!mf->halo) PetscCall(PetscInfo(J, "the product's ghosts go through DMGlobalToLocal: %s\n", why));
   }
-  if (mf->halo) PetscCall(StnHaloExchange(mf->halo, wa, &wla));
+  if (mf->halo) PetscCall(StnHaloExchangeGhosts(mf->halo, wa, &wla)); /* its owned points are read from w */
   else if (mf->da) {
     if (!mf->wl) PetscCall(DMCreateLocalVector(mf->da, &mf->wl));
     PetscCall(DMGlobalToLocal(mf->da, w, INSERT_VALUES, mf->wl));

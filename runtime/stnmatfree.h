@@ -5,7 +5,7 @@
 ** neighbour, so the product reads the state and the direction where the SG-DIA product reads
 ** 8 * nstencil * dof bytes of matrix per unknown. The preconditioning matrix stays the assembled
 ** SG-DIA one (the smoothers' diagonal, the coarse grids are their own). On the GPU; on several ranks
-** the direction's neighbours come from its ghosted copy (StnMultArgs).
+** the direction's neighbours that another rank owns come from its ghosts (StnMultArgs).
 */
 #ifndef STNMATFREE_H
 #define STNMATFREE_H

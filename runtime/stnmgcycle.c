@@ -28,7 +28,7 @@
 ** exchange fills just before (6 per level and cycle with two smoothing steps), and no step waits
 ** on the host. They read a point's owned neighbours from the owned array and only the others
 ** from the exchange's array (split reads: StnHaloExchangeGhosts sends the ghosts alone and
-** copies nothing else); the product without the matrix reads all from a full exchange's. The
+** copies nothing else), the generated product without the matrix too (its NB()). The
 ** restriction computes each owned coarse point from the fine points around it, the same sum in
 ** the same order as on one rank.
 **
@@ -164,10 +164,7 @@ static PetscErrorCode profile_exchanges(PC pc, Fused *fc)
     STN_CUDA_CALL(StnCUDASynchronize());
     PetscCallMPI(MPI_Barrier(fc->comm));
     STN_CUDA_CALL(StnCUDAMark(6));
-    for (int i = 0; i < 100; i++) { /* as the level's smoothing steps take it (step) */
-      if (lv->mf) PetscCall(StnHaloExchange(lv->halo, x, &xg));
-      else PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg));
-    }
+    for (int i = 0; i < 100; i++) PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg)); /* as the level's steps take it */
     STN_CUDA_CALL(StnCUDAMark(7));
     STN_CUDA_CALL(StnCUDASynchronize());
     STN_CUDA_CALL(StnCUDAMarksElapsed(6, 7, &ms));
@@ -702,27 +699,23 @@ static PetscErrorCode stale(PC pc, Fused *fc, PetscBool *changed)
 }
 
 /* y = alpha p + beta x + gamma d .* (b - A x) on level lv (stnmgcycle_cuda.h, StnMultArgs); on
-   several ranks after the exchange of x's ghosts: the SG-DIA product reads x's owned neighbours
-   from x and only the ghosts from the exchange (split reads), so the exchange sends the ghosts
-   alone; the product without the matrix reads every neighbour from the ghosted copy. */
+   several ranks after the exchange of x's ghosts alone: the product (SG-DIA, or without the
+   matrix) reads x's owned neighbours from x and only the others from the exchange (split
+   reads). */
 static PetscErrorCode step(const Level *lv, const PetscScalar *x, const PetscScalar *b, const PetscScalar *d, const PetscScalar *p, PetscReal alpha, PetscReal beta, PetscReal gamma, PetscScalar *y)
 {
   const PetscScalar *xg = NULL;
 
   PetscFunctionBeginUser;
-  if (lv->halo && !lv->whole && !lv->mf) {
-    PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg));
-    STN_CUDA_CALL(StnMGStepSplitCUDA(lv->box, lv->A, x, xg, b, d, p, alpha, beta, gamma, y));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (lv->halo && !lv->whole) PetscCall(StnHaloExchange(lv->halo, x, &xg));
+  if (lv->halo && !lv->whole) PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg));
   if (lv->mf) {
     const StnMultArgs m = {x, b, d, p, y, alpha, beta, gamma, xg};
 
     PetscCall(StnMatFreeApply(lv->mf, &m));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, xg, b, d, p, alpha, beta, gamma, y));
+  if (xg) STN_CUDA_CALL(StnMGStepSplitCUDA(lv->box, lv->A, x, xg, b, d, p, alpha, beta, gamma, y));
+  else STN_CUDA_CALL(StnMGStepCUDA(lv->box, lv->A, x, NULL, b, d, p, alpha, beta, gamma, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

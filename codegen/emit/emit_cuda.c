@@ -189,38 +189,52 @@ static void launcher(const Program *P, const char *name, const char *kernel, Ker
   fputs("  return (int)cudaGetLastError();\n}\n\n", out);
 }
 
-/* The direction's index of a neighbour, for the product without the matrix: NB() maps (i, j, k)
-   into the owned array of one rank, the whole grid, -1 beyond a non-periodic edge, wrapped in a
-   periodic direction; W(s, c) is w's unknown c at neighbour s of the point. */
+/* Where the product without the matrix reads a neighbour's unknowns: NB() maps (i, j, k) to the
+   direction's values there, NULL beyond a non-periodic edge. On one rank w is the owned array of
+   the whole grid, wrapped in a periodic direction; on several (m.wg) a point the rank owns comes
+   from w and any other from wg, the ghosts laid out in the ghosted box (split reads: an exchange
+   that sends only the ghosts serves). W(s, c) is w's unknown c at neighbour s of the point. */
 static void neighbour_index(const Program *P) {
   FILE *out = P->out;
   const Model *m = P->m;
   static const char *const n[] = {"mx", "my", "mz"};
+  static const char *const os[] = {"xs", "ys", "zs"}, *const om[] = {"xm", "ym", "zm"};
   static const char *const gs[] = {"gxs", "gys", "gzs"}, *const gm[] = {"gxm", "gym"};
-  fputs("/* For J w without the matrix: the point (i, j, k) in w, x fastest; -1 beyond a non-periodic\n"
-        "   edge. w is the owned array of one rank (the whole grid; a periodic direction wraps), or\n"
-        "   on several ranks (ghosted) its ghosted copy, whose box holds every neighbour. */\n"
-        "__device__ static inline long NB(const StnLocalInfo &info, bool ghosted", out);
+  fputs("/* For J w without the matrix: w's unknowns at the point (i, j, k), NULL beyond a non-periodic\n"
+        "   edge. On one rank w is the owned array of the whole grid (a periodic direction wraps);\n"
+        "   on several a point this rank owns is read from w, any other from m.wg, w's ghosts laid\n"
+        "   out in the ghosted box. */\n"
+        "__device__ static inline const double *NB(const StnLocalInfo &info, const StnMultArgs &m", out);
   for (int d = 0; d < m->dim; d++) fprintf(out, ", int %s", emit_index_names[d]);
   fputs(")\n{\n", out);
   for (int d = 0; d < m->dim; d++) {
     const char *v = emit_index_names[d];
-    if (!m->axes[d].periodic) fprintf(out, "  if (%s < 0 || %s >= info.%s) return -1;\n", v, v, n[d]);
+    if (!m->axes[d].periodic) fprintf(out, "  if (%s < 0 || %s >= info.%s) return nullptr;\n", v, v, n[d]);
   }
-  fputs("  if (ghosted) return ", out);
-  if (m->dim == 1) fprintf(out, "i - info.%s;\n", gs[0]);
-  if (m->dim == 2) fprintf(out, "(long)(j - info.%s) * info.%s + (i - info.%s);\n", gs[1], gm[0], gs[0]);
-  if (m->dim == 3) fprintf(out, "((long)(k - info.%s) * info.%s + (j - info.%s)) * info.%s + (i - info.%s);\n", gs[2], gm[1], gs[1], gm[0], gs[0]);
+  fputs("  if (m.wg) {\n    if (", out);
+  for (int d = 0; d < m->dim; d++) {
+    const char *v = emit_index_names[d];
+    fprintf(out, "%s%s >= info.%s && %s < info.%s + info.%s", d ? " && " : "", v, os[d], v, os[d], om[d]);
+  }
+  fputs(")\n      return m.w + ", out);
+  if (m->dim == 1) fprintf(out, "(long)(i - info.%s) * DOF;\n", os[0]);
+  if (m->dim == 2) fprintf(out, "((long)(j - info.%s) * info.%s + (i - info.%s)) * DOF;\n", os[1], om[0], os[0]);
+  if (m->dim == 3) fprintf(out, "(((long)(k - info.%s) * info.%s + (j - info.%s)) * info.%s + (i - info.%s)) * DOF;\n", os[2], om[1], os[1], om[0], os[0]);
+  fputs("    return m.wg + ", out);
+  if (m->dim == 1) fprintf(out, "(long)(i - info.%s) * DOF;\n", gs[0]);
+  if (m->dim == 2) fprintf(out, "((long)(j - info.%s) * info.%s + (i - info.%s)) * DOF;\n", gs[1], gm[0], gs[0]);
+  if (m->dim == 3) fprintf(out, "(((long)(k - info.%s) * info.%s + (j - info.%s)) * info.%s + (i - info.%s)) * DOF;\n", gs[2], gm[1], gs[1], gm[0], gs[0]);
+  fputs("  }\n", out);
   for (int d = 0; d < m->dim; d++) {
     const char *v = emit_index_names[d];
     if (m->axes[d].periodic) fprintf(out, "  %s += %s < 0 ? info.%s : %s >= info.%s ? -info.%s : 0;\n", v, v, n[d], v, n[d], n[d]);
   }
-  fputs("  return ", out);
-  if (m->dim == 1) fputs("i;\n", out);
-  if (m->dim == 2) fputs("(long)j * info.mx + i;\n", out);
-  if (m->dim == 3) fputs("((long)k * info.my + j) * info.mx + i;\n", out);
+  fputs("  return m.w + ", out);
+  if (m->dim == 1) fputs("(long)i * DOF;\n", out);
+  if (m->dim == 2) fputs("((long)j * info.mx + i) * DOF;\n", out);
+  if (m->dim == 3) fputs("(((long)k * info.my + j) * info.mx + i) * DOF;\n", out);
   fputs("}\n\n/* w's unknown c_ at the point's neighbour s_ (0 where there is none). */\n"
-        "#define W(s_, c_) (nb[s_] < 0 ? 0.0 : wn[nb[s_] * DOF + (c_)])\n\n", out);
+        "#define W(s_, c_) (nb[s_] ? nb[s_][c_] : 0.0)\n\n", out);
 }
 
 /* J w at every owned point from the same entries as FormJacobianKernel, each times the
@@ -235,19 +249,17 @@ static void product_kernel(Program *P) {
         "   writes y: about 48 bytes per unknown, where the product with the stored matrix reads\n"
         "   8 * NSTENCIL * DOF bytes of it per unknown besides. */\n"
         "__global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)\n{\n", out);
-  fputs("  const double *__restrict__ w  = m.w;                /* the point's own values */\n"
-        "  const double *__restrict__ wn = m.wg ? m.wg : m.w;   /* its neighbours' */\n"
-        "  const bool                 ghosted = m.wg != nullptr;\n", out);
+  fputs("  const double *__restrict__ w = m.w; /* the point's own values */\n", out);
   P->product = true; /* from here: the roots and entries of the product (approximate ones derived) */
   emit_c_function_begin(&P->E);
   emit_function_spacing(P, emit_jacobian_roots);
   emit_uniform_temps(P, emit_jacobian_roots);
   point_loop_begin(P);
   const char *in = point_indent(P);
-  fprintf(out, "%sconst long nb[NSTENCIL] = {", in);
+  fprintf(out, "%sconst double *nb[NSTENCIL] = {", in);
   for (int s = 0; s < ir->nstencil; s++) {
     const int *o = ir->offsets[ir->stencil[s]];
-    fputs(s ? ", NB(info, ghosted" : "NB(info, ghosted", out);
+    fputs(s ? ", NB(info, m" : "NB(info, m", out);
     for (int d = 0; d < P->m->dim; d++) {
       if (o[d]) fprintf(out, ", %s %c %d", emit_index_names[d], o[d] < 0 ? '-' : '+', o[d] < 0 ? -o[d] : o[d]);
       else fprintf(out, ", %s", emit_index_names[d]);

@@ -127,19 +127,24 @@ extern "C" int FormJacobianCUDA(const StnLocalInfo *info, const void *user, cons
   return (int)cudaGetLastError();
 }
 
-/* For J w without the matrix: the point (i, j, k) in w, x fastest; -1 beyond a non-periodic
-   edge. w is the owned array of one rank (the whole grid; a periodic direction wraps), or
-   on several ranks (ghosted) its ghosted copy, whose box holds every neighbour. */
-__device__ static inline long NB(const StnLocalInfo &info, bool ghosted, int i, int j)
+/* For J w without the matrix: w's unknowns at the point (i, j, k), NULL beyond a non-periodic
+   edge. On one rank w is the owned array of the whole grid (a periodic direction wraps);
+   on several a point this rank owns is read from w, any other from m.wg, w's ghosts laid
+   out in the ghosted box. */
+__device__ static inline const double *NB(const StnLocalInfo &info, const StnMultArgs &m, int i, int j)
 {
-  if (i < 0 || i >= info.mx) return -1;
-  if (j < 0 || j >= info.my) return -1;
-  if (ghosted) return (long)(j - info.gys) * info.gxm + (i - info.gxs);
-  return (long)j * info.mx + i;
+  if (i < 0 || i >= info.mx) return nullptr;
+  if (j < 0 || j >= info.my) return nullptr;
+  if (m.wg) {
+    if (i >= info.xs && i < info.xs + info.xm && j >= info.ys && j < info.ys + info.ym)
+      return m.w + ((long)(j - info.ys) * info.xm + (i - info.xs)) * DOF;
+    return m.wg + ((long)(j - info.gys) * info.gxm + (i - info.gxs)) * DOF;
+  }
+  return m.w + ((long)j * info.mx + i) * DOF;
 }
 
 /* w's unknown c_ at the point's neighbour s_ (0 where there is none). */
-#define W(s_, c_) (nb[s_] < 0 ? 0.0 : wn[nb[s_] * DOF + (c_)])
+#define W(s_, c_) (nb[s_] ? nb[s_][c_] : 0.0)
 
 /* J w without the matrix: each entry of the block row as FormJacobianKernel computes it,
    times w at its neighbour. Reads the state and w (neighbours from cache), b, d and p;
@@ -147,9 +152,7 @@ __device__ static inline long NB(const StnLocalInfo &info, bool ghosted, int i, 
    8 * NSTENCIL * DOF bytes of it per unknown besides. */
 __global__ static void FormJacobianMultKernel(const StnLocalInfo info, const AppCtx user, const Field *__restrict__ x, const StnMultArgs m, const int sweep)
 {
-  const double *__restrict__ w  = m.w;                /* the point's own values */
-  const double *__restrict__ wn = m.wg ? m.wg : m.w;   /* its neighbours' */
-  const bool                 ghosted = m.wg != nullptr;
+  const double *__restrict__ w = m.w; /* the point's own values */
   const double hx = (1.0 - 0.0) / (info.mx - 1);
   const double hy = (1.0 - 0.0) / (info.my - 1);
   const double t0 = hy / hx;
@@ -160,7 +163,7 @@ __global__ static void FormJacobianMultKernel(const StnLocalInfo info, const App
   if (i >= info.xs + info.xm) return;
   for (int j = j0; j < j0 + sweep && j < info.ys + info.ym; j++) {
     const int p = (j - info.ys) * info.xm + (i - info.xs); /* the owned point, x fastest */
-    const long nb[NSTENCIL] = {NB(info, ghosted, i, j - 1), NB(info, ghosted, i - 1, j), NB(info, ghosted, i, j), NB(info, ghosted, i + 1, j), NB(info, ghosted, i, j + 1)};
+    const double *nb[NSTENCIL] = {NB(info, m, i, j - 1), NB(info, m, i - 1, j), NB(info, m, i, j), NB(info, m, i + 1, j), NB(info, m, i, j + 1)};
     double Jw[DOF] = {};
 
     if (i == 0 || i == info.mx - 1 || j == 0 || j == info.my - 1) { /* the boundary */
