@@ -11,6 +11,8 @@
 #include "stnhalo_cuda.h"
 #include "stnhalo_plan.h"
 
+#include <string.h> /* memset */
+
 #if defined(__CUDACC__)
   #define STN_HALO_HD __host__ __device__
 #else
@@ -70,9 +72,7 @@ static inline int stn_halo_slab(const StnHaloGrid *g, const StnHaloBoxes *b, int
    STN_HALO_IN. */
 static inline int stn_halo_unpack_plan(const StnHaloGrid *g, const StnHaloBoxes *b, int nranks, int to, int dof, int nvec, StnHaloUnpack *u)
 {
-  const StnHaloUnpack none = {0};
-
-  *u = none;
+  memset(u, 0, sizeof *u);
   if (StnHaloIncoming(g, b, nranks, to) > STN_HALO_IN) return 0;
   u->dof = dof, u->nvec = nvec;
   u->dst_stride = (long long)b[to].gm[0] * b[to].gm[1] * b[to].gm[2] * dof;
