@@ -10,7 +10,8 @@ struct StnDenseInverse {
   int                n;
   double            *lu, *inv;        /* n x n column-major each */
   int               *pivots, *info;   /* n, 1 */
-  cusolverDnHandle_t solver;          /* cuSOLVER's LU, for n > kGJMaxRows: made at its first use */
+  double            *f;               /* n + 1: a pivot step's column and 1 / pivot (the global Gauss-Jordan's) */
+  cusolverDnHandle_t solver;          /* cuSOLVER's LU, for n > kGJGlobalMaxRows: made at its first use */
   double            *work;            /* and its workspace */
   int                lwork;
 };
@@ -142,6 +143,85 @@ __global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double 
   for (long e = tid; e < (long)n * n; e += kGJThreads) g[e] = a[e];
 }
 
+/* The same Gauss-Jordan for kGJMaxRows < n <= kGJGlobalMaxRows, a in global memory (in L2: 8 MB
+   at most), two launches per pivot column k: gj_pivot_kernel (one block) finds the pivot, swaps
+   the rows, keeps column k and 1 / pivot in f and scales row k; gj_update_kernel (a thread per
+   entry) updates every other row. 2n launches and n^3 multiply-adds spread over the device: a
+   few milliseconds for the 576 unknowns of a 12^2 grid of 4 values, where cuSOLVER's getrf loads
+   its kernels at its first call (about 80 ms). gj_unswap_kernel then undoes the row swaps on the
+   columns. After a zero pivot (*info set) the remaining launches do nothing. */
+constexpr int kGJGlobalMaxRows = 1024;
+
+__global__ static void __launch_bounds__(kGJThreads) gj_pivot_kernel(double *a, int n, int k, int *perm, int *info, double *f)
+{
+  __shared__ double best[kGJThreads / 32];
+  __shared__ int    where[kGJThreads / 32];
+  __shared__ int    pivot_row;
+  const int         tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+  if (*info) return;
+  double v  = -1.0;
+  int    at = k;
+  for (int i = k + tid; i < n; i += kGJThreads) {
+    const double m = fabs(a[(long)k * n + i]);
+    if (m > v) v = m, at = i;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    const double ov = __shfl_down_sync(0xffffffffu, v, o);
+    const int    oa = __shfl_down_sync(0xffffffffu, at, o);
+    if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
+  }
+  if (lane == 0) best[warp] = v, where[warp] = at;
+  __syncthreads();
+  if (tid == 0) {
+    for (int w = 1; w < kGJThreads / 32; w++)
+      if (best[w] > best[0] || (best[w] == best[0] && where[w] < where[0])) best[0] = best[w], where[0] = where[w];
+    pivot_row = best[0] > 0.0 ? where[0] : -1;
+    perm[k]   = pivot_row;
+    if (pivot_row < 0) *info = k + 1;
+  }
+  __syncthreads();
+  const int p = pivot_row;
+  if (p < 0) return;
+  for (int j = tid; j < n; j += kGJThreads) { /* swap rows k and p */
+    const double t     = a[(long)j * n + p];
+    a[(long)j * n + p] = a[(long)j * n + k];
+    a[(long)j * n + k] = t;
+  }
+  __syncthreads();
+  const double inv_pivot = 1.0 / a[(long)k * n + k];
+  for (int i = tid; i < n; i += kGJThreads) f[i] = i == k ? 0.0 : a[(long)k * n + i];
+  if (tid == 0) f[n] = inv_pivot;
+  __syncthreads();
+  for (int j = tid; j < n; j += kGJThreads) a[(long)j * n + k] = j == k ? inv_pivot : a[(long)j * n + k] * inv_pivot; /* row k / pivot */
+}
+
+/* Row i -= f[i] * row k for every i but k (row k is not written, so every thread reads it
+   whole); column k becomes -f[i] / pivot. */
+__global__ static void gj_update_kernel(double *a, int n, int k, const int *info, const double *f)
+{
+  const long e = (long)blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (*info || e >= (long)n * n) return;
+  const int i = (int)(e % n), j = (int)(e / n);
+  if (i != k) a[e] = j == k ? -f[i] * f[n] : a[e] - f[i] * a[(long)j * n + k];
+}
+
+__global__ static void __launch_bounds__(kGJThreads) gj_unswap_kernel(double *a, int n, const int *perm, const int *info)
+{
+  if (*info) return;
+  for (int k = n - 1; k >= 0; k--) { /* the row swaps, undone on the columns */
+    const int p = perm[k];
+    if (p != k)
+      for (int i = threadIdx.x; i < n; i += kGJThreads) {
+        const double t     = a[(long)k * n + i];
+        a[(long)k * n + i] = a[(long)p * n + i];
+        a[(long)p * n + i] = t;
+      }
+    __syncthreads();
+  }
+}
+
 static unsigned blocks(long n) { return (unsigned)((n + kThreads - 1) / kThreads); }
 
 extern "C" int StnDenseInverseCreate(int n, StnDenseInverse **out)
@@ -186,6 +266,20 @@ extern "C" int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, 
     inv->inv = inv->lu, inv->lu = swap;
     return 0;
   }
+  if (n <= kGJGlobalMaxRows) {
+    if (!inv->f && (rc = check(cudaMalloc((void **)&inv->f, sizeof(double) * (size_t)(n + 1)), "StnDenseInverseSetSGDIA: cudaMalloc"))) return rc;
+    if ((rc = check(cudaMemsetAsync(inv->info, 0, sizeof(int), 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync"))) return rc;
+    for (int k = 0; k < n; k++) {
+      gj_pivot_kernel<<<1, kGJThreads>>>(inv->lu, n, k, inv->pivots, inv->info, inv->f);
+      gj_update_kernel<<<blocks((long)n * n), kThreads>>>(inv->lu, n, k, inv->info, inv->f);
+    }
+    gj_unswap_kernel<<<1, kGJThreads>>>(inv->lu, n, inv->pivots, inv->info);
+    if ((rc = check(cudaGetLastError(), "StnDenseInverseSetSGDIA: launch"))) return rc;
+    if ((rc = check(cudaMemcpy(zero_pivot, inv->info, sizeof(int), cudaMemcpyDeviceToHost), "StnDenseInverseSetSGDIA: cudaMemcpy"))) return rc;
+    double *swap = inv->inv;
+    inv->inv = inv->lu, inv->lu = swap;
+    return 0;
+  }
   if (!inv->solver) {
     if ((rc = check_solver(cusolverDnCreate(&inv->solver), "StnDenseInverseSetSGDIA: cusolverDnCreate"))) return rc;
     if ((rc = check_solver(cusolverDnDgetrf_bufferSize(inv->solver, n, n, inv->lu, n, &inv->lwork), "StnDenseInverseSetSGDIA: cusolverDnDgetrf_bufferSize"))) return rc;
@@ -220,6 +314,7 @@ extern "C" int StnDenseInverseDestroy(StnDenseInverse *inv)
   cudaFree(inv->lu);
   cudaFree(inv->inv);
   cudaFree(inv->work);
+  cudaFree(inv->f);
   cudaFree(inv->pivots);
   if (inv->solver) cusolverDnDestroy(inv->solver);
   delete inv;

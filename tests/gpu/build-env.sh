@@ -40,7 +40,7 @@ LIBS="-L$PETSC_LIBDIR -Wl,-rpath,$PETSC_LIBDIR -lpetsc$stn_cudadirs $(stn_var CU
 # to DIR/build.log. Returns 1 if one fails.
 stn_build_runtime() {
   mkdir -p "$1"
-  RUNTIME_OBJS="$1/stnvec.o $1/stntune.o $1/stnvec_ref.o $1/stncuda.o $1/stnvec_cuda.o $1/stngmres_cuda.o $1/sgdia_cuda.o $1/stncycle_cuda.o $1/stnmg_cuda.o"
+  RUNTIME_OBJS="$1/stnvec.o $1/stntune.o $1/stnvec_ref.o $1/stncuda.o $1/stnvec_cuda.o $1/stngmres_cuda.o $1/sgdia_cuda.o $1/stncycle_cuda.o $1/stnmg_cuda.o $1/stncoarse_cuda.o"
   # up to date: built with these flags, after the last change to the runtime's sources
   if [ -f "$1/stamp" ] && [ "$(cat "$1/stamp")" = "$CC $CFLAGS $NVCC $NVCCFLAGS" ] &&
      [ -z "$(find runtime -newer "$1/stamp" -type f 2>/dev/null)" ]; then
@@ -54,7 +54,7 @@ stn_build_runtime() {
     $CC $CFLAGS -c "runtime/$f.c" -o "$1/$f.o" >>"$1/build.log" 2>&1 || return 1
     RUNTIME_OBJS="$RUNTIME_OBJS $1/$f.o"
   done
-  for f in stncuda stnvec_cuda stngmres_cuda sgdia_cuda stncycle_cuda stnmg_cuda; do
+  for f in stncuda stnvec_cuda stngmres_cuda sgdia_cuda stncycle_cuda stnmg_cuda stncoarse_cuda; do
     # shellcheck disable=SC2086
     $NVCC $NVCCFLAGS -c "runtime/$f.cu" -o "$1/$f.o" >>"$1/build.log" 2>&1 || return 1
     RUNTIME_OBJS="$RUNTIME_OBJS $1/$f.o"

@@ -59,8 +59,14 @@ if ! $CC $CFLAGS -o "$B/transfer" tests/gpu/transfer.c $RUNTIME_OBJS $LIBS >>"$O
   tail -30 "$OUTDIR/build.log"
   exit 1
 fi
+# shellcheck disable=SC2086
+if ! $CC $CFLAGS -o "$B/dense_inverse" tests/gpu/dense_inverse.c $RUNTIME_OBJS $LIBS >>"$OUTDIR/build.log" 2>&1; then
+  bad "vec: building tests/gpu/dense_inverse.c (log: $OUTDIR/build.log)"
+  tail -30 "$OUTDIR/build.log"
+  exit 1
+fi
 if [ -s "$OUTDIR/build.log" ]; then echo "note: gpu: vec: compiler warnings in $OUTDIR/build.log"; fi
-ok "vec: vec_ops, gmres_step, gmres_cycle and transfer built"
+ok "vec: vec_ops, gmres_step, gmres_cycle, transfer and dense_inverse built"
 [ $build_only = 1 ] && exit 0
 
 # Every check, full sizes (0, 1, 31, 1000, 1000003).
@@ -103,6 +109,14 @@ grep -E "^FAIL: gpu: transfer:|^gpu: bench:" "$OUTDIR/transfer.log"
 if [ $rc -eq 0 ]; then ok "vec: transfer, $(grep -c "^gpu: transfer:.*: ok$" "$OUTDIR/transfer.log") checks"
 else bad "vec: transfer (exit $rc; log: $OUTDIR/transfer.log)"; tail -5 "$OUTDIR/transfer.log"; fi
 
+# The coarsest operator's dense inverse against the host's expansion of the same matrix, on each
+# of its paths (tests/gpu/dense_inverse.c), and the time to form it (-bench, for the record).
+"$B/dense_inverse" -bench >"$OUTDIR/dense_inverse.log" 2>&1
+rc=$?
+grep -E "^FAIL: gpu: dense inverse:|^gpu: bench:" "$OUTDIR/dense_inverse.log"
+if [ $rc -eq 0 ]; then ok "vec: dense inverse, $(grep -c "^gpu: dense inverse:.*: ok$" "$OUTDIR/dense_inverse.log") checks"
+else bad "vec: dense inverse (exit $rc; log: $OUTDIR/dense_inverse.log)"; tail -5 "$OUTDIR/dense_inverse.log"; fi
+
 # Clean kernels: the same programs on small sizes under compute-sanitizer.
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck synccheck initcheck; do
@@ -115,7 +129,7 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
       bad "vec: compute-sanitizer $tool: vec_ops (exit $src; log: $OUTDIR/vec_ops.$tool.log)"
       grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/vec_ops.$tool.log" | head -10
     fi
-    for prog in gmres_step gmres_cycle transfer; do
+    for prog in gmres_step gmres_cycle transfer dense_inverse; do
       compute-sanitizer --tool $tool --error-exitcode 99 "$B/$prog" -small >"$OUTDIR/$prog.$tool.log" 2>&1
       src=$?
       if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: $prog"
