@@ -46,8 +46,9 @@ PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels);
      on the device, its eigenvalue bounds estimated as PETSc does, from the same start vector
      written on the device (PETSc's own with -mg_levels_ksp_chebyshev_esteig);
    - the coarse solve (-mg_coarse_pc_type): the dense inverse of the coarsest operator, formed
-     once per Jacobian by LU where the operator's values live (cuSOLVER on the GPU,
-     stncoarse_cuda.h) and applied there as one dense product.
+     once per Jacobian where the operator's values live (on the GPU Gauss-Jordan, or
+     cuSOLVER's LU beyond 1024 unknowns: stncoarse_cuda.h) and applied there as one dense
+     product.
    Call after SNESSetFromOptions. */
 PetscErrorCode StnPCMGSetDefaults(PC pc, DM da);
 /* For a Chebyshev smoother whose eigenvalue bounds stnmg.c estimates (StnPCMGSetDefaults): the
