@@ -1016,6 +1016,7 @@ static void main_function(Program *P) {
     fprintf(out, "  PetscCall(DMDACreate3d(PETSC_COMM_WORLD, %s, %s, %s, %s, %lld, %lld, %lld, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, DOF, %d, NULL, NULL, NULL, &da));\n",
             bt[0], bt[1], bt[2], stype, m->axes[0].points, m->axes[1].points, m->axes[2].points, m->width);
   fputs("  PetscCall(DMSetFromOptions(da));\n", out);
+  fputs("  PetscCall(StnAppSplitGrid(&app, da)); /* on several GPUs, slabs along the last axis */\n", out);
   fprintf(out, "  PetscCall(StnAppCheckGrid(da, %d, \"%s\")); /* 2 * stencil width + 1 points, and no more ranks than fit */\n",
           2 * m->width + 1, P->o->stn_name);
   fputs("  PetscCall(DMSetUp(da));\n  PetscCall(StnAppSetUpGrid(&app, da)); /* GPU vectors */\n", out);

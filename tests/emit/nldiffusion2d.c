@@ -253,6 +253,7 @@ int main(int argc, char **argv)
   /* ---- the grid: nldiffusion2d.stn:12 ---- */
   PetscCall(DMDACreate2d(PETSC_COMM_WORLD, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, 33, 33, PETSC_DECIDE, PETSC_DECIDE, DOF, 1, NULL, NULL, &da));
   PetscCall(DMSetFromOptions(da));
+  PetscCall(StnAppSplitGrid(&app, da)); /* on several GPUs, slabs along the last axis */
   PetscCall(StnAppCheckGrid(da, 3, "nldiffusion2d.stn")); /* 2 * stencil width + 1 points, and no more ranks than fit */
   PetscCall(DMSetUp(da));
   PetscCall(StnAppSetUpGrid(&app, da)); /* GPU vectors */
