@@ -143,16 +143,17 @@ PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const Petsc
 }
 
 /* A rank's ghosted vector holds its owned points as one run only when the grid is split along
-   its last axis alone (slabs): split in x or y, every owned line is followed by ghosts. A PETSc
-   built for a device checks the indices of every vector scatter it sets up for duplicates, with
-   a hash set, wherever they are not one run (PetscSFSetUpPackFields): on SFI's 385^3 over 4
-   ranks split 1 x 2 x 2, 14 million indices a rank for the grid and 1.8 million for its first
-   coarse grid, 3.5 s of the program's set-up and 0.2 s of the first solve's DMCoarsen, where
-   slabs leave only the ghost planes to check. Slabs send twice the ghosts of 2 x 2 blocks, a
-   few MB over NVLink, which the exchange's latency hides. */
+   its last axis alone and the other axes have no ghosts (no periodic or ghosted edge): split in x
+   or y, every owned line is followed by ghosts. A PETSc built for a device checks the indices of
+   every vector scatter it sets up for duplicates, with a hash set, wherever they are not one run
+   (PetscSFSetUpPackFields): on SFI's 385^3 over 4 ranks split 1 x 2 x 2, every owned index of
+   the grid and of each coarse grid, nearly 2 s of the program's set-up and a tenth of a second of
+   the first solve's DMCoarsen, where slabs leave only the ghost planes to check. Slabs send
+   twice the ghosts of 2 x 2 blocks, a few MB over NVLink, which the exchange's latency hides. */
 PetscErrorCode StnAppSplitGrid(const StnApp *app, DM da)
 {
-  PetscInt       dim, n[3], given[3], width, levels, last;
+  PetscInt       dim, n[3], given[3], width, levels, refined, last;
+  PetscBool      set;
   DMBoundaryType bt[3];
   PetscMPIInt    size;
 
@@ -163,9 +164,17 @@ PetscErrorCode StnAppSplitGrid(const StnApp *app, DM da)
   if (dim == 1) PetscFunctionReturn(PETSC_SUCCESS);
   for (PetscInt d = 0; d < dim; d++)
     if (given[d] != PETSC_DECIDE) PetscFunctionReturn(PETSC_SUCCESS); /* -da_processors_*: the user's split */
-  /* every grid of the default hierarchy (StnDMCountLevels, coarsened by DMCoarsen with the same
-     split) still gives each rank the stencil width of planes, as DMSetUp requires */
-  PetscCall(StnDMCountLevels(da, &levels));
+  for (PetscInt d = 0; d < dim - 1; d++)
+    if (bt[d] != DM_BOUNDARY_NONE) PetscFunctionReturn(PETSC_SUCCESS); /* ghosts across the slab: no run */
+  /* every grid of the hierarchy multigrid will use (StnPCMGSetDefaults: -pc_mg_levels, else one
+     more than -da_refine's refinements, else StnDMCountLevels), coarsened by DMCoarsen with the
+     same split, still gives each rank the stencil width of planes, as DMSetUp requires */
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-pc_mg_levels", &levels, &set));
+  if (!set) {
+    PetscCall(DMGetRefineLevel(da, &refined));
+    if (refined > 0) levels = refined + 1;
+    else PetscCall(StnDMCountLevels(da, &levels));
+  }
   last = n[dim - 1];
   for (PetscInt l = 1; l < levels; l++) last = bt[dim - 1] == DM_BOUNDARY_PERIODIC ? last / 2 : (last - 1) / 2 + 1;
   if (last / size < PetscMax(width, 1)) PetscFunctionReturn(PETSC_SUCCESS);

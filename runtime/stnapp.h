@@ -81,9 +81,10 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program);
    ignore) is an error. given[i]: whether PetscOptionsReal read a value for -names[i]. */
 PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const PetscBool given[]);
 /* After DMSetFromOptions, before StnAppCheckGrid and DMSetUp: on several GPUs, unless
-   -da_processors_* say otherwise, splits the grid along its last axis only (slabs), where every
-   grid of the default hierarchy gives each rank the stencil width of planes; else PETSc's split.
-   Set-up cost, not answers: the solves are the same on any split (stnapp.c says why). */
+   -da_processors_* say otherwise, splits the grid along its last axis only (slabs), where the
+   other axes' edges are plain (DM_BOUNDARY_NONE) and every grid of multigrid's hierarchy gives
+   each rank the stencil width of planes; else PETSc's split. For the set-up's cost (stnapp.c
+   says why): the solves are the same on any split, to rounding in the sums over the ranks. */
 PetscErrorCode StnAppSplitGrid(const StnApp *app, DM da);
 /* After DMSetUp (and StnAppCheckGrid before it, stnrt.h): on the GPU gives da CUDA vectors and
    our vector kernels. */

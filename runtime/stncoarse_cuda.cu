@@ -148,7 +148,7 @@ __global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double 
    the rows, keeps column k and 1 / pivot in f and scales row k; gj_update_kernel (a thread per
    entry) updates every other row. 2n launches and n^3 multiply-adds spread over the device: a
    few milliseconds for the 576 unknowns of a 12^2 grid of 4 values, where cuSOLVER's getrf loads
-   its kernels at its first call (about 80 ms). gj_unswap_kernel then undoes the row swaps on the
+   its kernels at its first call (80 to 140 ms). gj_unswap_kernel then undoes the row swaps on the
    columns. After a zero pivot (*info set) the remaining launches do nothing. */
 constexpr int kGJGlobalMaxRows = 1024;
 

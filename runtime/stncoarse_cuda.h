@@ -1,9 +1,9 @@
 /* stncoarse_cuda.h: multigrid's coarse solve on the device. The coarsest grid's SG-DIA operator
    (one rank, a few hundred unknowns) is expanded into a dense matrix, inverted once per operator
    (Gauss-Jordan: in one block's shared memory up to 160 unknowns, over the whole device up to
-   1024; beyond, cuSOLVER's getrf and getrs against the identity), and applied as one dense product: n^2 doubles read once, a
-   single launch, where a pair of triangular solves would be 2n dependent steps. Plain C: no
-   CUDA or PETSc header; implemented in stncoarse_cuda.cu.
+   1024; beyond, cuSOLVER's getrf and getrs against the identity), and applied as one dense
+   product: n^2 doubles read once, a single launch, where a pair of triangular solves would be
+   2n dependent steps. Plain C: no CUDA or PETSc header; implemented in stncoarse_cuda.cu.
 
    Functions return 0 or a cudaError_t value (cudaErrorInvalidValue for arguments that do not fit
    and for a cuSOLVER failure); StnCUDALastError() says what went wrong, in words. */

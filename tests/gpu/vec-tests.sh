@@ -1,7 +1,7 @@
 #!/bin/sh
-# tests/gpu/vec-tests.sh: stencilc's GPU vector kernels (runtime/stnvec*.c, stnvec_cuda.cu) and
-# GMRES step (stngmres_cuda.cu) on the device, from the repository root (scripts/gpu-check.sh
-# runs it):
+# tests/gpu/vec-tests.sh: stencilc's GPU vector kernels (runtime/stnvec*.c, stnvec_cuda.cu),
+# GMRES step (stngmres_cuda.cu), grid transfers (stnmg_cuda.cu) and coarse dense inverse
+# (stncoarse_cuda.cu) on the device, from the repository root (scripts/gpu-check.sh runs it):
 #
 #   PETSC_DIR=/path/to/cuda-petsc sh tests/gpu/vec-tests.sh [OUTDIR]
 #   PETSC_DIR=... sh tests/gpu/vec-tests.sh --build-only [OUTDIR]   (compile and link only)
@@ -9,8 +9,10 @@
 # Builds tests/gpu/vec_ops.c with the runtime's vector files against $PETSC_DIR and runs it:
 # every operation VECSTNCUDA replaces, through PETSc's API, against VECSEQ (results, the proof
 # that our kernel ran, the result left on the device), the corner cases, and every kernel with
-# every launch shape against the CPU reference (see vec_ops.c). Then, when compute-sanitizer
-# is installed, vec_ops on small sizes under memcheck, racecheck, synccheck and initcheck.
+# every launch shape against the CPU reference (see vec_ops.c); then gmres_step.c,
+# gmres_cycle.c, transfer.c and dense_inverse.c, each saying what it checks. Then, when
+# compute-sanitizer is installed, each on small sizes under memcheck, racecheck, synccheck and
+# initcheck.
 #
 # Prints one line per check, "gpu: ...: ok" or "FAIL: gpu: ..."; the logs go to OUTDIR
 # (default $OUT/vec, else build/gpu-check/vec). Exit status 1 if anything failed.
