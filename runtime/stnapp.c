@@ -152,32 +152,18 @@ PetscErrorCode StnParamsGiven(PetscInt n, const char *const names[], const Petsc
    twice the ghosts of 2 x 2 blocks, a few MB over NVLink, which the exchange's latency hides. */
 PetscErrorCode StnAppSplitGrid(const StnApp *app, DM da)
 {
-  PetscInt       dim, n[3], given[3], width, levels, refined, last;
-  PetscBool      set;
-  DMBoundaryType bt[3];
-  PetscMPIInt    size;
+  PetscInt    dim, given[3];
+  PetscBool   fit;
+  PetscMPIInt size;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)da), &size));
   if (!PetscDefined(HAVE_DEVICE) || !app->gpu || size == 1) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], &given[0], &given[1], &given[2], NULL, &width, &bt[0], &bt[1], &bt[2], NULL));
-  if (dim == 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(DMDAGetInfo(da, &dim, NULL, NULL, NULL, &given[0], &given[1], &given[2], NULL, NULL, NULL, NULL, NULL, NULL));
   for (PetscInt d = 0; d < dim; d++)
     if (given[d] != PETSC_DECIDE) PetscFunctionReturn(PETSC_SUCCESS); /* -da_processors_*: the user's split */
-  for (PetscInt d = 0; d < dim - 1; d++)
-    if (bt[d] != DM_BOUNDARY_NONE) PetscFunctionReturn(PETSC_SUCCESS); /* ghosts across the slab: no run */
-  /* every grid of the hierarchy multigrid will use (StnPCMGSetDefaults: -pc_mg_levels, else one
-     more than -da_refine's refinements, else StnDMCountLevels), coarsened by DMCoarsen with the
-     same split, still gives each rank the stencil width of planes, as DMSetUp requires */
-  PetscCall(PetscOptionsGetInt(NULL, NULL, "-pc_mg_levels", &levels, &set));
-  if (!set) {
-    PetscCall(DMGetRefineLevel(da, &refined));
-    if (refined > 0) levels = refined + 1;
-    else PetscCall(StnDMCountLevels(da, &levels));
-  }
-  last = n[dim - 1];
-  for (PetscInt l = 1; l < levels; l++) last = bt[dim - 1] == DM_BOUNDARY_PERIODIC ? last / 2 : (last - 1) / 2 + 1;
-  if (last / size < PetscMax(width, 1)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(StnDMSlabsFit(da, size, &fit)); /* a run, and every grid of multigrid's holds the stencil */
+  if (!fit) PetscFunctionReturn(PETSC_SUCCESS);
   if (dim == 2) PetscCall(DMDASetNumProcs(da, 1, size, PETSC_DECIDE));
   else PetscCall(DMDASetNumProcs(da, 1, 1, size));
   PetscFunctionReturn(PETSC_SUCCESS);

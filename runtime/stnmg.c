@@ -105,6 +105,30 @@ PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode StnDMSlabsFit(DM da, PetscMPIInt size, PetscBool *fit)
+{
+  PetscInt       dim, n[3], width, levels, refined, last;
+  PetscBool      set;
+  DMBoundaryType bt[3];
+
+  PetscFunctionBeginUser;
+  *fit = PETSC_FALSE;
+  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, NULL, &width, &bt[0], &bt[1], &bt[2], NULL));
+  if (dim == 1) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt d = 0; d < dim - 1; d++)
+    if (bt[d] != DM_BOUNDARY_NONE) PetscFunctionReturn(PETSC_SUCCESS); /* ghosts across the slab: no run */
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-pc_mg_levels", &levels, &set));
+  if (!set) {
+    PetscCall(DMGetRefineLevel(da, &refined));
+    if (refined > 0) levels = refined + 1;
+    else PetscCall(StnDMCountLevels(da, &levels));
+  }
+  last = n[dim - 1];
+  for (PetscInt l = 1; l < levels; l++) last = bt[dim - 1] == DM_BOUNDARY_PERIODIC ? last / 2 : (last - 1) / 2 + 1;
+  *fit = (PetscBool)(last / size >= PetscMax(width, 1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* ---- the coarse solve: y = inverse(A) x, the inverse dense ---- */
 
 typedef struct {

@@ -39,6 +39,12 @@ PetscErrorCode StnTransferGetGrid(Mat P, const StnTransferGrid **interpolate, co
    periodic) to at least 2 * stencil width + 1 points, and the grid has more than
    STN_MG_COARSE_UNKNOWNS unknowns. */
 PetscErrorCode StnDMCountLevels(DM da, PetscInt *levels);
+/* Before DMSetUp: whether da split along its last axis alone over size ranks (slabs) holds each
+   rank's owned points as one run of its ghosted vector (the other axes' edges plain: no ghosts
+   across a slab), and every grid of the hierarchy multigrid will use (-pc_mg_levels, else one
+   more than -da_refine's refinements, else StnDMCountLevels), coarsened by DMCoarsen with the
+   same split, still gives each rank the stencil width of planes. 1D: false (nothing to choose). */
+PetscErrorCode StnDMSlabsFit(DM da, PetscMPIInt size, PetscBool *fit);
 /* The SG-DIA hierarchy's defaults for a PCMG on da, each unless its option is given:
    - the levels (-pc_mg_levels, -da_refine): halve the grid while every direction allows it
      and the coarse grid has more than STN_MG_COARSE_UNKNOWNS unknowns;

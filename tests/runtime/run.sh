@@ -16,6 +16,8 @@
 #   halo_plan_test the device ghost exchange's blocks, flags and layout (runtime/stnhalo_plan.c,
 #                stnhalo_layout.h) played on 1080 partitions and 12 gathers
 #                (tests/runtime/halo_plan_test.c); C
+#   slabs_test   the split in slabs on several GPUs (runtime/stnmg.c, StnDMSlabsFit) against
+#                PETSc's DMDA set-up and coarsening (tests/runtime/slabs_test.c), on 2 and 4 ranks
 #   transfer_test the multigrid transfers (runtime/stntransfer.c) against PETSc's
 #                DMCreateInterpolation (and its scale) and DMCreateInjection
 #                (tests/runtime/transfer_test.c), on 1 to 4 MPI ranks
@@ -92,6 +94,21 @@ if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Irunti
 fi
 
 fail=$vecfail
+# The split in slabs on several GPUs (StnDMSlabsFit, runtime/stnmg.c) against PETSc's DMDA, on 2
+# and 4 ranks.
+# shellcheck disable=SC2086 # the pkg-config flags are word lists
+if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -Wall -Wextra -Werror -Iruntime $PETSC_CFLAGS \
+     -o build/tests/slabs_test tests/runtime/slabs_test.c runtime/sgdia.c runtime/stnmg.c $PETSC_LIBS $LAPACK_LIBS -lm; then
+  echo "FAIL: building tests/runtime/slabs_test.c"
+  fail=1
+else
+  for np in 2 4; do
+    if ! $MPIEXEC --oversubscribe -n $np build/tests/slabs_test "$@"; then
+      echo "FAIL: slabs_test on $np ranks"
+      fail=1
+    fi
+  done
+fi
 # The grid transfers of the SG-DIA hierarchy (runtime/stntransfer.c) against PETSc's, on 1 to 4
 # ranks (3 splits one direction, 4 two: the boxes meet at corners).
 # shellcheck disable=SC2086 # the pkg-config flags are word lists
