@@ -51,21 +51,25 @@ per_its() { awk -v a="$1" -v ka="$2" -v t="$3" -v k="$4" -v r="$5" 'BEGIN {if (a
 # ratio N PROBLEM: the weak-scaling grid's points on N GPUs over N times the one-GPU grid's
 ratio() { awk -v a="$(grid_points "$(grid 1 "$2" weak)")" -v b="$(grid_points "$(grid "$1" "$2" weak)")" -v n="$1" 'BEGIN {printf "%.4f", b / (n * a)}'; }
 newton() { awk '/Nonlinear solve converged/ {printf "%s ", $NF} /Nonlinear solve did not/ {printf "failed "}' "$1"; }
-# timed N LOG PROG OPTIONS...: a warm-up run, then RUNS timed ones with -log_view (3 by
-# default: a first solve's host set-up varies by 10 to 20% between runs); LOG is the one whose
-# SNESSolve is the median, the others stay beside it as LOG.1, LOG.2, ...
+# timed EVENT N LOG PROG OPTIONS...: a warm-up run, then RUNS timed ones with -log_view (3 by
+# default: a first solve's host set-up varies by 10 to 20% between runs); LOG is the run whose
+# EVENT time is the median of those that ran, the runs themselves LOG.1, LOG.2, ...; a run that
+# failed is said, and where none ran LOG is the first, failure and all.
 RUNS=${RUNS:-3}
 timed() {
-  n=$1 log=$2
-  shift 2
+  event=$1 n=$2 log=$3
+  shift 3
+  rm -f "$log" "$log".[0-9]*
   timeout 300 mpiexec -n "$n" "$@" >/dev/null 2>&1 </dev/null
-  r=1
-  while [ $r -le "$RUNS" ]; do
-    timeout 300 mpiexec -n "$n" "$@" -ksp_converged_reason -snes_converged_reason -log_view >"$log.$r" 2>&1 </dev/null
-    r=$((r + 1))
+  k=1
+  while [ $k -le "$RUNS" ]; do
+    timeout 300 mpiexec -n "$n" "$@" -ksp_converged_reason -snes_converged_reason -log_view >"$log.$k" 2>&1 </dev/null
+    [ -n "$(ev "$log.$k" "$event")" ] || echo "note: $log.$k: the run failed (no $event in its -log_view)" >&2
+    k=$((k + 1))
   done
-  median=$(for f in "$log".[0-9]*; do printf '%s %s\n' "$(ev "$f" SNESSolve)" "$f"; done | sort -g | awk '{l[NR] = $2} END {print l[int((NR + 1) / 2)]}')
-  cp "$median" "$log"
+  median=$(k=1; while [ $k -le "$RUNS" ]; do printf '%s %s\n' "$(ev "$log.$k" "$event")" "$log.$k"; k=$((k + 1)); done |
+    awk 'NF == 2' | sort -g | awk '{l[NR] = $2} END {if (NR) print l[int((NR + 1) / 2)]}')
+  cp "${median:-$log.1}" "$log"
 }
 
 echo "| problem | scaling | GPUs | grid | SNESSolve s | Newton | Krylov its [per Newton step] | efficiency | per Krylov iteration |"
@@ -76,7 +80,7 @@ for p in $PROBLEMS; do
     for n in $COUNTS; do
       g=$(grid "$n" "$p" $kind)
       # shellcheck disable=SC2086
-      timed "$n" "$LOG/$p.$kind.$n.log" $B/$p $g $C
+      timed SNESSolve "$n" "$LOG/$p.$kind.$n.log" $B/$p $g $C
       t=$(ev "$LOG/$p.$kind.$n.log" SNESSolve)
       k=$(krylov "$LOG/$p.$kind.$n.log")
       [ "$n" = 1 ] && t1=$t k1=${k%% *}
@@ -101,7 +105,7 @@ for p in $PROBLEMS; do
   for n in $COUNTS; do
     g=$(grid "$n" "$p" weak)
     # shellcheck disable=SC2086
-    timed "$n" "$LOG/$p.jacobi.$n.log" $B/$p $g $JAC
+    timed KSPSolve "$n" "$LOG/$p.jacobi.$n.log" $B/$p $g $JAC
     t=$(ev "$LOG/$p.jacobi.$n.log" KSPSolve)
     its=$(awk '/Linear solve/ {print $NF; exit}' "$LOG/$p.jacobi.$n.log")
     per=$(awk -v t="$t" -v i="$its" 'BEGIN {if (i > 0) printf "%.1f", 1e6 * t / i}')

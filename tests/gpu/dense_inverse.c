@@ -102,9 +102,9 @@ static void expand(const StnBox *b, const double *A, double *a, int n)
   }
 }
 
-/* Random values, the diagonal entries no larger than the others (so partial pivoting swaps
-   rows); zero_column >= 0: that column's entries all zero (a singular matrix, whose first zero
-   pivot, with or without swaps, is that column's). */
+/* Random values in [-1, 1), the diagonal drawn as the others (so partial pivoting swaps rows);
+   zero_column >= 0: that column's entries all zero (a singular matrix, whose first zero pivot,
+   with or without swaps, is that column's). */
 static double *values(const StnBox *b, int n, int zero_column)
 {
   double *A = malloc(sizeof(double) * (size_t)b->nsten * b->dof * n);

@@ -6,7 +6,8 @@
    axes), and coarsens through every level of the hierarchy, each rank keeping the stencil width
    of planes; the level counts are written here by hand, not taken from the runtime. The grids it
    must refuse are refused: a periodic edge across the slabs, a coarsest grid (of -pc_mg_levels
-   or -da_refine's hierarchy) thinner than the ranks. One line per case; exit 1 on a failure. */
+   or -da_refine's hierarchy) thinner than the ranks. One line per case; exit 1 on a failure (a
+   split PETSc cannot set up or coarsen stops the test with PETSc's error). */
 #include <petscdmda.h>
 
 #include "stnmg.h"
@@ -75,10 +76,13 @@ int main(int argc, char **argv)
     {"SFI's shape at 97^3", 3, {97, 97, 97}, 1, 1, 6, {N, N, N}, NULL, NULL, 4},
     {"2D 33^2, stencil width 2", 2, {33, 33, 1}, 1, 2, 3, {N, N, N}, NULL, NULL, 4},
     {"2D 65 x 64 periodic in y (the last axis)", 2, {65, 64, 1}, 1, 1, 4, {N, P, N}, NULL, NULL, 8},
-    {"2D 64 x 65 periodic in x: ghosts across the slabs", 2, {64, 65, 1}, 1, 1, 3, {P, N, N}, NULL, NULL, 0},
-    {"3D 33 x 32 x 33 periodic in y: ghosts across the slabs", 3, {33, 32, 33}, 1, 1, 2, {N, P, N}, NULL, NULL, 0},
+    {"2D 64 x 65 periodic in x: ghosts across the slabs", 2, {64, 65, 1}, 1, 1, 4, {P, N, N}, NULL, NULL, 0},
+    {"3D 33 x 32 x 33 periodic in y: ghosts across the slabs", 3, {33, 32, 33}, 1, 1, 4, {N, P, N}, NULL, NULL, 0},
     {"2D 17^2 with -pc_mg_levels 4 (coarsest 3 planes)", 2, {17, 17, 1}, 1, 1, 4, {N, N, N}, "-pc_mg_levels", "4", 3},
     {"2D 3^2 with -da_refine 3 (coarsest 3 planes)", 2, {3, 3, 1}, 1, 1, 4, {N, N, N}, "-da_refine", "3", 3},
+    {"2D 129 x 9 (the last axis the short one)", 2, {129, 9, 1}, 1, 1, 3, {N, N, N}, NULL, NULL, 3},
+    {"2D 13^2, stencil width 2, -pc_mg_levels 2 (coarsest 7 planes)", 2, {13, 13, 1}, 1, 2, 2, {N, N, N}, "-pc_mg_levels", "2", 3},
+    {"2D 9 x 14 periodic in y, -pc_mg_levels 3 (coarsest 3 planes)", 2, {9, 14, 1}, 1, 1, 3, {N, P, N}, "-pc_mg_levels", "3", 3},
   };
   PetscMPIInt size;
 
