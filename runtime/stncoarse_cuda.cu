@@ -77,41 +77,68 @@ __global__ static void gemv_kernel(const double *__restrict__ a, const double *_
    column k. */
 constexpr int kGJThreads = 1024, kGJMaxRows = 160; /* 160^2 doubles: 200 KB of shared memory */
 
-__global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double *g, int n, int *perm, int *info)
+/* Partial pivoting for column k of a Gauss-Jordan step, by the whole block (kGJThreads threads,
+   every one calling it): the row at or below k whose entry in column (column[i] = a[i][k]) is
+   largest in magnitude, the lowest such row on a tie; recorded in perm[k]. Returns it, or -1
+   (and *info = k + 1) when the column is zero there. */
+__device__ static int pivot_search(const double *column, int k, int n, int *perm, int *info)
 {
-  extern __shared__ double a[]; /* n * n, then f: n */
-  double *f = a + (long)n * n;
   __shared__ double best[kGJThreads / 32];
   __shared__ int    where[kGJThreads / 32];
   __shared__ int    pivot_row;
   const int         tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  double            v   = -1.0;
+  int               at  = k;
+
+  for (int i = k + tid; i < n; i += kGJThreads) {
+    const double m = fabs(column[i]);
+    if (m > v) v = m, at = i;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    const double ov = __shfl_down_sync(0xffffffffu, v, o);
+    const int    oa = __shfl_down_sync(0xffffffffu, at, o);
+    if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
+  }
+  if (lane == 0) best[warp] = v, where[warp] = at;
+  __syncthreads();
+  if (tid == 0) {
+    for (int w = 1; w < kGJThreads / 32; w++)
+      if (best[w] > best[0] || (best[w] == best[0] && where[w] < where[0])) best[0] = best[w], where[0] = where[w];
+    pivot_row = best[0] > 0.0 ? where[0] : -1;
+    perm[k]   = pivot_row;
+    if (pivot_row < 0) *info = k + 1;
+  }
+  __syncthreads();
+  return pivot_row;
+}
+
+/* The row swaps of the elimination (perm), undone on the columns of the inverse, last first, by
+   the whole block. */
+__device__ static void unswap_columns(double *a, int n, const int *perm)
+{
+  for (int k = n - 1; k >= 0; k--) {
+    const int p = perm[k];
+    if (p != k)
+      for (int i = threadIdx.x; i < n; i += kGJThreads) {
+        const double t     = a[(long)k * n + i];
+        a[(long)k * n + i] = a[(long)p * n + i];
+        a[(long)p * n + i] = t;
+      }
+    __syncthreads();
+  }
+}
+
+__global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double *g, int n, int *perm, int *info)
+{
+  extern __shared__ double a[]; /* n * n, then f: n */
+  double   *f   = a + (long)n * n;
+  const int tid = threadIdx.x;
 
   for (long e = tid; e < (long)n * n; e += kGJThreads) a[e] = g[e];
   if (tid == 0) *info = 0;
   __syncthreads();
   for (int k = 0; k < n; k++) {
-    double v  = -1.0;
-    int    at = k;
-    for (int i = k + tid; i < n; i += kGJThreads) {
-      const double m = fabs(a[k * n + i]);
-      if (m > v) v = m, at = i;
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-      const double ov = __shfl_down_sync(0xffffffffu, v, o);
-      const int    oa = __shfl_down_sync(0xffffffffu, at, o);
-      if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
-    }
-    if (lane == 0) best[warp] = v, where[warp] = at;
-    __syncthreads();
-    if (tid == 0) {
-      for (int w = 1; w < kGJThreads / 32; w++)
-        if (best[w] > best[0] || (best[w] == best[0] && where[w] < where[0])) best[0] = best[w], where[0] = where[w];
-      pivot_row = best[0] > 0.0 ? where[0] : -1;
-      perm[k]   = pivot_row;
-      if (pivot_row < 0) *info = k + 1;
-    }
-    __syncthreads();
-    const int p = pivot_row;
+    const int p = pivot_search(a + (long)k * n, k, n, perm, info);
     if (p < 0) return;
     for (int j = tid; j < n; j += kGJThreads) { /* swap rows k and p */
       const double t = a[j * n + p];
@@ -130,16 +157,7 @@ __global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double 
     }
     __syncthreads();
   }
-  for (int k = n - 1; k >= 0; k--) { /* the row swaps, undone on the columns */
-    const int p = perm[k];
-    if (p != k)
-      for (int i = tid; i < n; i += kGJThreads) {
-        const double t = a[k * n + i];
-        a[k * n + i]   = a[p * n + i];
-        a[p * n + i]   = t;
-      }
-    __syncthreads();
-  }
+  unswap_columns(a, n, perm);
   for (long e = tid; e < (long)n * n; e += kGJThreads) g[e] = a[e];
 }
 
@@ -154,34 +172,10 @@ constexpr int kGJGlobalMaxRows = 1024;
 
 __global__ static void __launch_bounds__(kGJThreads) gj_pivot_kernel(double *a, int n, int k, int *perm, int *info, double *f)
 {
-  __shared__ double best[kGJThreads / 32];
-  __shared__ int    where[kGJThreads / 32];
-  __shared__ int    pivot_row;
-  const int         tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
 
   if (*info) return;
-  double v  = -1.0;
-  int    at = k;
-  for (int i = k + tid; i < n; i += kGJThreads) {
-    const double m = fabs(a[(long)k * n + i]);
-    if (m > v) v = m, at = i;
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    const double ov = __shfl_down_sync(0xffffffffu, v, o);
-    const int    oa = __shfl_down_sync(0xffffffffu, at, o);
-    if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
-  }
-  if (lane == 0) best[warp] = v, where[warp] = at;
-  __syncthreads();
-  if (tid == 0) {
-    for (int w = 1; w < kGJThreads / 32; w++)
-      if (best[w] > best[0] || (best[w] == best[0] && where[w] < where[0])) best[0] = best[w], where[0] = where[w];
-    pivot_row = best[0] > 0.0 ? where[0] : -1;
-    perm[k]   = pivot_row;
-    if (pivot_row < 0) *info = k + 1;
-  }
-  __syncthreads();
-  const int p = pivot_row;
+  const int p = pivot_search(a + (long)k * n, k, n, perm, info);
   if (p < 0) return;
   for (int j = tid; j < n; j += kGJThreads) { /* swap rows k and p */
     const double t     = a[(long)j * n + p];
@@ -209,17 +203,7 @@ __global__ static void gj_update_kernel(double *a, int n, int k, const int *info
 
 __global__ static void __launch_bounds__(kGJThreads) gj_unswap_kernel(double *a, int n, const int *perm, const int *info)
 {
-  if (*info) return;
-  for (int k = n - 1; k >= 0; k--) { /* the row swaps, undone on the columns */
-    const int p = perm[k];
-    if (p != k)
-      for (int i = threadIdx.x; i < n; i += kGJThreads) {
-        const double t     = a[(long)k * n + i];
-        a[(long)k * n + i] = a[(long)p * n + i];
-        a[(long)p * n + i] = t;
-      }
-    __syncthreads();
-  }
+  if (!*info) unswap_columns(a, n, perm);
 }
 
 static unsigned blocks(long n) { return (unsigned)((n + kThreads - 1) / kThreads); }
@@ -256,27 +240,23 @@ extern "C" int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, 
   if (b.dim < 3) b.zm = 1;
   if ((rc = check(cudaMemsetAsync(inv->lu, 0, sizeof(double) * (size_t)n * n, 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync"))) return rc;
   expand_kernel<<<blocks((long)b.nsten * b.dof * n), kThreads>>>(b, A, inv->lu, n);
-  if (n <= kGJMaxRows) {
-    const size_t shared = sizeof(double) * (size_t)(n + 1) * n;
-    if ((rc = check(cudaFuncSetAttribute(gauss_jordan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared), "StnDenseInverseSetSGDIA: cudaFuncSetAttribute"))) return rc;
-    gauss_jordan_kernel<<<1, kGJThreads, shared>>>(inv->lu, n, inv->pivots, inv->info);
+  if (n <= kGJGlobalMaxRows) { /* Gauss-Jordan: in one block's shared memory, or over the device */
+    if (n <= kGJMaxRows) {
+      const size_t shared = sizeof(double) * (size_t)(n + 1) * n;
+      if ((rc = check(cudaFuncSetAttribute(gauss_jordan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared), "StnDenseInverseSetSGDIA: cudaFuncSetAttribute"))) return rc;
+      gauss_jordan_kernel<<<1, kGJThreads, shared>>>(inv->lu, n, inv->pivots, inv->info);
+    } else {
+      if (!inv->f && (rc = check(cudaMalloc((void **)&inv->f, sizeof(double) * (size_t)(n + 1)), "StnDenseInverseSetSGDIA: cudaMalloc"))) return rc;
+      if ((rc = check(cudaMemsetAsync(inv->info, 0, sizeof(int), 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync"))) return rc;
+      for (int k = 0; k < n; k++) {
+        gj_pivot_kernel<<<1, kGJThreads>>>(inv->lu, n, k, inv->pivots, inv->info, inv->f);
+        gj_update_kernel<<<blocks((long)n * n), kThreads>>>(inv->lu, n, k, inv->info, inv->f);
+      }
+      gj_unswap_kernel<<<1, kGJThreads>>>(inv->lu, n, inv->pivots, inv->info);
+    }
     if ((rc = check(cudaGetLastError(), "StnDenseInverseSetSGDIA: launch"))) return rc;
     if ((rc = check(cudaMemcpy(zero_pivot, inv->info, sizeof(int), cudaMemcpyDeviceToHost), "StnDenseInverseSetSGDIA: cudaMemcpy"))) return rc;
     double *swap = inv->inv; /* the inverse is where the matrix was */
-    inv->inv = inv->lu, inv->lu = swap;
-    return 0;
-  }
-  if (n <= kGJGlobalMaxRows) {
-    if (!inv->f && (rc = check(cudaMalloc((void **)&inv->f, sizeof(double) * (size_t)(n + 1)), "StnDenseInverseSetSGDIA: cudaMalloc"))) return rc;
-    if ((rc = check(cudaMemsetAsync(inv->info, 0, sizeof(int), 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync"))) return rc;
-    for (int k = 0; k < n; k++) {
-      gj_pivot_kernel<<<1, kGJThreads>>>(inv->lu, n, k, inv->pivots, inv->info, inv->f);
-      gj_update_kernel<<<blocks((long)n * n), kThreads>>>(inv->lu, n, k, inv->info, inv->f);
-    }
-    gj_unswap_kernel<<<1, kGJThreads>>>(inv->lu, n, inv->pivots, inv->info);
-    if ((rc = check(cudaGetLastError(), "StnDenseInverseSetSGDIA: launch"))) return rc;
-    if ((rc = check(cudaMemcpy(zero_pivot, inv->info, sizeof(int), cudaMemcpyDeviceToHost), "StnDenseInverseSetSGDIA: cudaMemcpy"))) return rc;
-    double *swap = inv->inv;
     inv->inv = inv->lu, inv->lu = swap;
     return 0;
   }

@@ -381,27 +381,22 @@ static PetscErrorCode next_array(StnHalo h, PetscScalar **a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloExchangeGhosts(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosts)
+/* The exchange into the next of the rank's ghosted arrays: the ghosts, and with copy the owned
+   points too. */
+static PetscErrorCode exchange_next(StnHalo h, const PetscScalar *owned, PetscBool copy, const PetscScalar **out)
 {
   PetscScalar *a;
 
   PetscFunctionBeginUser;
   PetscCall(next_array(h, &a));
-  PetscCall(exchange(h, owned, a, PETSC_FALSE));
-  *ghosts = a;
+  PetscCall(exchange(h, owned, a, copy));
+  *out = a;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted)
-{
-  PetscScalar *a;
+PetscErrorCode StnHaloExchangeGhosts(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosts) { return exchange_next(h, owned, PETSC_FALSE, ghosts); }
 
-  PetscFunctionBeginUser;
-  PetscCall(next_array(h, &a));
-  PetscCall(exchange(h, owned, a, PETSC_TRUE));
-  *ghosted = a;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+PetscErrorCode StnHaloExchange(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosted) { return exchange_next(h, owned, PETSC_TRUE, ghosted); }
 
 PetscInt StnHaloStride(StnHalo h) { return (PetscInt)h->put[0].slab[0].dst_stride; }
 
