@@ -4,16 +4,18 @@
 ** the vectors are. They replace PETSc's for grids that halve (2 nc - 1 or, periodic, 2 nc fine
 ** points per direction): PETSc's are AIJ matrices assembled on the host for every level at
 ** setup, which took longer than the whole solve on large grids, and applied through cuSPARSE.
-** Elsewhere PETSc's own are used, and for the injection on several ranks where a rank does not
-** own the fine points of its coarse points.
+** Elsewhere PETSc's own are used, and for the injection on several ranks where a rank has
+** neither owned nor ghost fine points for its coarse points.
 **
 ** On several ranks each rank computes its own points: the interpolation reads the coarse
 ** vector's ghosted local form (DMGlobalToLocal; PETSc's coarsening keeps the coarse points
 ** around a rank's fine points within its ghosts, checked in transfer_grid), and the
 ** restriction sums each rank's own fine points into the coarse ghosted local form, which
 ** DMLocalToGlobal adds up over the ranks. The injection reads each rank's own fine points: with
-** PETSc's coarsening a rank owns the fine points of its coarse points on grids split evenly (the
-** ones checked; elsewhere PETSc's injection, which builds a scatter on every rank).
+** PETSc's coarsening a rank owns the fine points of its coarse points on grids split evenly. On
+** others (small grids split in slabs: the coarse ownership drifts a point from the fine) it reads
+** the fine grid's ghosted local form, where the few it lacks lie off its box along one axis; else
+** PETSc's injection, which builds a scatter on every rank.
 **
 ** PCMG, SNES's grid sequencing and the restriction of the Newton iterate ask the coarser DM of
 ** a pair (DMCreateInterpolation(coarse, fine)); DMCoarsen and DMRefine do not copy those two
@@ -29,18 +31,22 @@
 typedef enum { INTERPOLATE, RESTRICT, INJECT } TransferKind;
 
 typedef struct {
-  StnTransferGrid g;        /* the interpolation's layout (and, on one rank, every transfer's) */
-  StnTransferGrid restr;    /* the restriction's: into the coarse ghosted local form on several ranks */
-  StnTransferGrid scale;    /* the scale vector's: the coarse points of this rank */
-  StnTransferGrid inj;      /* several ranks: the injection's, from this rank's fine points */
-  PetscBool       inj_own;  /* several ranks: every rank owns the fine points it injects */
-  PetscBool       gpu;      /* the vectors live in device memory */
-  PetscBool       ranks;    /* several ranks: the layouts are a rank's */
-  DM              dmc;      /* several ranks: the coarse grid, and */
-  DM              coarse;   /*   its twin with a box stencil, for its ghosted local vectors (a star
-                               stencil's lack the corners), made at the first product: the fused
-                               V-cycle (stnmgcycle.c) never needs it, and making it costs a
-                               DMSetUp on every rank */
+  StnTransferGrid g;           /* the interpolation's layout (and, on one rank, every transfer's) */
+  StnTransferGrid restr;       /* the restriction's: into the coarse ghosted local form on several ranks */
+  StnTransferGrid scale;       /* the scale vector's: the coarse points of this rank */
+  StnTransferGrid inj;         /* several ranks: the injection's, from this rank's fine points, */
+  StnTransferGrid inj_ghosted; /*   or from its fine ghosted box (inj_near) */
+  PetscBool       inj_own;     /* several ranks: every rank owns the fine points it injects, or */
+  PetscBool       inj_near;    /*   has them in its fine ghosts, off its box along one axis only (a
+                                  star stencil's ghosts have no corners) */
+  PetscBool       gpu;         /* the vectors live in device memory */
+  PetscBool       ranks;       /* several ranks: the layouts are a rank's */
+  DM              dmf;         /* several ranks: the fine grid (the injection's ghosts), */
+  DM              dmc;         /*   the coarse grid, and */
+  DM              coarse;      /*   its twin with a box stencil, for its ghosted local vectors (a
+                                  star stencil's lack the corners), made at the first product: the
+                                  fused V-cycle (stnmgcycle.c) never needs it, and making it costs
+                                  a DMSetUp on every rank */
 } Transfer;
 
 static PetscErrorCode (*petsc_interpolation)(DM, DM, Mat *, Vec *);
@@ -95,10 +101,11 @@ static PetscErrorCode box_twin(DM dmc, DM *box)
    points its fine points interpolate from all lie in its coarse ghosted box. */
 static PetscErrorCode rank_layouts(DM dmc, DM dmf, PetscInt dim, Transfer *t, PetscBool *ok)
 {
-  int fs[3], fm[3], gs[3], gm[3], cs[3], cm[3];
+  int fs[3], fm[3], gs[3], gm[3], cs[3], cm[3], fgs[3], fgm[3], off_axes = 0;
 
   PetscFunctionBeginUser;
   PetscCall(StnDMDABox(dmf, PETSC_FALSE, fs, fm));
+  PetscCall(StnDMDABox(dmf, PETSC_TRUE, fgs, fgm));
   PetscCall(StnDMDABox(dmc, PETSC_TRUE, gs, gm));
   PetscCall(StnDMDABox(dmc, PETSC_FALSE, cs, cm));
   for (int d = 0; d < 3; d++) {
@@ -109,13 +116,19 @@ static PetscErrorCode rank_layouts(DM dmc, DM dmf, PetscInt dim, Transfer *t, Pe
     t->g.os[d] = fs[d], t->g.om[d] = fm[d];
     t->scale.cs[d] = t->scale.os[d] = cs[d], t->scale.cm[d] = t->scale.om[d] = cm[d];
   }
-  t->inj     = t->scale;
-  t->inj_own = PETSC_TRUE;
+  t->inj      = t->inj_ghosted = t->scale;
+  t->inj_own  = PETSC_TRUE;
+  t->inj_near = PETSC_TRUE;
   for (int d = 0; d < 3; d++) {
     t->inj.fs[d] = fs[d], t->inj.fm[d] = fm[d];
-    if (d < dim && cm[d] > 0 && (2 * cs[d] < fs[d] || 2 * (cs[d] + cm[d] - 1) >= fs[d] + fm[d])) t->inj_own = PETSC_FALSE;
+    t->inj_ghosted.fs[d] = fgs[d], t->inj_ghosted.fm[d] = fgm[d];
+    if (d >= dim || cm[d] == 0) continue;
+    const int first = 2 * cs[d], last = 2 * (cs[d] + cm[d] - 1); /* the fine points of this rank's coarse points */
+    if (first < fs[d] || last >= fs[d] + fm[d]) t->inj_own = PETSC_FALSE, off_axes++;
+    if (first < fgs[d] || last >= fgs[d] + fgm[d]) t->inj_near = PETSC_FALSE;
   }
-  t->g.wrap = t->restr.wrap = t->scale.wrap = t->inj.wrap = 0;
+  if (off_axes > 1) t->inj_near = PETSC_FALSE;
+  t->g.wrap = t->restr.wrap = t->scale.wrap = t->inj.wrap = t->inj_ghosted.wrap = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -147,12 +160,15 @@ static PetscErrorCode transfer_grid(DM dmc, DM dmf, Transfer *t, PetscBool *ok)
   if (size > 1 && *ok) {
     t->ranks = PETSC_TRUE;
     t->dmc   = dmc;
+    t->dmf   = dmf;
     PetscCall(PetscObjectReference((PetscObject)dmc));
+    PetscCall(PetscObjectReference((PetscObject)dmf));
     PetscCall(rank_layouts(dmc, dmf, dim, t, ok)); /* the twin's ghosted box is dmc's */
-    int all[2] = {*ok ? 1 : 0, t->inj_own ? 1 : 0}; /* ours on every rank, or PETSc's on every rank */
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, all, 2, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)dmf)));
-    *ok        = all[0] ? PETSC_TRUE : PETSC_FALSE;
-    t->inj_own = all[1] ? PETSC_TRUE : PETSC_FALSE;
+    int all[3] = {*ok ? 1 : 0, t->inj_own ? 1 : 0, t->inj_near ? 1 : 0}; /* ours on every rank, or PETSc's on every rank */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, all, 3, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)dmf)));
+    *ok         = all[0] ? PETSC_TRUE : PETSC_FALSE;
+    t->inj_own  = all[1] ? PETSC_TRUE : PETSC_FALSE;
+    t->inj_near = all[2] ? PETSC_TRUE : PETSC_FALSE;
   }
   PetscCall(DMGetVecType(dmf, &vtype));
   PetscCall(PetscStrbeginswith(vtype, "stncuda", &t->gpu));
@@ -232,8 +248,16 @@ static PetscErrorCode apply(Mat A, TransferKind kind, Vec in, Vec out, int add)
     PetscCall(transfer_vecs(t, kind, kind == INTERPOLATE ? &t->g : &t->restr, in, out, add)); /* the restriction's layout: coarse output */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (kind == INJECT) { /* from this rank's own fine points */
+  if (kind == INJECT && t->inj_own) { /* from this rank's own fine points */
     PetscCall(transfer_vecs(t, kind, &t->inj, in, out, 0));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (kind == INJECT) { /* some from the fine ghosts: the fine grid's exchange, device to device */
+    PetscCall(DMGetLocalVector(t->dmf, &local));
+    PetscCall(DMGlobalToLocalBegin(t->dmf, in, INSERT_VALUES, local));
+    PetscCall(DMGlobalToLocalEnd(t->dmf, in, INSERT_VALUES, local));
+    PetscCall(transfer_vecs(t, kind, &t->inj_ghosted, local, out, 0));
+    PetscCall(DMRestoreLocalVector(t->dmf, &local));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (!t->coarse) PetscCall(box_twin(t->dmc, &t->coarse));
@@ -281,6 +305,7 @@ static PetscErrorCode TransferDestroy(Mat A)
   PetscCall(MatShellGetContext(A, &t));
   PetscCall(DMDestroy(&t->coarse));
   PetscCall(DMDestroy(&t->dmc));
+  PetscCall(DMDestroy(&t->dmf));
   PetscCall(PetscFree(t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -298,9 +323,10 @@ static PetscErrorCode transfer_shell(DM dmc, DM dmf, PetscBool interpolation, Ma
   *A = NULL;
   PetscCall(PetscNew(&t));
   PetscCall(transfer_grid(dmc, dmf, t, &ok));
-  if (!ok || (t->ranks && !interpolation && !t->inj_own)) { /* PETSc's */
-    if (ok) PetscCall(PetscInfo(dmf, "PETSc's injection: a rank does not own the fine points of its coarse points\n"));
+  if (!ok || (t->ranks && !interpolation && !t->inj_own && !t->inj_near)) { /* PETSc's */
+    if (ok) PetscCall(PetscInfo(dmf, "PETSc's injection: a rank has neither owned nor ghost fine points for some of its coarse points\n"));
     PetscCall(DMDestroy(&t->dmc));
+    PetscCall(DMDestroy(&t->dmf));
     PetscCall(PetscFree(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }

@@ -5,9 +5,11 @@
 ** (DMCreateInterpolationScale's, which stencilc's builds from the weights), on random vectors, in 1D, 2D and
 ** 3D, periodic or not, with 1 and 3 unknowns per point, on any number of ranks (tests/runtime/run.sh
 ** runs 1 to 4: on several the ranks' boxes meet at edges and corners; the injection is then
-** stencilc's where every rank owns the fine points of its coarse points, else PETSc's, and the
-** summary line says on how many grids it was stencilc's). The weights are powers of two, so the
-** two agree to the rounding of a different order of summation.
+** stencilc's where every rank owns the fine points of its coarse points or has them in its fine
+** ghosts off its box along one axis, else PETSc's: the grids split in slabs along the last axis,
+** where PETSc's coarsening drifts, must be stencilc's; the summary line says on how many grids
+** it was). The weights are powers of two, so the two agree to the rounding of a different order
+** of summation.
 */
 #include <petscdmda.h>
 
@@ -33,7 +35,10 @@ static PetscErrorCode compare(const char *what, const char *grid, Vec a, Vec b)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
+/* The pair on dim dimensions, dof values per point, x periodic or not; slabs: the last axis
+   (13 points) split over all the ranks, where PETSc's coarsening leaves some ranks without the
+   fine points of their coarse points, which then come from the fine ghosts. */
+static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x, PetscBool slabs)
 {
   DM             dmf, dmc;
   Mat            P[2], R[2]; /* PETSc's, stencilc's */
@@ -41,15 +46,18 @@ static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
   PetscRandom    rnd;
   char           grid[64];
   DMBoundaryType bx = periodic_x ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE;
-  PetscInt       nx = periodic_x ? 16 : 17;
+  PetscInt       nx = periodic_x ? 16 : 17, last = slabs ? 13 : dim == 2 ? 9 : 5;
+  PetscMPIInt    size;
 
   PetscFunctionBeginUser;
-  if (dim == 1) PetscCall(DMDACreate1d(PETSC_COMM_WORLD, bx, nx, dof, 1, NULL, &dmf));
-  if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, bx, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx, 9, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, &dmf));
-  if (dim == 3) PetscCall(DMDACreate3d(PETSC_COMM_WORLD, bx, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx, 9, 5, PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, dof, 1, NULL, NULL, NULL, &dmf));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (dim == 1) PetscCall(DMDACreate1d(PETSC_COMM_WORLD, bx, slabs ? last - (periodic_x ? 1 : 0) : nx, dof, 1, NULL, &dmf));
+  if (dim == 2) PetscCall(DMDACreate2d(PETSC_COMM_WORLD, bx, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx, last, slabs ? 1 : PETSC_DECIDE, slabs ? size : PETSC_DECIDE, dof, 1, NULL, NULL, &dmf));
+  if (dim == 3)
+    PetscCall(DMDACreate3d(PETSC_COMM_WORLD, bx, DM_BOUNDARY_NONE, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, nx, 9, last, slabs ? 1 : PETSC_DECIDE, slabs ? 1 : PETSC_DECIDE, slabs ? size : PETSC_DECIDE, dof, 1, NULL, NULL, NULL, &dmf));
   PetscCall(DMSetUp(dmf));
   PetscCall(DMCoarsen(dmf, PETSC_COMM_WORLD, &dmc));
-  PetscCall(PetscSNPrintf(grid, sizeof grid, "%" PetscInt_FMT "D dof %" PetscInt_FMT "%s", dim, dof, periodic_x ? " periodic in x" : ""));
+  PetscCall(PetscSNPrintf(grid, sizeof grid, "%" PetscInt_FMT "D dof %" PetscInt_FMT "%s%s", dim, dof, periodic_x ? " periodic in x" : "", slabs ? " in slabs" : ""));
   PetscCall(DMCreateInterpolation(dmc, dmf, &P[0], &sc[0]));
   PetscCall(DMCreateInjection(dmc, dmf, &R[0]));
   PetscCall(StnDMUseTransfers(dmc));
@@ -64,6 +72,10 @@ static PetscErrorCode check(PetscInt dim, PetscInt dof, PetscBool periodic_x)
     }
     PetscCall(PetscObjectTypeCompare((PetscObject)R[1], MATSHELL, &ours));
     our_injections += ours ? 1 : 0;
+    if (slabs && !ours) { /* off the fine box along the last axis only: the fine ghosts have them */
+      failures++;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL: transfer: on %s the injection is PETSc's, not stencilc's from the fine ghosts\n", grid));
+    }
   }
 
   PetscCall(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
@@ -114,7 +126,8 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   for (PetscInt dim = 1; dim <= 3; dim++)
     for (PetscInt dof = 1; dof <= 3; dof += 2)
-      for (int periodic = 0; periodic < 2; periodic++, cases++) PetscCall(check(dim, dof, periodic ? PETSC_TRUE : PETSC_FALSE));
+      for (int periodic = 0; periodic < 2; periodic++)
+        for (int slabs = 0; slabs < 2; slabs++, cases++) PetscCall(check(dim, dof, periodic ? PETSC_TRUE : PETSC_FALSE, slabs ? PETSC_TRUE : PETSC_FALSE));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "transfer: %d grids (the injection stencilc's on %d), interpolation, restriction, injection and scale %s\n", cases, our_injections, failures ? "DIFFER from PETSc's" : "= PETSc's: ok"));
   PetscCall(PetscFinalize());
   return failures ? 1 : 0;
