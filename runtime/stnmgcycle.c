@@ -409,7 +409,13 @@ static PetscErrorCode whole_level(Level *lv, PetscInt l, Mat P, DM da, PetscBool
     PetscCall(VecDestroy(&lv->wx));
     PetscCall(VecDestroy(&lv->wr));
     PetscCall(VecDestroy(&lv->wdinv));
-    PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, n, &lv->wb));
+    VecType vtype; /* the grid's (stencilc's kernels, unless -stn_vec_kernels petsc), for the
+                      duplicates too: the first call of one of PETSc's takes milliseconds */
+
+    PetscCall(DMGetVecType(da, &vtype));
+    PetscCall(VecCreate(PETSC_COMM_SELF, &lv->wb));
+    PetscCall(VecSetSizes(lv->wb, n, n));
+    PetscCall(VecSetType(lv->wb, vtype));
     PetscCall(VecDuplicate(lv->wb, &lv->wx));
     PetscCall(VecDuplicate(lv->wb, &lv->wr));
     PetscCall(VecDuplicate(lv->wb, &lv->wdinv));
