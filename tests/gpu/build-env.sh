@@ -22,7 +22,10 @@ if ! grep -q "define PETSC_HAVE_CUDA 1" "$stn_base/include/petscconf.h" 2>/dev/n
 fi
 stn_var() { sed -n "s/^$1 *= *//p" "$stn_vars" | head -1; }
 
-CC=${CC:-cc}
+# PETSc's own C compiler: with MPI its mpicc (mpi.h), else the one it was configured with
+stn_pcc=$(stn_var PCC | awk '{print $1}')
+command -v "$stn_pcc" >/dev/null 2>&1 || stn_pcc=cc
+CC=${CC:-$stn_pcc}
 NVCC=$(stn_var CUDAC | awk '{print $1}')
 NVCC=${NVCC:-nvcc}
 command -v "$NVCC" >/dev/null 2>&1 || NVCC=nvcc
@@ -48,16 +51,24 @@ stn_build_runtime() {
   fi
   rm -f "$1/stamp"
   : >"$1/build.log"
+  rm -f "$1/failed"
   RUNTIME_OBJS=
+  # each file in the background, its own log; the logs joined in order, any failure fails all
   for f in stnvec stntune stnvec_ref; do
     # shellcheck disable=SC2086 # flag lists
-    $CC $CFLAGS -c "runtime/$f.c" -o "$1/$f.o" >>"$1/build.log" 2>&1 || return 1
+    $CC $CFLAGS -c "runtime/$f.c" -o "$1/$f.o" >"$1/$f.log" 2>&1 || echo "$f" >>"$1/failed" &
     RUNTIME_OBJS="$RUNTIME_OBJS $1/$f.o"
   done
   for f in stncuda stnvec_cuda stngmres_cuda sgdia_cuda stncycle_cuda stnmg_cuda stncoarse_cuda; do
     # shellcheck disable=SC2086
-    $NVCC $NVCCFLAGS -c "runtime/$f.cu" -o "$1/$f.o" >>"$1/build.log" 2>&1 || return 1
+    $NVCC $NVCCFLAGS -c "runtime/$f.cu" -o "$1/$f.o" >"$1/$f.log" 2>&1 || echo "$f" >>"$1/failed" &
     RUNTIME_OBJS="$RUNTIME_OBJS $1/$f.o"
   done
+  wait
+  for o in $RUNTIME_OBJS; do cat "${o%.o}.log" >>"$1/build.log"; done
+  if [ -f "$1/failed" ]; then
+    rm -f "$1/failed"
+    return 1
+  fi
   echo "$CC $CFLAGS $NVCC $NVCCFLAGS" >"$1/stamp"
 }
