@@ -22,10 +22,14 @@ if ! grep -q "define PETSC_HAVE_CUDA 1" "$stn_base/include/petscconf.h" 2>/dev/n
 fi
 stn_var() { sed -n "s/^$1 *= *//p" "$stn_vars" | head -1; }
 
-# PETSc's own C compiler: with MPI its mpicc (mpi.h), else the one it was configured with
+# PETSc's own C compiler where it has an MPI (its mpicc: a CC from the environment, such as the
+# device machines set, finds no mpi.h), else CC or cc
 stn_pcc=$(stn_var PCC | awk '{print $1}')
-command -v "$stn_pcc" >/dev/null 2>&1 || stn_pcc=cc
-CC=${CC:-$stn_pcc}
+if ! grep -q "define PETSC_HAVE_MPIUNI 1" "$stn_base/include/petscconf.h" && command -v "$stn_pcc" >/dev/null 2>&1; then
+  CC=$stn_pcc
+else
+  CC=${CC:-cc}
+fi
 NVCC=$(stn_var CUDAC | awk '{print $1}')
 NVCC=${NVCC:-nvcc}
 command -v "$NVCC" >/dev/null 2>&1 || NVCC=nvcc
