@@ -76,8 +76,9 @@ int StnHaloHandle(void *p, void *handle);
 int StnHaloMap(const void *handle, void **p);
 int StnHaloUnmap(void *p);
 /* Writes a zero into each of the n words at (mapped) peers[q] from a kernel, and waits: a
-   process's first stores into another GPU's memory set up the path (milliseconds), which
-   StnHaloConnect does at start-up rather than the first exchange. n at most 32. */
+   process's first stores into another GPU's memory set up the path (milliseconds), and its
+   first launch of a kernel that can printf (the put's timeout) sets up the printf buffer:
+   StnHaloConnect does both at start-up rather than in the first exchange. n at most 32. */
 int StnHaloTouch(long long *const peers[], int n);
 
 /* The blocks of threads (STN_HALO_THREADS each) a put of plan launches: at least one. */
