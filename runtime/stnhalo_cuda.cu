@@ -53,6 +53,44 @@ __device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnH
   return (((k + p.os[2] - sl.gs[2]) * sl.gm[1] + (j + p.os[1] - sl.gs[1])) * sl.gm[0] + (p.os[0] - sl.gs[0])) * p.dof + c;
 }
 
+/* Point t of those this rank sends (slabs 1 and up): its dof values of each array into the
+   receiver's inbox. */
+__device__ __forceinline__ void send_point(const StnHaloPut &p, long long t, const double *__restrict__ owned)
+{
+  if (t >= p.first[p.nslab]) return;
+  int q = 1;
+  while (t >= p.first[q + 1]) q++;
+  const StnHaloSlab &sl = p.slab[q];
+  long long          from, to;
+  stn_halo_send_index(&p, &sl, (int)(t - p.first[q]), &from, &to); /* a slab is at most the sender's owned box: an int */
+  for (int v = 0; v < p.nvec; v++)
+    for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
+}
+
+/* After its sends, by every thread of a block: the block fences its writes at system scope
+   (thread 0, after the block's barrier: the fence is cumulative) and counts itself done among
+   nsend; the last one raises the flags (a receiver that sees its flag sees every value of this
+   put). Returns whether this block was the last, to every thread. */
+__device__ __forceinline__ bool sent(const StnHaloPut &p, long long nsend, long long epoch)
+{
+  __shared__ bool last;
+
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    last = atomicAdd(p.blocks_done, 1u) == nsend - 1;
+    if (last) { /* the last block: every value is out */
+      *p.blocks_done = 0;
+      __threadfence_system();
+      for (int q = 1; q < p.nslab; q++)
+        if (p.slab[q].flag) *(volatile long long *)p.slab[q].flag = epoch;
+      __threadfence_system();
+    }
+  }
+  __syncthreads();
+  return last;
+}
+
 /* The first blocks send the slabs to the neighbours, a thread per point; each block fences its
    writes at system scope (thread 0, after the block's barrier: the fence is cumulative) and
    counts itself done, and the last one raises the flags (a receiver that sees its flag sees
@@ -67,7 +105,6 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   const StnHaloPut &p     = *plan;
   const long long   nsend = (long long)gridDim.x - (ghosted ? p.interior_blocks : 0); /* no ghosted array: no copy */
   const long long   b     = (long long)blockIdx.x < nsend ? (long long)blockIdx.x + p.interior_blocks : (long long)blockIdx.x - nsend;
-  __shared__ bool   last;
 
   if (b < p.interior_blocks) { /* kPer values per thread, a block's consecutive, kThreads apart */
     const StnHaloSlab &sl = p.slab[0];
@@ -86,44 +123,45 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
     }
     return;
   }
-  const long long t = (b - p.interior_blocks) * kThreads + threadIdx.x;
-  if (t < p.first[p.nslab]) {
-    int q = 1;
-    while (t >= p.first[q + 1]) q++;
-    const StnHaloSlab &sl = p.slab[q];
-    long long          from, to;
-    stn_halo_send_index(&p, &sl, (int)(t - p.first[q]), &from, &to); /* a slab is at most the sender's owned box: an int */
-    for (int v = 0; v < p.nvec; v++)
-      for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    last = atomicAdd(p.blocks_done, 1u) == nsend - 1;
-    if (last) { /* the last block: every value is out */
-      *p.blocks_done = 0;
-      __threadfence_system();
-      for (int q = 1; q < p.nslab; q++)
-        if (p.slab[q].flag) *(volatile long long *)p.slab[q].flag = epoch;
-      __threadfence_system();
-    }
-  }
-  __syncthreads();
+  send_point(p, (b - p.interior_blocks) * kThreads + threadIdx.x, owned);
+  const bool last = sent(p, nsend, epoch);
   if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
 }
 
-/* A thread per point received: its dof values of each array from the inbox to its ghost. */
-__global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__restrict__ plan, const double *__restrict__ inbox, double *__restrict__ ghosted)
+/* Point t of those the ghosts received: its dof values of each array from the inbox to its
+   ghost. */
+__device__ __forceinline__ void unpack_point(const StnHaloUnpack &p, long long t, const double *__restrict__ inbox, double *__restrict__ ghosted)
 {
-  const StnHaloUnpack &p = *plan;
-  const long long      t = (long long)blockIdx.x * kThreads + threadIdx.x;
-
   if (t >= p.first[p.nblock]) return;
   int q = 0;
   while (t >= p.first[q + 1]) q++;
   const long long to = stn_halo_unpack_to(&p, q, (int)(t - p.first[q])); /* a block is at most the sender's owned box: an int */
   for (int v = 0; v < p.nvec; v++)
-    for (int c = 0; c < p.dof; c++) ghosted[v * p.dst_stride + to + c] = inbox[v * p.src_stride + t * p.dof + c];
+    for (int c = 0; c < p.dof; c++) ghosted[v * p.dst_stride + to + c] = __ldcg(inbox + v * p.src_stride + t * p.dof + c); /* from L2: other GPUs wrote it */
+}
+
+/* A thread per point received. */
+__global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__restrict__ plan, const double *__restrict__ inbox, double *__restrict__ ghosted)
+{
+  unpack_point(*plan, (long long)blockIdx.x * kThreads + threadIdx.x, inbox, ghosted);
+}
+
+/* The put of the ghosts alone and the unpack in one launch, for puts whose blocks are all
+   resident at once (StnHaloPutUnpackCUDA checks): each block sends, counts itself, the last
+   raises the flags; then every block waits for this rank's flags and unpacks its share of the
+   inbox. A block that waited before every block had sent could hold a place another needs to
+   send, and the neighbours, waiting on those values, would not send theirs: hence resident. One
+   launch and no gap between the wait and the unpack, where the two kernels had two. */
+__global__ void __launch_bounds__(kThreads) halo_put_unpack(const StnHaloPut *__restrict__ plan, const StnHaloUnpack *__restrict__ uplan, const double *__restrict__ owned, const double *__restrict__ inbox, double *__restrict__ ghosted, long long epoch, const long long *flags, unsigned mask)
+{
+  const StnHaloPut    &p = *plan;
+  const StnHaloUnpack &u = *uplan;
+
+  send_point(p, (long long)blockIdx.x * kThreads + threadIdx.x, owned);
+  (void)sent(p, gridDim.x, epoch);
+  if (threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
+  __syncthreads();
+  for (long long t = (long long)blockIdx.x * kThreads + threadIdx.x; t < u.first[u.nblock]; t += (long long)gridDim.x * kThreads) unpack_point(u, t, inbox, ghosted);
 }
 
 struct Peers {
@@ -188,6 +226,28 @@ extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const do
 {
   halo_put<<<(unsigned)blocks, kThreads>>>(plan, owned, ghosted, epoch, flags, mask);
   return check(cudaGetLastError(), "StnHaloPutCUDA: launch");
+}
+
+extern "C" int StnHaloPutUnpackFits(long long blocks, int *fits)
+{
+  static int resident = -1; /* halo_put_unpack's blocks resident at once on this process's GPU */
+  *fits = 0;
+  if (resident < 0) {
+    int per_sm = 0, sms = 0, device = 0, rc;
+    if ((rc = check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, halo_put_unpack, kThreads, 0), "StnHaloPutUnpackFits: cudaOccupancyMaxActiveBlocksPerMultiprocessor")) ||
+        (rc = check(cudaGetDevice(&device), "StnHaloPutUnpackFits: cudaGetDevice")) ||
+        (rc = check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "StnHaloPutUnpackFits: cudaDeviceGetAttribute")))
+      return rc;
+    resident = per_sm * sms;
+  }
+  *fits = blocks >= 1 && blocks <= resident;
+  return 0;
+}
+
+extern "C" int StnHaloPutUnpackCUDA(const StnHaloPut *plan, long long blocks, const StnHaloUnpack *unpack_plan, const double *owned, const double *inbox, double *ghosted, long long epoch, const long long *flags, unsigned mask)
+{
+  halo_put_unpack<<<(unsigned)blocks, kThreads>>>(plan, unpack_plan, owned, inbox, ghosted, epoch, flags, mask);
+  return check(cudaGetLastError(), "StnHaloPutUnpackCUDA: launch");
 }
 
 extern "C" int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted)

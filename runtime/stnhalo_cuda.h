@@ -94,6 +94,11 @@ int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned
 /* Then the unpack of inbox into ghosted (plan in device memory; host_plan the same in host
    memory, for the launch's size); nothing where nothing is received. */
 int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted);
+/* Both for a put of the ghosts alone (no copy: blocks StnHaloPutBlocks - interior_blocks) in one
+   launch, where *fits: every block waits for the flags and then unpacks, so all of them must be
+   resident on the GPU at once (StnHaloPutUnpackFits says whether blocks are). */
+int StnHaloPutUnpackFits(long long blocks, int *fits);
+int StnHaloPutUnpackCUDA(const StnHaloPut *plan, long long blocks, const StnHaloUnpack *unpack_plan, const double *owned, const double *inbox, double *ghosted, long long epoch, const long long *flags, unsigned mask);
 
 #ifdef __cplusplus
 }
