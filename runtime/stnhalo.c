@@ -57,6 +57,7 @@ typedef struct Mapping {
 } Mapping;
 
 static Chunk   *chunks; /* newest first */
+static PetscBool gpus_shared; /* ranks of this node share a GPU (StnHaloConnect) */
 static Mapping *mappings;
 
 typedef struct {
@@ -285,7 +286,7 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
     for (int q = 1; q < p->nslab; q++) p->first[q + 1] = p->first[q] + (long long)p->slab[q].m[0] * p->slab[q].m[1] * p->slab[q].m[2];
   }
   h->blocks = StnHaloPutBlocks(&h->put[0]);
-  STN_CUDA_CALL(StnHaloPutUnpackFits(h->blocks - h->put[0].interior_blocks, &h->fused));
+  h->fused  = !gpus_shared && StnHaloPutUnpackFits(h->blocks - h->put[0].interior_blocks);
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->plan, 2 * sizeof(StnHaloPut)));
   STN_CUDA_CALL(StnCUDAMemcpyHtoD(h->plan, h->put, 2 * sizeof(StnHaloPut)));
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->unpack_plan, sizeof(StnHaloUnpack)));
@@ -428,7 +429,7 @@ static PetscErrorCode disconnect(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloConnect(MPI_Comm comm)
+PetscErrorCode StnHaloConnect(MPI_Comm comm, PetscBool shared)
 {
   MPI_Comm    node;
   PetscMPIInt size, rank, node_size;
@@ -438,6 +439,7 @@ PetscErrorCode StnHaloConnect(MPI_Comm comm)
   char       *mem;
 
   PetscFunctionBeginUser;
+  gpus_shared = shared;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (size == 1 || connection.mapped) PetscFunctionReturn(PETSC_SUCCESS);

@@ -18,9 +18,9 @@ constexpr int kPer     = STN_HALO_COPY_PER_THREAD;
 
 int check(cudaError_t err, const char *what) { return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what); }
 
-/* Spins until flags[q] >= epoch for every q whose bit is in mask; gives up (a message, a trap)
-   after STN_HALO_TIMEOUT_S seconds. One thread per flag. */
-__device__ void wait_flags(const long long *flags, unsigned mask, long long epoch, int q)
+/* Spins until flags[q] >= epoch for every q whose bit is in mask; gives up (a trap, and a message
+   where report) after STN_HALO_TIMEOUT_S seconds. One thread per flag. */
+__device__ void wait_flags(const long long *flags, unsigned mask, long long epoch, int q, bool report)
 {
   if (q < 32 && (mask >> q & 1u)) {
     const volatile long long *f = flags + q;
@@ -30,7 +30,7 @@ __device__ void wait_flags(const long long *flags, unsigned mask, long long epoc
       __nanosleep(64);
       asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
       if (now - t0 > (unsigned long long)STN_HALO_TIMEOUT_S * 1000000000ull) {
-        printf("stencilc: no ghost values came from neighbour %d within %d s (exchange %lld); the rank that owns them has stopped\n", q, STN_HALO_TIMEOUT_S, epoch);
+        if (report) printf("stencilc: no ghost values came from neighbour %d within %d s (exchange %lld); the rank that owns them has stopped\n", q, STN_HALO_TIMEOUT_S, epoch);
         __trap();
       }
     }
@@ -125,12 +125,12 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   }
   send_point(p, (b - p.interior_blocks) * kThreads + threadIdx.x, owned);
   const bool last = sent(p, nsend, epoch);
-  if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
+  if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x, true);
 }
 
 /* Point t of those the ghosts received: its dof values of each array from the inbox to its
    ghost. */
-__device__ __forceinline__ void unpack_point(const StnHaloUnpack &p, long long t, const double *__restrict__ inbox, double *__restrict__ ghosted)
+__device__ __forceinline__ void unpack_point(const StnHaloUnpack &p, long long t, const double *inbox, double *__restrict__ ghosted)
 {
   if (t >= p.first[p.nblock]) return;
   int q = 0;
@@ -141,25 +141,26 @@ __device__ __forceinline__ void unpack_point(const StnHaloUnpack &p, long long t
 }
 
 /* A thread per point received. */
-__global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__restrict__ plan, const double *__restrict__ inbox, double *__restrict__ ghosted)
+__global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__restrict__ plan, const double *inbox, double *__restrict__ ghosted)
 {
   unpack_point(*plan, (long long)blockIdx.x * kThreads + threadIdx.x, inbox, ghosted);
 }
 
-/* The put of the ghosts alone and the unpack in one launch, for puts whose blocks are all
-   resident at once (StnHaloPutUnpackCUDA checks): each block sends, counts itself, the last
-   raises the flags; then every block waits for this rank's flags and unpacks its share of the
-   inbox. A block that waited before every block had sent could hold a place another needs to
-   send, and the neighbours, waiting on those values, would not send theirs: hence resident. One
-   launch and no gap between the wait and the unpack, where the two kernels had two. */
-__global__ void __launch_bounds__(kThreads) halo_put_unpack(const StnHaloPut *__restrict__ plan, const StnHaloUnpack *__restrict__ uplan, const double *__restrict__ owned, const double *__restrict__ inbox, double *__restrict__ ghosted, long long epoch, const long long *flags, unsigned mask)
+/* The put of the ghosts alone and the unpack in one launch: each block sends, counts itself, the
+   last raises the flags; then every block waits for this rank's flags and unpacks its share of
+   the inbox. A block that waited before every block had sent could hold a place another needs
+   to send, and the neighbours, waiting on those values, would not send theirs: so the launch is
+   cooperative (every block resident, or no launch), and only where no other process's kernels
+   share the GPU at the same time (StnHaloConnect). One launch and no gap between the wait and
+   the unpack, where the two kernels had two. */
+__global__ void __launch_bounds__(kThreads) halo_put_unpack(const StnHaloPut *__restrict__ plan, const StnHaloUnpack *__restrict__ uplan, const double *__restrict__ owned, const double *inbox, double *__restrict__ ghosted, long long epoch, const long long *flags, unsigned mask)
 {
   const StnHaloPut    &p = *plan;
   const StnHaloUnpack &u = *uplan;
 
   send_point(p, (long long)blockIdx.x * kThreads + threadIdx.x, owned);
   (void)sent(p, gridDim.x, epoch);
-  if (threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
+  if (threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x, blockIdx.x == 0); /* one message */
   __syncthreads();
   for (long long t = (long long)blockIdx.x * kThreads + threadIdx.x; t < u.first[u.nblock]; t += (long long)gridDim.x * kThreads) unpack_point(u, t, inbox, ghosted);
 }
@@ -228,26 +229,24 @@ extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const do
   return check(cudaGetLastError(), "StnHaloPutCUDA: launch");
 }
 
-extern "C" int StnHaloPutUnpackFits(long long blocks, int *fits)
+extern "C" int StnHaloPutUnpackFits(long long blocks)
 {
   static int resident = -1; /* halo_put_unpack's blocks resident at once on this process's GPU */
-  *fits = 0;
   if (resident < 0) {
-    int per_sm = 0, sms = 0, device = 0, rc;
-    if ((rc = check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, halo_put_unpack, kThreads, 0), "StnHaloPutUnpackFits: cudaOccupancyMaxActiveBlocksPerMultiprocessor")) ||
-        (rc = check(cudaGetDevice(&device), "StnHaloPutUnpackFits: cudaGetDevice")) ||
-        (rc = check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "StnHaloPutUnpackFits: cudaDeviceGetAttribute")))
-      return rc;
+    int per_sm = 0, sms = 0, device = 0;
+    if (handled(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, halo_put_unpack, kThreads, 0), "StnHaloPutUnpackFits: cudaOccupancyMaxActiveBlocksPerMultiprocessor") ||
+        handled(cudaGetDevice(&device), "StnHaloPutUnpackFits: cudaGetDevice") ||
+        handled(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "StnHaloPutUnpackFits: cudaDeviceGetAttribute"))
+      per_sm = 0; /* unknown: the two kernels */
     resident = per_sm * sms;
   }
-  *fits = blocks >= 1 && blocks <= resident;
-  return 0;
+  return blocks >= 1 && blocks <= resident;
 }
 
 extern "C" int StnHaloPutUnpackCUDA(const StnHaloPut *plan, long long blocks, const StnHaloUnpack *unpack_plan, const double *owned, const double *inbox, double *ghosted, long long epoch, const long long *flags, unsigned mask)
 {
-  halo_put_unpack<<<(unsigned)blocks, kThreads>>>(plan, unpack_plan, owned, inbox, ghosted, epoch, flags, mask);
-  return check(cudaGetLastError(), "StnHaloPutUnpackCUDA: launch");
+  void *args[] = {(void *)&plan, (void *)&unpack_plan, (void *)&owned, (void *)&inbox, (void *)&ghosted, (void *)&epoch, (void *)&flags, (void *)&mask};
+  return check(cudaLaunchCooperativeKernel((const void *)halo_put_unpack, (unsigned)blocks, kThreads, args, 0, 0), "StnHaloPutUnpackCUDA: cudaLaunchCooperativeKernel");
 }
 
 extern "C" int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted)

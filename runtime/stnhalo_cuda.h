@@ -95,9 +95,10 @@ int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned
    memory, for the launch's size); nothing where nothing is received. */
 int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted);
 /* Both for a put of the ghosts alone (no copy: blocks StnHaloPutBlocks - interior_blocks) in one
-   launch, where *fits: every block waits for the flags and then unpacks, so all of them must be
-   resident on the GPU at once (StnHaloPutUnpackFits says whether blocks are). */
-int StnHaloPutUnpackFits(long long blocks, int *fits);
+   cooperative launch: every block waits for the flags and then unpacks, so all of them must be
+   resident on the GPU at once (StnHaloPutUnpackFits: whether blocks can be; 0 where CUDA cannot
+   say), and no other process's blocks may hold places on it meanwhile. */
+int StnHaloPutUnpackFits(long long blocks);
 int StnHaloPutUnpackCUDA(const StnHaloPut *plan, long long blocks, const StnHaloUnpack *unpack_plan, const double *owned, const double *inbox, double *ghosted, long long epoch, const long long *flags, unsigned mask);
 
 #ifdef __cplusplus
