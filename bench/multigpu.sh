@@ -15,13 +15,17 @@
 #     with k the Krylov iterations of the solve: what is left when a grid's different iteration
 #     count is taken out.
 # -snes_rtol 1e-8 -ksp_rtol 1e-5 as bench/multigrid_gpu.sh; each run once to warm up, then RUNS
-# times timed (3 by default), the median reported (-log_view's Max column over the ranks). Prints
+# times timed (3 by default), the median reported (-log_view's Max column over the ranks; a
+# repeated solve: RUNS timed runs, the second solve of each). Prints
 # a markdown table, then where the time goes in the weak-scaling multigrid runs (one more run
 # each with -log_view_gpu_time, which times every event on the GPU), and the V-cycle level by
 # level (-stn_mg_profile, repeated solve); logs in build/bench-multigpu/logs, packed into
 # $OUT/bench-multigpu-logs.tgz when OUT is set.
 #
 #   STN_MPI=1 . scripts/gpu-env.sh && sh bench/multigpu.sh            # PROBLEMS="cavity sfi3d"
+#
+# On 4 H200s both problems take about 9 minutes: under a 10-minute limit per command, give
+# PROBLEMS=cavity and PROBLEMS=sfi3d to two calls.
 set -u
 . bench/multigpu_grids.sh
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
@@ -51,25 +55,33 @@ per_its() { awk -v a="$1" -v ka="$2" -v t="$3" -v k="$4" -v r="$5" 'BEGIN {if (a
 # ratio N PROBLEM: the weak-scaling grid's points on N GPUs over N times the one-GPU grid's
 ratio() { awk -v a="$(grid_points "$(grid 1 "$2" weak)")" -v b="$(grid_points "$(grid "$1" "$2" weak)")" -v n="$1" 'BEGIN {printf "%.4f", b / (n * a)}'; }
 newton() { awk '/Nonlinear solve converged/ {printf "%s ", $NF} /Nonlinear solve did not/ {printf "failed "}' "$1"; }
-# timed EVENT N LOG PROG OPTIONS...: a warm-up run, then RUNS timed ones with -log_view (3 by
-# default: a first solve's host set-up varies by 10 to 20% between runs); LOG is the run whose
-# EVENT time is the median of those that ran, the runs themselves LOG.1, LOG.2, ...; a run that
-# failed is said, and where none ran LOG is the first, failure and all.
+# event_time LOG EVENT: EVENT's time in LOG, the Solve stage's for Solve:EVENT
+event_time() { case $2 in Solve:*) ev_solve "$1" "${2#Solve:}" ;; *) ev "$1" "$2" ;; esac; }
+# timed_runs EVENT N LOG PROG OPTIONS...: RUNS timed runs with -log_view (3 by default: a first
+# solve's host set-up varies by 10 to 20% between runs); LOG is the run whose EVENT time
+# (event_time) is the median of those that ran, the runs themselves LOG.1, LOG.2, ...; a run
+# that failed is said, and where none ran LOG is the first, failure and all. timed: the same
+# after a warm-up run.
 RUNS=${RUNS:-3}
-timed() {
+timed_runs() {
   event=$1 n=$2 log=$3
   shift 3
   rm -f "$log" "$log".[0-9]*
-  timeout 300 mpiexec -n "$n" "$@" >/dev/null 2>&1 </dev/null
   k=1
   while [ $k -le "$RUNS" ]; do
     timeout 300 mpiexec -n "$n" "$@" -ksp_converged_reason -snes_converged_reason -log_view >"$log.$k" 2>&1 </dev/null
-    [ -n "$(ev "$log.$k" "$event")" ] || echo "note: $log.$k: the run failed (no $event in its -log_view)" >&2
+    [ -n "$(event_time "$log.$k" "$event")" ] || echo "note: $log.$k: the run failed (no $event in its -log_view)" >&2
     k=$((k + 1))
   done
-  median=$(k=1; while [ $k -le "$RUNS" ]; do printf '%s %s\n' "$(ev "$log.$k" "$event")" "$log.$k"; k=$((k + 1)); done |
+  median=$(k=1; while [ $k -le "$RUNS" ]; do printf '%s %s\n' "$(event_time "$log.$k" "$event")" "$log.$k"; k=$((k + 1)); done |
     awk 'NF == 2' | sort -g | awk '{l[NR] = $2} END {if (NR) print l[int((NR + 1) / 2)]}')
   cp "${median:-$log.1}" "$log"
+}
+timed() {
+  event=$1 n=$2 log=$3
+  shift 3
+  timeout 300 mpiexec -n "$n" "$@" >/dev/null 2>&1 </dev/null
+  timed_runs "$event" "$n" "$log" "$@"
 }
 
 echo "| problem | scaling | GPUs | grid | SNESSolve s | Newton | Krylov its [per Newton step] | efficiency | per Krylov iteration |"
@@ -94,7 +106,7 @@ for p in $PROBLEMS; do
   for n in $COUNTS; do
     g=$(grid "$n" "$p" weak)
     # shellcheck disable=SC2086
-    timeout 300 mpiexec -n "$n" $B/$p $g $C -stn_solve_repeat 2 -ksp_converged_reason -snes_converged_reason -log_view >"$LOG/$p.repeat.$n.log" 2>&1 </dev/null
+    timed_runs Solve:SNESSolve "$n" "$LOG/$p.repeat.$n.log" $B/$p $g $C -stn_solve_repeat 2
     t=$(ev_solve "$LOG/$p.repeat.$n.log" SNESSolve)
     k=$(krylov_last "$LOG/$p.repeat.$n.log")
     [ "$n" = 1 ] && t1=$t k1=${k%% *}
