@@ -1,0 +1,64 @@
+#!/bin/sh
+# bench/multigpu_ab.sh: two builds of the same program against each other on 1 and several GPUs,
+# in the same job, the two alternating, REPS rounds: for a change to the runtime's exchanges,
+# multigrid or set-up (A the revision before it, B the change; the device runner's timings only
+# compare within one machine and one call). On the weak-scaling grids of bench/multigpu.sh,
+# -snes_rtol 1e-8 -ksp_rtol 1e-5, per run:
+#   - the first solve and the repeated one (-stn_solve_repeat 2), from the flame graph of rank 0
+#     (-log_view :FILE:ascii_flamegraph, the self times under each stage's SNESSolve summed);
+#   - the V-cycle on the GPU and one exchange alone on each split level (-stn_mg_profile);
+#   - the first residual's exchange on the host (SNESFunctionEval;StnHaloExchange in the Warm-up
+#     stage's flame graph, rank 0).
+# Build the programs with the two stencilc binaries (stencilc embeds the runtime), where nvcc and
+# the CUDA PETSc are, and carry them to the GPU machine:
+#
+#   PROG_A=build/ab/A/cavity PROG_B=build/ab/B/cavity [PROBLEM=cavity] [A=main] [B=change] \
+#     [RANKS="1 4"] [REPS=2] sh bench/multigpu_ab.sh
+#
+# One line per run; the logs go to $OUT/multigpu-ab (or build/bench-multigpu/ab).
+set -u
+. bench/multigpu_grids.sh
+: "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
+: "${PROG_A:?set PROG_A and PROG_B to the same program built by the two stencilc binaries}"
+: "${PROG_B:?}"
+PROBLEM=${PROBLEM:-cavity}
+RANKS=${RANKS:-1 4}
+REPS=${REPS:-2}
+A=${A:-A}
+B=${B:-B}
+LOG=${OUT:-build/bench-multigpu}/multigpu-ab
+mkdir -p "$LOG"
+grids_known "$PROBLEM" "$RANKS"
+C="-snes_rtol 1e-8 -ksp_rtol 1e-5 -stn_solve_repeat 2"
+
+# solves FLAME: the first solve's SNESSolve (the Warm-up stage) and the repeated one's (Solve),
+# each the sum of the self times under it, rank 0
+solves() {
+  awk '/^Main Stage;Warm-up;SNESSolve[; ]/ {w += $NF} /^Main Stage;Solve;SNESSolve[; ]/ {r += $NF}
+       END {printf "first %.4f s, repeated %.4f s", w / 1e6, r / 1e6}' "$1"
+}
+# cycle LOG: -stn_mg_profile's ms per V-cycle and us per exchange alone, rank 0
+cycle() {
+  awk '/^stnmg profile:/ && /\(rank 0\)/ {for (i = 1; i <= NF; i++) if ($i == "ms") {c = $(i - 1); break}}
+       /^stnmg exchanges:/ && /\(rank 0\)/ {split($0, p, "\\): "); x = p[2]}
+       END {printf "cycle %s ms, exchanges [%s] us", c, x}' "$1"
+}
+# first_exchange FLAME: the first solve's residual exchanges on the host, ms
+first_exchange() { awk '/;Warm-up;SNESSolve;SNESFunctionEval;StnHaloExchange / {t += $NF} END {printf "first residual exchange %.2f ms", t / 1e3}' "$1"; }
+
+r=1
+while [ "$r" -le "$REPS" ]; do
+  for n in $RANKS; do
+    g=$(grid "$n" "$PROBLEM" weak)
+    for v in A B; do
+      if [ $v = A ]; then name=$A prog=$PROG_A; else name=$B prog=$PROG_B; fi
+      base=$LOG/$PROBLEM.$n.$v.$r
+      # shellcheck disable=SC2086
+      timeout 300 mpiexec -n "$n" "$prog" $g $C -log_view :"$base.flame.txt":ascii_flamegraph >"$base.log" 2>&1 </dev/null
+      # shellcheck disable=SC2086
+      timeout 300 mpiexec -n "$n" "$prog" $g $C -stn_mg_profile >"$base.profile.log" 2>&1 </dev/null
+      echo "$PROBLEM, $n GPUs, $name, round $r: $(solves "$base.flame.txt"); $(cycle "$base.profile.log"); $(first_exchange "$base.flame.txt")"
+    done
+  done
+  r=$((r + 1))
+done
