@@ -15,7 +15,7 @@
 #   PROG_A=build/ab/A/cavity PROG_B=build/ab/B/cavity [PROBLEM=cavity] [A=main] [B=change] \
 #     [RANKS="1 4"] [REPS=2] sh bench/multigpu_ab.sh
 #
-# One line per run; the logs go to $OUT/multigpu-ab (or build/bench-multigpu/ab).
+# One line per run; the logs go to $OUT/multigpu-ab (or build/bench-multigpu/multigpu-ab).
 set -u
 . bench/multigpu_grids.sh
 : "${PETSC_DIR:?set PETSC_DIR to a CUDA-enabled PETSc with MPI}"
