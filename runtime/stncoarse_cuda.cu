@@ -1,4 +1,5 @@
 /* stncoarse_cuda.cu: the dense inverse of the coarsest operator on the device (stncoarse_cuda.h). */
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
@@ -10,7 +11,6 @@ struct StnDenseInverse {
   int                n;
   double            *lu, *inv;        /* n x n column-major each */
   int               *pivots, *info;   /* n, 1 */
-  double            *f;               /* n + 1: a pivot step's column and 1 / pivot (the global Gauss-Jordan's) */
   cusolverDnHandle_t solver;          /* cuSOLVER's LU, for n > kGJGlobalMaxRows: made at its first use */
   double            *work;            /* and its workspace */
   int                lwork;
@@ -77,22 +77,22 @@ __global__ static void gemv_kernel(const double *__restrict__ a, const double *_
    column k. */
 constexpr int kGJThreads = 1024, kGJMaxRows = 160; /* 160^2 doubles: 200 KB of shared memory */
 
-/* Partial pivoting for column k of a Gauss-Jordan step, by the whole block (kGJThreads threads,
-   every one calling it): the row at or below k whose entry in column (column[i] = a[i][k]) is
-   largest in magnitude, the lowest such row on a tie; recorded in perm[k]. Returns it, or -1
-   (and *info = k + 1) when the column is zero there. */
-__device__ static int pivot_search(const double *column, int k, int n, int *perm, int *info)
+/* Partial pivoting for a Gauss-Jordan step, by the whole block (kGJThreads threads, every one
+   calling it): the row among first..n-1 not marked in skip (NULL: none marked) whose entry in
+   column (column[i] = a[i][k]) is largest in magnitude, the lowest such row on a tie. Returns
+   it, or -1 where the column is zero there. */
+__device__ static int pivot_search(const double *column, int first, int n, const unsigned char *skip)
 {
   __shared__ double best[kGJThreads / 32];
   __shared__ int    where[kGJThreads / 32];
   __shared__ int    pivot_row;
   const int         tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   double            v   = -1.0;
-  int               at  = k;
+  int               at  = n;
 
-  for (int i = k + tid; i < n; i += kGJThreads) {
+  for (int i = first + tid; i < n; i += kGJThreads) {
     const double m = fabs(column[i]);
-    if (m > v) v = m, at = i;
+    if ((!skip || !skip[i]) && m > v) v = m, at = i;
   }
   for (int o = 16; o > 0; o >>= 1) {
     const double ov = __shfl_down_sync(0xffffffffu, v, o);
@@ -105,8 +105,6 @@ __device__ static int pivot_search(const double *column, int k, int n, int *perm
     for (int w = 1; w < kGJThreads / 32; w++)
       if (best[w] > best[0] || (best[w] == best[0] && where[w] < where[0])) best[0] = best[w], where[0] = where[w];
     pivot_row = best[0] > 0.0 ? where[0] : -1;
-    perm[k]   = pivot_row;
-    if (pivot_row < 0) *info = k + 1;
   }
   __syncthreads();
   return pivot_row;
@@ -138,8 +136,12 @@ __global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double 
   if (tid == 0) *info = 0;
   __syncthreads();
   for (int k = 0; k < n; k++) {
-    const int p = pivot_search(a + (long)k * n, k, n, perm, info);
-    if (p < 0) return;
+    const int p = pivot_search(a + (long)k * n, k, n, NULL);
+    if (tid == 0) perm[k] = p;
+    if (p < 0) {
+      if (tid == 0) *info = k + 1;
+      return;
+    }
     for (int j = tid; j < n; j += kGJThreads) { /* swap rows k and p */
       const double t = a[j * n + p];
       a[j * n + p]   = a[j * n + k];
@@ -161,49 +163,55 @@ __global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double 
   for (long e = tid; e < (long)n * n; e += kGJThreads) g[e] = a[e];
 }
 
-/* The same Gauss-Jordan for kGJMaxRows < n <= kGJGlobalMaxRows, a in global memory (in L2: 8 MB
-   at most), two launches per pivot column k: gj_pivot_kernel (one block) finds the pivot, swaps
-   the rows, keeps column k and 1 / pivot in f and scales row k; gj_update_kernel (a thread per
-   entry) updates every other row. 2n launches and n^3 multiply-adds spread over the device: a
-   few milliseconds for the 576 unknowns of a 12^2 grid of 4 values, where cuSOLVER's getrf loads
-   its kernels at its first call (80 to 140 ms). gj_unswap_kernel then undoes the row swaps on the
-   columns. After a zero pivot (*info set) the remaining launches do nothing. */
+/* The same Gauss-Jordan for kGJMaxRows < n <= kGJGlobalMaxRows over the whole device, in one
+   cooperative launch (every block resident, a grid-wide sync after each pivot step), the
+   matrix in global memory (two buffers, in L2: 16 MB at most). The rows are not swapped: step k
+   pivots on the largest entry of column k among the rows not yet pivoted (p_k, found by every
+   block alike; on a tie the lowest row of the original matrix), reads src and writes every
+   entry of dst (each step's input is whole while it is read), then the two swap. Entry by entry
+   the arithmetic is the swapping version's, so with the same pivots the result is the same to
+   the bit (that version broke ties by the rows' swapped order). After n steps R holds the
+   inverse permuted: inverse(k, j) = R(p_k, q_j) with p_{q_j} = j. One launch instead of two per step: the 576 unknowns of a 12^2
+   grid of 4 values took 6.3 ms in 1152 launches, cuSOLVER's getrf loads its kernels at its
+   first call (80 to 140 ms). *info: 0, or k + 1 for a zero pivot in column k (then src holds
+   what the steps before made, and dst nothing of use). */
 constexpr int kGJGlobalMaxRows = 1024;
 
-__global__ static void __launch_bounds__(kGJThreads) gj_pivot_kernel(double *a, int n, int k, int *perm, int *info, double *f)
+__global__ static void __launch_bounds__(kGJThreads) gj_cooperative_kernel(double *src, double *dst, int n, int *info)
 {
-  const int tid = threadIdx.x;
+  __shared__ unsigned char pivoted[kGJGlobalMaxRows];
+  __shared__ int           pivot_of[kGJGlobalMaxRows], column_of[kGJGlobalMaxRows]; /* p_k, q_j */
+  cooperative_groups::grid_group grid   = cooperative_groups::this_grid();
+  const int                      tid    = threadIdx.x;
+  const int                      nn     = n * n, stride = gridDim.x * kGJThreads; /* 2^20 at most */
+  const int                      e0     = blockIdx.x * kGJThreads + tid;
 
-  if (*info) return;
-  const int p = pivot_search(a + (long)k * n, k, n, perm, info);
-  if (p < 0) return;
-  for (int j = tid; j < n; j += kGJThreads) { /* swap rows k and p */
-    const double t     = a[(long)j * n + p];
-    a[(long)j * n + p] = a[(long)j * n + k];
-    a[(long)j * n + k] = t;
+  for (int i = tid; i < n; i += kGJThreads) pivoted[i] = 0;
+  __syncthreads();
+  for (int k = 0; k < n; k++) {
+    const double *column = src + k * n;
+    const int     p      = pivot_search(column, 0, n, pivoted); /* the same in every block */
+
+    if (p < 0) {
+      if (blockIdx.x == 0 && tid == 0) *info = k + 1;
+      return; /* every block, at the same step */
+    }
+    if (tid == 0) pivoted[p] = 1, pivot_of[k] = p, column_of[p] = k;
+    const double inv_pivot = 1.0 / column[p];
+    for (int e = e0; e < nn; e += stride) { /* row p / pivot; row i -= a(i,k) * that; column k */
+      const int    i = e % n, j = e / n;
+      const double scaled = src[j * n + p] * inv_pivot;
+      if (i == p) dst[e] = j == k ? inv_pivot : scaled;
+      else dst[e] = j == k ? -column[i] * inv_pivot : src[e] - column[i] * scaled;
+    }
+    grid.sync(); /* dst whole before anyone reads it; src read by everyone before it is written */
+    double *t = src;
+    src = dst, dst = t;
   }
-  __syncthreads();
-  const double inv_pivot = 1.0 / a[(long)k * n + k];
-  for (int i = tid; i < n; i += kGJThreads) f[i] = i == k ? 0.0 : a[(long)k * n + i];
-  if (tid == 0) f[n] = inv_pivot;
-  __syncthreads();
-  for (int j = tid; j < n; j += kGJThreads) a[(long)j * n + k] = j == k ? inv_pivot : a[(long)j * n + k] * inv_pivot; /* row k / pivot */
-}
-
-/* Row i -= f[i] * row k for every i but k (row k is not written, so every thread reads it
-   whole); column k becomes -f[i] / pivot. */
-__global__ static void gj_update_kernel(double *a, int n, int k, const int *info, const double *f)
-{
-  const long e = (long)blockIdx.x * blockDim.x + threadIdx.x;
-
-  if (*info || e >= (long)n * n) return;
-  const int i = (int)(e % n), j = (int)(e / n);
-  if (i != k) a[e] = j == k ? -f[i] * f[n] : a[e] - f[i] * a[(long)j * n + k];
-}
-
-__global__ static void __launch_bounds__(kGJThreads) gj_unswap_kernel(double *a, int n, const int *perm, const int *info)
-{
-  if (!*info) unswap_columns(a, n, perm);
+  for (int e = e0; e < nn; e += stride) { /* inverse(k, j) = R(p_k, q_j), column-major */
+    const int k = e % n, j = e / n;
+    dst[e] = src[column_of[j] * n + pivot_of[k]];
+  }
 }
 
 static unsigned blocks(long n) { return (unsigned)((n + kThreads - 1) / kThreads); }
@@ -245,14 +253,23 @@ extern "C" int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, 
       const size_t shared = sizeof(double) * (size_t)(n + 1) * n;
       if ((rc = check(cudaFuncSetAttribute(gauss_jordan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared), "StnDenseInverseSetSGDIA: cudaFuncSetAttribute"))) return rc;
       gauss_jordan_kernel<<<1, kGJThreads, shared>>>(inv->lu, n, inv->pivots, inv->info);
-    } else {
-      if (!inv->f && (rc = check(cudaMalloc((void **)&inv->f, sizeof(double) * (size_t)(n + 1)), "StnDenseInverseSetSGDIA: cudaMalloc"))) return rc;
-      if ((rc = check(cudaMemsetAsync(inv->info, 0, sizeof(int), 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync"))) return rc;
-      for (int k = 0; k < n; k++) {
-        gj_pivot_kernel<<<1, kGJThreads>>>(inv->lu, n, k, inv->pivots, inv->info, inv->f);
-        gj_update_kernel<<<blocks((long)n * n), kThreads>>>(inv->lu, n, k, inv->info, inv->f);
+    } else { /* as many blocks as are resident at once, at most one entry per thread */
+      int   per_sm = 0, sms = 0, device = 0, grid;
+      void *args[] = {&inv->lu, &inv->inv, (void *)&n, &inv->info};
+
+      if ((rc = check(cudaMemsetAsync(inv->info, 0, sizeof(int), 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync")) ||
+          (rc = check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gj_cooperative_kernel, kGJThreads, 0), "StnDenseInverseSetSGDIA: cudaOccupancyMaxActiveBlocksPerMultiprocessor")) ||
+          (rc = check(cudaGetDevice(&device), "StnDenseInverseSetSGDIA: cudaGetDevice")) ||
+          (rc = check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "StnDenseInverseSetSGDIA: cudaDeviceGetAttribute")))
+        return rc;
+      grid = per_sm * sms;
+      if ((long)grid > ((long)n * n + kGJThreads - 1) / kGJThreads) grid = (int)(((long)n * n + kGJThreads - 1) / kGJThreads);
+      if (grid < 1) return StnCUDAFail((int)cudaErrorInvalidConfiguration, "StnDenseInverseSetSGDIA: the Gauss-Jordan kernel fits no block on this GPU");
+      if ((rc = check(cudaLaunchCooperativeKernel((const void *)gj_cooperative_kernel, grid, kGJThreads, args, 0, 0), "StnDenseInverseSetSGDIA: cudaLaunchCooperativeKernel"))) return rc;
+      if (n % 2 == 0) { /* the result is in inv (the last dst), not lu: swapped here and back below */
+        double *t = inv->inv;
+        inv->inv = inv->lu, inv->lu = t;
       }
-      gj_unswap_kernel<<<1, kGJThreads>>>(inv->lu, n, inv->pivots, inv->info);
     }
     if ((rc = check(cudaGetLastError(), "StnDenseInverseSetSGDIA: launch"))) return rc;
     if ((rc = check(cudaMemcpy(zero_pivot, inv->info, sizeof(int), cudaMemcpyDeviceToHost), "StnDenseInverseSetSGDIA: cudaMemcpy"))) return rc;
@@ -294,7 +311,6 @@ extern "C" int StnDenseInverseDestroy(StnDenseInverse *inv)
   cudaFree(inv->lu);
   cudaFree(inv->inv);
   cudaFree(inv->work);
-  cudaFree(inv->f);
   cudaFree(inv->pivots);
   if (inv->solver) cusolverDnDestroy(inv->solver);
   delete inv;

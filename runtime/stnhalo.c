@@ -57,6 +57,7 @@ typedef struct Mapping {
 } Mapping;
 
 static Chunk   *chunks; /* newest first */
+static PetscBool gpus_shared; /* ranks of this node share a GPU (StnHaloConnect) */
 static Mapping *mappings;
 
 typedef struct {
@@ -79,6 +80,7 @@ struct StnHalo_ {
   StnHaloUnpack  unpack;   /* this rank's inbox into its ghosted array, */
   StnHaloUnpack *unpack_plan; /* and in device memory */
   long long      blocks;   /* each put's (StnHaloPutBlocks) */
+  int            fused;    /* a put of the ghosts alone and its unpack in one launch (its blocks fit) */
   unsigned       mask;     /* the flags this rank waits on */
   long long      epoch;
 };
@@ -284,6 +286,7 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
     for (int q = 1; q < p->nslab; q++) p->first[q + 1] = p->first[q] + (long long)p->slab[q].m[0] * p->slab[q].m[1] * p->slab[q].m[2];
   }
   h->blocks = StnHaloPutBlocks(&h->put[0]);
+  h->fused  = !gpus_shared && StnHaloPutUnpackFits(h->blocks - h->put[0].interior_blocks);
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->plan, 2 * sizeof(StnHaloPut)));
   STN_CUDA_CALL(StnCUDAMemcpyHtoD(h->plan, h->put, 2 * sizeof(StnHaloPut)));
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->unpack_plan, sizeof(StnHaloUnpack)));
@@ -354,8 +357,11 @@ static PetscErrorCode exchange(StnHalo h, const PetscScalar *owned, PetscScalar 
 
   PetscFunctionBeginUser;
   PetscCall(PetscLogEventBegin(event_exchange, 0, 0, 0, 0));
-  STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, copy ? h->blocks : h->blocks - h->put[0].interior_blocks, owned, copy ? ghosted : NULL, h->epoch, (const long long *)h->mem, h->mask));
-  STN_CUDA_CALL(StnHaloUnpackCUDA(h->unpack_plan, &h->unpack, h->inbox[e], ghosted));
+  if (!copy && h->fused) STN_CUDA_CALL(StnHaloPutUnpackCUDA(h->plan + e, h->blocks - h->put[0].interior_blocks, h->unpack_plan, owned, h->inbox[e], ghosted, h->epoch, (const long long *)h->mem, h->mask));
+  else {
+    STN_CUDA_CALL(StnHaloPutCUDA(h->plan + e, copy ? h->blocks : h->blocks - h->put[0].interior_blocks, owned, copy ? ghosted : NULL, h->epoch, (const long long *)h->mem, h->mask));
+    STN_CUDA_CALL(StnHaloUnpackCUDA(h->unpack_plan, &h->unpack, h->inbox[e], ghosted));
+  }
   PetscCall(PetscLogEventEnd(event_exchange, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -423,7 +429,7 @@ static PetscErrorCode disconnect(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloConnect(MPI_Comm comm)
+PetscErrorCode StnHaloConnect(MPI_Comm comm, PetscBool shared)
 {
   MPI_Comm    node;
   PetscMPIInt size, rank, node_size;
@@ -433,6 +439,7 @@ PetscErrorCode StnHaloConnect(MPI_Comm comm)
   char       *mem;
 
   PetscFunctionBeginUser;
+  gpus_shared = shared;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (size == 1 || connection.mapped) PetscFunctionReturn(PETSC_SUCCESS);

@@ -48,8 +48,10 @@ PetscErrorCode StnHaloExchangeGhosts(StnHalo h, const PetscScalar *owned, const 
    of one node: opens every rank's memory to the others (the first chunk of the pool stnhalo.c
    draws from, mapped by each, and a first store into each), so that the first exchanges do not
    pay for it (tens of milliseconds on 4 GPUs); the inboxes of most programs fit that chunk. Kept
-   until PetscFinalize. Where it cannot be done it does nothing: StnHaloCreate says why. */
-PetscErrorCode StnHaloConnect(MPI_Comm comm);
+   until PetscFinalize. Where it cannot be done it does nothing: StnHaloCreate says why. shared:
+   some ranks of the node share a GPU (-stn_share_gpus), so that an exchange may not take every
+   place on it at once (stnhalo_cuda.h's one-launch exchange). */
+PetscErrorCode StnHaloConnect(MPI_Comm comm, PetscBool shared);
 /* On several ranks of one node, dm's DMGlobalToLocal between CUDA vectors (INSERT_VALUES) goes
    through a device exchange of its own, made at the first call, straight into the local
    vector: PETSc's scatter stages through host memory, waiting for the device there, where the

@@ -18,9 +18,9 @@ constexpr int kPer     = STN_HALO_COPY_PER_THREAD;
 
 int check(cudaError_t err, const char *what) { return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what); }
 
-/* Spins until flags[q] >= epoch for every q whose bit is in mask; gives up (a message, a trap)
-   after STN_HALO_TIMEOUT_S seconds. One thread per flag. */
-__device__ void wait_flags(const long long *flags, unsigned mask, long long epoch, int q)
+/* Spins until flags[q] >= epoch for every q whose bit is in mask; gives up (a trap, and a message
+   where report) after STN_HALO_TIMEOUT_S seconds. One thread per flag. */
+__device__ void wait_flags(const long long *flags, unsigned mask, long long epoch, int q, bool report)
 {
   if (q < 32 && (mask >> q & 1u)) {
     const volatile long long *f = flags + q;
@@ -30,7 +30,7 @@ __device__ void wait_flags(const long long *flags, unsigned mask, long long epoc
       __nanosleep(64);
       asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
       if (now - t0 > (unsigned long long)STN_HALO_TIMEOUT_S * 1000000000ull) {
-        printf("stencilc: no ghost values came from neighbour %d within %d s (exchange %lld); the rank that owns them has stopped\n", q, STN_HALO_TIMEOUT_S, epoch);
+        if (report) printf("stencilc: no ghost values came from neighbour %d within %d s (exchange %lld); the rank that owns them has stopped\n", q, STN_HALO_TIMEOUT_S, epoch);
         __trap();
       }
     }
@@ -53,6 +53,44 @@ __device__ __forceinline__ long long interior_to(const StnHaloPut &p, const StnH
   return (((k + p.os[2] - sl.gs[2]) * sl.gm[1] + (j + p.os[1] - sl.gs[1])) * sl.gm[0] + (p.os[0] - sl.gs[0])) * p.dof + c;
 }
 
+/* Point t of those this rank sends (slabs 1 and up): its dof values of each array into the
+   receiver's inbox. */
+__device__ __forceinline__ void send_point(const StnHaloPut &p, long long t, const double *__restrict__ owned)
+{
+  if (t >= p.first[p.nslab]) return;
+  int q = 1;
+  while (t >= p.first[q + 1]) q++;
+  const StnHaloSlab &sl = p.slab[q];
+  long long          from, to;
+  stn_halo_send_index(&p, &sl, (int)(t - p.first[q]), &from, &to); /* a slab is at most the sender's owned box: an int */
+  for (int v = 0; v < p.nvec; v++)
+    for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
+}
+
+/* After its sends, by every thread of a block: the block fences its writes at system scope
+   (thread 0, after the block's barrier: the fence is cumulative) and counts itself done among
+   nsend; the last one raises the flags (a receiver that sees its flag sees every value of this
+   put). Returns whether this block was the last, to every thread. */
+__device__ __forceinline__ bool sent(const StnHaloPut &p, long long nsend, long long epoch)
+{
+  __shared__ bool last;
+
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    last = atomicAdd(p.blocks_done, 1u) == nsend - 1;
+    if (last) { /* the last block: every value is out */
+      *p.blocks_done = 0;
+      __threadfence_system();
+      for (int q = 1; q < p.nslab; q++)
+        if (p.slab[q].flag) *(volatile long long *)p.slab[q].flag = epoch;
+      __threadfence_system();
+    }
+  }
+  __syncthreads();
+  return last;
+}
+
 /* The first blocks send the slabs to the neighbours, a thread per point; each block fences its
    writes at system scope (thread 0, after the block's barrier: the fence is cumulative) and
    counts itself done, and the last one raises the flags (a receiver that sees its flag sees
@@ -67,7 +105,6 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
   const StnHaloPut &p     = *plan;
   const long long   nsend = (long long)gridDim.x - (ghosted ? p.interior_blocks : 0); /* no ghosted array: no copy */
   const long long   b     = (long long)blockIdx.x < nsend ? (long long)blockIdx.x + p.interior_blocks : (long long)blockIdx.x - nsend;
-  __shared__ bool   last;
 
   if (b < p.interior_blocks) { /* kPer values per thread, a block's consecutive, kThreads apart */
     const StnHaloSlab &sl = p.slab[0];
@@ -86,53 +123,59 @@ __global__ void __launch_bounds__(kThreads) halo_put(const StnHaloPut *__restric
     }
     return;
   }
-  const long long t = (b - p.interior_blocks) * kThreads + threadIdx.x;
-  if (t < p.first[p.nslab]) {
-    int q = 1;
-    while (t >= p.first[q + 1]) q++;
-    const StnHaloSlab &sl = p.slab[q];
-    long long          from, to;
-    stn_halo_send_index(&p, &sl, (int)(t - p.first[q]), &from, &to); /* a slab is at most the sender's owned box: an int */
-    for (int v = 0; v < p.nvec; v++)
-      for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    last = atomicAdd(p.blocks_done, 1u) == nsend - 1;
-    if (last) { /* the last block: every value is out */
-      *p.blocks_done = 0;
-      __threadfence_system();
-      for (int q = 1; q < p.nslab; q++)
-        if (p.slab[q].flag) *(volatile long long *)p.slab[q].flag = epoch;
-      __threadfence_system();
-    }
-  }
-  __syncthreads();
-  if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x);
+  send_point(p, (b - p.interior_blocks) * kThreads + threadIdx.x, owned);
+  const bool last = sent(p, nsend, epoch);
+  if (last && threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x, true);
 }
 
-/* A thread per point received: its dof values of each array from the inbox to its ghost. */
-__global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__restrict__ plan, const double *__restrict__ inbox, double *__restrict__ ghosted)
+/* Point t of those the ghosts received: its dof values of each array from the inbox to its
+   ghost. */
+__device__ __forceinline__ void unpack_point(const StnHaloUnpack &p, long long t, const double *inbox, double *__restrict__ ghosted)
 {
-  const StnHaloUnpack &p = *plan;
-  const long long      t = (long long)blockIdx.x * kThreads + threadIdx.x;
-
   if (t >= p.first[p.nblock]) return;
   int q = 0;
   while (t >= p.first[q + 1]) q++;
   const long long to = stn_halo_unpack_to(&p, q, (int)(t - p.first[q])); /* a block is at most the sender's owned box: an int */
   for (int v = 0; v < p.nvec; v++)
-    for (int c = 0; c < p.dof; c++) ghosted[v * p.dst_stride + to + c] = inbox[v * p.src_stride + t * p.dof + c];
+    for (int c = 0; c < p.dof; c++) ghosted[v * p.dst_stride + to + c] = __ldcg(inbox + v * p.src_stride + t * p.dof + c); /* from L2: other GPUs wrote it */
+}
+
+/* A thread per point received. */
+__global__ void __launch_bounds__(kThreads) halo_unpack(const StnHaloUnpack *__restrict__ plan, const double *inbox, double *__restrict__ ghosted)
+{
+  unpack_point(*plan, (long long)blockIdx.x * kThreads + threadIdx.x, inbox, ghosted);
+}
+
+/* The put of the ghosts alone and the unpack in one launch: each block sends, counts itself, the
+   last raises the flags; then every block waits for this rank's flags and unpacks its share of
+   the inbox. A block that waited before every block had sent could hold a place another needs
+   to send, and the neighbours, waiting on those values, would not send theirs: so the launch is
+   cooperative (every block resident, or no launch), and only where no other process's kernels
+   share the GPU at the same time (StnHaloConnect). One launch and no gap between the wait and
+   the unpack, where the two kernels had two. */
+__global__ void __launch_bounds__(kThreads) halo_put_unpack(const StnHaloPut *__restrict__ plan, const StnHaloUnpack *__restrict__ uplan, const double *__restrict__ owned, const double *inbox, double *__restrict__ ghosted, long long epoch, const long long *flags, unsigned mask)
+{
+  const StnHaloPut    &p = *plan;
+  const StnHaloUnpack &u = *uplan;
+
+  send_point(p, (long long)blockIdx.x * kThreads + threadIdx.x, owned);
+  (void)sent(p, gridDim.x, epoch);
+  if (threadIdx.x < 32) wait_flags(flags, mask, epoch, threadIdx.x, blockIdx.x == 0); /* one message */
+  __syncthreads();
+  for (long long t = (long long)blockIdx.x * kThreads + threadIdx.x; t < u.first[u.nblock]; t += (long long)gridDim.x * kThreads) unpack_point(u, t, inbox, ghosted);
 }
 
 struct Peers {
   long long *p[32];
 };
 
+/* The printf is never reached (n <= 32): a kernel that can printf makes the driver set up the
+   device's printf buffer at its first launch, which otherwise the put's (wait_flags) would do,
+   blocking the host in the first exchange of a solve. */
 __global__ void touch(Peers peers, int n)
 {
   if ((int)threadIdx.x < n) *(volatile long long *)peers.p[threadIdx.x] = 0;
+  if (n > 32) printf("stencilc: StnHaloTouch: %d peers\n", n);
   __threadfence_system();
 }
 
@@ -188,6 +231,26 @@ extern "C" int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const do
 {
   halo_put<<<(unsigned)blocks, kThreads>>>(plan, owned, ghosted, epoch, flags, mask);
   return check(cudaGetLastError(), "StnHaloPutCUDA: launch");
+}
+
+extern "C" int StnHaloPutUnpackFits(long long blocks)
+{
+  static int resident = -1; /* halo_put_unpack's blocks resident at once on this process's GPU */
+  if (resident < 0) {
+    int per_sm = 0, sms = 0, device = 0;
+    if (handled(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, halo_put_unpack, kThreads, 0), "StnHaloPutUnpackFits: cudaOccupancyMaxActiveBlocksPerMultiprocessor") ||
+        handled(cudaGetDevice(&device), "StnHaloPutUnpackFits: cudaGetDevice") ||
+        handled(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "StnHaloPutUnpackFits: cudaDeviceGetAttribute"))
+      per_sm = 0; /* unknown: the two kernels */
+    resident = per_sm * sms;
+  }
+  return blocks >= 1 && blocks <= resident;
+}
+
+extern "C" int StnHaloPutUnpackCUDA(const StnHaloPut *plan, long long blocks, const StnHaloUnpack *unpack_plan, const double *owned, const double *inbox, double *ghosted, long long epoch, const long long *flags, unsigned mask)
+{
+  void *args[] = {(void *)&plan, (void *)&unpack_plan, (void *)&owned, (void *)&inbox, (void *)&ghosted, (void *)&epoch, (void *)&flags, (void *)&mask};
+  return check(cudaLaunchCooperativeKernel((const void *)halo_put_unpack, (unsigned)blocks, kThreads, args, 0, 0), "StnHaloPutUnpackCUDA: cudaLaunchCooperativeKernel");
 }
 
 extern "C" int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted)

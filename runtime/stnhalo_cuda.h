@@ -76,8 +76,9 @@ int StnHaloHandle(void *p, void *handle);
 int StnHaloMap(const void *handle, void **p);
 int StnHaloUnmap(void *p);
 /* Writes a zero into each of the n words at (mapped) peers[q] from a kernel, and waits: a
-   process's first stores into another GPU's memory set up the path (milliseconds), which
-   StnHaloConnect does at start-up rather than the first exchange. n at most 32. */
+   process's first stores into another GPU's memory set up the path (milliseconds), and its
+   first launch of a kernel that can printf (the put's timeout) sets up the printf buffer:
+   StnHaloConnect does both at start-up rather than in the first exchange. n at most 32. */
 int StnHaloTouch(long long *const peers[], int n);
 
 /* The blocks of threads (STN_HALO_THREADS each) a put of plan launches: at least one. */
@@ -94,6 +95,12 @@ int StnHaloPutCUDA(const StnHaloPut *plan, long long blocks, const double *owned
 /* Then the unpack of inbox into ghosted (plan in device memory; host_plan the same in host
    memory, for the launch's size); nothing where nothing is received. */
 int StnHaloUnpackCUDA(const StnHaloUnpack *plan, const StnHaloUnpack *host_plan, const double *inbox, double *ghosted);
+/* Both for a put of the ghosts alone (no copy: blocks StnHaloPutBlocks - interior_blocks) in one
+   cooperative launch: every block waits for the flags and then unpacks, so all of them must be
+   resident on the GPU at once (StnHaloPutUnpackFits: whether blocks can be; 0 where CUDA cannot
+   say), and no other process's blocks may hold places on it meanwhile. */
+int StnHaloPutUnpackFits(long long blocks);
+int StnHaloPutUnpackCUDA(const StnHaloPut *plan, long long blocks, const StnHaloUnpack *unpack_plan, const double *owned, const double *inbox, double *ghosted, long long epoch, const long long *flags, unsigned mask);
 
 #ifdef __cplusplus
 }

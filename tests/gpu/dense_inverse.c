@@ -3,8 +3,9 @@
    grid, inv x for random x solves A y = x to a backward error below 1e-12, on each path of the
    inverse (Gauss-Jordan in shared memory up to 160 unknowns, over the device up to 1024,
    cuSOLVER beyond), with 1 and 4 values per point, star and box stencils, a periodic
-   direction, the sizes at each path's ends; and a matrix with a zero column is reported
-   singular at that column on each path. Built and run by tests/gpu/vec-tests.sh.
+   direction, the sizes at each path's ends; a matrix with a zero column is reported singular
+   at that column on each path; and after it, on the same inverse, a regular matrix whose
+   pivots tie at every step is inverted as well. Built and run by tests/gpu/vec-tests.sh.
 
      dense_inverse          the checks; one line per case, exit 1 on a failure
      dense_inverse -bench   also the time to form each inverse, the first time in the process
@@ -116,6 +117,21 @@ static double *values(const StnBox *b, int n, int zero_column)
   return A;
 }
 
+/* The matrix of ties: 1 between a point's value c and value c of its neighbours along x, 0
+   elsewhere (no diagonal): for each line along x and each value a chain, whose every column
+   holds two entries of 1 and which is regular when the line's length is even. Each pivot step
+   chooses between equal candidates. */
+static double *values_ties(const StnBox *b, int n)
+{
+  double *A = malloc(sizeof(double) * (size_t)b->nsten * b->dof * n);
+
+  for (long e = 0; e < (long)b->nsten * b->dof * n; e++) {
+    const int row = (int)(e % n), c = (int)(e / n % b->dof), s = (int)(e / ((long)n * b->dof));
+    A[e] = b->off[3 * s] != 0 && !b->off[3 * s + 1] && !b->off[3 * s + 2] && c == row % b->dof ? 1.0 : 0.0;
+  }
+  return A;
+}
+
 /* max over random x of |A y - x| / (|A| |y| + |x|), y = inv x (infinity norms). */
 static double backward_error(const StnDenseInverse *inv, const double *a, int n)
 {
@@ -208,6 +224,23 @@ int main(int argc, char **argv)
     else {
       printf("FAIL: gpu: dense inverse: %s, column %d zero: zero pivot %d\n", c->name, n / 3 + 1, zero_pivot);
       failures++;
+    }
+
+    /* then, on the same inverse, a regular matrix whose pivots tie at every step (an even line
+       along x, not periodic): the object works again after a singular matrix, and the ties
+       give an inverse as good */
+    if (c->m[0] % 2 == 0 && !c->periodic_x) {
+      free(A);
+      A = values_ties(&b, n);
+      expand(&b, A, a, n);
+      check_cuda(cudaMemcpy(dA, A, sizeof(double) * (size_t)b.nsten * b.dof * n, cudaMemcpyHostToDevice), "cudaMemcpy");
+      check_cuda(StnDenseInverseSetSGDIA(inv, &b, dA, &zero_pivot), "StnDenseInverseSetSGDIA");
+      err = backward_error(inv, a, n);
+      if (zero_pivot == 0 && err < 1e-12) printf("gpu: dense inverse: %s, tied pivots after a singular matrix: backward error %.1e: ok\n", c->name, err);
+      else {
+        printf("FAIL: gpu: dense inverse: %s, tied pivots after a singular matrix: zero pivot %d, backward error %.1e (want below 1e-12)\n", c->name, zero_pivot, err);
+        failures++;
+      }
     }
     check_cuda(StnDenseInverseDestroy(inv), "StnDenseInverseDestroy");
     cudaFree(dA);
