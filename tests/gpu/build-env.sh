@@ -3,7 +3,8 @@
 # PETSc is not installed with a prefix), a PETSc configured with CUDA (scripts/petsc-cuda.sh).
 #
 # Sets CC, CFLAGS, NVCC, NVCCFLAGS, LIBS (PETSc, the CUDA libraries, -lstdc++ for nvcc's
-# objects), PETSC_LIBDIR; returns 1 after saying why when there is no CUDA PETSc there.
+# objects), PETSC_LIBDIR, and PETSC_OPTIONS where PETSc has an MPI; returns 1 after saying why
+# when there is no CUDA PETSc there.
 # The CUDA flags come from PETSc's petscvariables (CUDA_INCLUDE, CUDA_LIB, the -arch of
 # CUDAC_FLAGS), as codegen/driver/toolchain.c takes them for generated programs; the CUDA library
 # directories of this machine are added, as they may differ from the configuring machine's.
@@ -25,8 +26,12 @@ stn_var() { sed -n "s/^$1 *= *//p" "$stn_vars" | head -1; }
 # PETSc's own C compiler where it has an MPI (its mpicc: a CC from the environment, such as the
 # device machines set, finds no mpi.h), else CC or cc
 stn_pcc=$(stn_var PCC | awk '{print $1}')
+# and, there, -use_gpu_aware_mpi 0 for the test programs as the generated ones set it (StnAppDefaults):
+# PETSc aborts at start-up when its MPI cannot read device memory and the option is not given
 if ! grep -q "define PETSC_HAVE_MPIUNI 1" "$stn_base/include/petscconf.h" && command -v "$stn_pcc" >/dev/null 2>&1; then
   CC=$stn_pcc
+  PETSC_OPTIONS="-use_gpu_aware_mpi 0${PETSC_OPTIONS:+ $PETSC_OPTIONS}"
+  export PETSC_OPTIONS
 else
   CC=${CC:-cc}
 fi
