@@ -1,8 +1,9 @@
 /* stnhalo.h: the ghost exchange of a DMDA's vectors between the GPUs of one node, device to
    device, for kernels that read ghosts (the multigrid cycle of stnmgcycle.c on several ranks).
    PETSc's own exchange (DMGlobalToLocal, a VecScatter) stages through host memory when the MPI
-   is not CUDA-aware, and waits on the host for each one; this one is two kernels on the default
-   stream (stnhalo_cuda.h), so a whole V-cycle queues without a host wait.
+   is not CUDA-aware, and waits on the host for each one; this one is kernels on the default
+   stream (stnhalo_cuda.h: a put and an unpack, or for the ghosts alone both in one cooperative
+   launch where its blocks fit), so a whole V-cycle queues without a host wait.
 
    Each rank has an inbox in device memory (two, used in turn) that the other ranks map through
    CUDA IPC, the size of the ghosts it receives: an exchange writes the values its neighbours'
