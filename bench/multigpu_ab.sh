@@ -15,6 +15,9 @@
 #   PROG_A=build/ab/A/cavity PROG_B=build/ab/B/cavity [PROBLEM=cavity] [A=main] [B=change] \
 #     [RANKS="1 4"] [REPS=2] sh bench/multigpu_ab.sh
 #
+# For options against each other, one program: PROG_A and PROG_B the same, OPTS_A and OPTS_B
+# the options each side adds (e.g. OPTS_B="-build_twosided allreduce").
+#
 # One line per run; the logs go to $OUT/multigpu-ab (or build/bench-multigpu/multigpu-ab).
 set -u
 . bench/multigpu_grids.sh
@@ -26,6 +29,8 @@ RANKS=${RANKS:-1 4}
 REPS=${REPS:-2}
 A=${A:-A}
 B=${B:-B}
+OPTS_A=${OPTS_A:-}
+OPTS_B=${OPTS_B:-}
 LOG=${OUT:-build/bench-multigpu}/multigpu-ab
 mkdir -p "$LOG"
 grids_known "$PROBLEM" "$RANKS"
@@ -51,12 +56,12 @@ while [ "$r" -le "$REPS" ]; do
   for n in $RANKS; do
     g=$(grid "$n" "$PROBLEM" weak)
     for v in A B; do
-      if [ $v = A ]; then name=$A prog=$PROG_A; else name=$B prog=$PROG_B; fi
+      if [ $v = A ]; then name=$A prog=$PROG_A opts=$OPTS_A; else name=$B prog=$PROG_B opts=$OPTS_B; fi
       base=$LOG/$PROBLEM.$n.$v.$r
       # shellcheck disable=SC2086
-      timeout 300 mpiexec -n "$n" "$prog" $g $C -log_view :"$base.flame.txt":ascii_flamegraph >"$base.log" 2>&1 </dev/null
+      timeout 300 mpiexec -n "$n" "$prog" $g $C $opts -log_view :"$base.flame.txt":ascii_flamegraph >"$base.log" 2>&1 </dev/null
       # shellcheck disable=SC2086
-      timeout 300 mpiexec -n "$n" "$prog" $g $C -stn_mg_profile >"$base.profile.log" 2>&1 </dev/null
+      timeout 300 mpiexec -n "$n" "$prog" $g $C $opts -stn_mg_profile >"$base.profile.log" 2>&1 </dev/null
       echo "$PROBLEM, $n GPUs, $name, round $r: $(solves "$base.flame.txt"); $(cycle "$base.profile.log"); $(first_exchange "$base.flame.txt")"
     done
   done
