@@ -8,7 +8,8 @@
 #     (-log_view :FILE:ascii_flamegraph, the self times under each stage's SNESSolve summed);
 #   - the V-cycle on the GPU and one exchange alone on each split level (-stn_mg_profile);
 #   - the first residual's exchange on the host (SNESFunctionEval;StnHaloExchange in the Warm-up
-#     stage's flame graph, rank 0).
+#     stage's flame graph, rank 0);
+#   - the first solve's set-up on the host: PCSetUp and, within it, DMCoarsen (rank 0).
 # Build the programs with the two stencilc binaries (stencilc embeds the runtime), where nvcc and
 # the CUDA PETSc are, and carry them to the GPU machine:
 #
@@ -16,7 +17,8 @@
 #     [RANKS="1 4"] [REPS=2] sh bench/multigpu_ab.sh
 #
 # For options against each other, one program: PROG_A and PROG_B the same, OPTS_A and OPTS_B
-# the options each side adds (e.g. OPTS_B="-build_twosided allreduce").
+# the options each side adds (e.g. OPTS_B="-build_twosided allreduce"); MPIEXEC_A and
+# MPIEXEC_B, mpiexec's own (e.g. MPIEXEC_B="-bind-to core").
 #
 # One line per run; the logs go to $OUT/multigpu-ab (or build/bench-multigpu/multigpu-ab).
 set -u
@@ -31,6 +33,8 @@ A=${A:-A}
 B=${B:-B}
 OPTS_A=${OPTS_A:-}
 OPTS_B=${OPTS_B:-}
+MPIEXEC_A=${MPIEXEC_A:-}
+MPIEXEC_B=${MPIEXEC_B:-}
 LOG=${OUT:-build/bench-multigpu}/multigpu-ab
 mkdir -p "$LOG"
 grids_known "$PROBLEM" "$RANKS"
@@ -50,19 +54,24 @@ cycle() {
 }
 # first_exchange FLAME: the first solve's residual exchanges on the host, ms
 first_exchange() { awk '/;Warm-up;SNESSolve;SNESFunctionEval;StnHaloExchange / {t += $NF} END {printf "first residual exchange %.2f ms", t / 1e3}' "$1"; }
+# setup FLAME: the first solve's PCSetUp and its DMCoarsen, everything under each, ms
+setup() {
+  awk '/;Warm-up;SNESSolve;PCSetUp[; ]/ {p += $NF} /;Warm-up;SNESSolve;PCSetUp;DMCoarsen[; ]/ {c += $NF}
+       END {printf "set-up %.1f ms (DMCoarsen %.1f)", p / 1e3, c / 1e3}' "$1"
+}
 
 r=1
 while [ "$r" -le "$REPS" ]; do
   for n in $RANKS; do
     g=$(grid "$n" "$PROBLEM" weak)
     for v in A B; do
-      if [ $v = A ]; then name=$A prog=$PROG_A opts=$OPTS_A; else name=$B prog=$PROG_B opts=$OPTS_B; fi
+      if [ $v = A ]; then name=$A prog=$PROG_A opts=$OPTS_A launch=$MPIEXEC_A; else name=$B prog=$PROG_B opts=$OPTS_B launch=$MPIEXEC_B; fi
       base=$LOG/$PROBLEM.$n.$v.$r
       # shellcheck disable=SC2086
-      timeout 300 mpiexec -n "$n" "$prog" $g $C $opts -log_view :"$base.flame.txt":ascii_flamegraph >"$base.log" 2>&1 </dev/null
+      timeout 300 mpiexec $launch -n "$n" "$prog" $g $C $opts -log_view :"$base.flame.txt":ascii_flamegraph >"$base.log" 2>&1 </dev/null
       # shellcheck disable=SC2086
-      timeout 300 mpiexec -n "$n" "$prog" $g $C $opts -stn_mg_profile >"$base.profile.log" 2>&1 </dev/null
-      echo "$PROBLEM, $n GPUs, $name, round $r: $(solves "$base.flame.txt"); $(cycle "$base.profile.log"); $(first_exchange "$base.flame.txt")"
+      timeout 300 mpiexec $launch -n "$n" "$prog" $g $C $opts -stn_mg_profile >"$base.profile.log" 2>&1 </dev/null
+      echo "$PROBLEM, $n GPUs, $name, round $r: $(solves "$base.flame.txt"); $(cycle "$base.profile.log"); $(first_exchange "$base.flame.txt"); $(setup "$base.flame.txt")"
     done
   done
   r=$((r + 1))
