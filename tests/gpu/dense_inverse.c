@@ -168,6 +168,27 @@ static double backward_error(const StnDenseInverse *inv, const double *a, int n)
   return worst;
 }
 
+/* The values A (host) into dA and inv formed from them; *zero_pivot as StnDenseInverseSetSGDIA's. */
+static void set_values(StnDenseInverse *inv, const StnBox *b, const double *A, double *dA, int n, int *zero_pivot)
+{
+  check_cuda(cudaMemcpy(dA, A, sizeof(double) * (size_t)b->nsten * b->dof * n, cudaMemcpyHostToDevice), "cudaMemcpy");
+  check_cuda(StnDenseInverseSetSGDIA(inv, b, dA, zero_pivot), "StnDenseInverseSetSGDIA");
+}
+
+/* A regular matrix's inverse (a, dense, n x n): no zero pivot and a backward error below 1e-12;
+   one line, what naming the case. Returns 1 on a failure. */
+static int check_regular(const StnDenseInverse *inv, const double *a, int n, int zero_pivot, const char *name, const char *what)
+{
+  const double err = backward_error(inv, a, n);
+
+  if (zero_pivot == 0 && err < 1e-12) {
+    printf("gpu: dense inverse: %s, %s: backward error %.1e: ok\n", name, what, err);
+    return 0;
+  }
+  printf("FAIL: gpu: dense inverse: %s, %s: zero pivot %d, backward error %.1e (want below 1e-12)\n", name, what, zero_pivot, err);
+  return 1;
+}
+
 int main(int argc, char **argv)
 {
   const int  bench   = argc > 1 && !strcmp(argv[1], "-bench");
@@ -188,9 +209,10 @@ int main(int argc, char **argv)
     const Case      *c = &cases[k];
     const StnBox     b = whole_box(c);
     const int        n = b.xm * b.ym * b.zm * b.dof;
-    double          *A = values(&b, n, -1), *a = malloc(sizeof(double) * (size_t)n * n), *dA, t[2], err;
+    double          *A = values(&b, n, -1), *a = malloc(sizeof(double) * (size_t)n * n), *dA, t[2];
     StnDenseInverse *inv;
     int              zero_pivot;
+    char             unknowns[32];
 
     if (small && n > 256) {
       free(A);
@@ -206,20 +228,15 @@ int main(int argc, char **argv)
       check_cuda(StnDenseInverseSetSGDIA(inv, &b, dA, &zero_pivot), "StnDenseInverseSetSGDIA");
       t[r] = now_ms() - t0;
     }
-    err = backward_error(inv, a, n);
-    if (zero_pivot == 0 && err < 1e-12) printf("gpu: dense inverse: %s, %d unknowns: backward error %.1e: ok\n", c->name, n, err);
-    else {
-      printf("FAIL: gpu: dense inverse: %s, %d unknowns: zero pivot %d, backward error %.1e (want below 1e-12)\n", c->name, n, zero_pivot, err);
-      failures++;
-    }
+    snprintf(unknowns, sizeof unknowns, "%d unknowns", n);
+    failures += check_regular(inv, a, n, zero_pivot, c->name, unknowns);
     if (bench) printf("gpu: bench: dense inverse: %s, %d unknowns: %.2f ms the first time, %.2f ms the second\n", c->name, n, t[0], t[1]);
 
     /* the same grid with a zero column: singular, found at that column on the same path, the
        later pivot steps skipped */
     free(A);
     A = values(&b, n, n / 3);
-    check_cuda(cudaMemcpy(dA, A, sizeof(double) * (size_t)b.nsten * b.dof * n, cudaMemcpyHostToDevice), "cudaMemcpy");
-    check_cuda(StnDenseInverseSetSGDIA(inv, &b, dA, &zero_pivot), "StnDenseInverseSetSGDIA");
+    set_values(inv, &b, A, dA, n, &zero_pivot);
     if (zero_pivot == n / 3 + 1) printf("gpu: dense inverse: %s, column %d zero: zero pivot there: ok\n", c->name, n / 3 + 1);
     else {
       printf("FAIL: gpu: dense inverse: %s, column %d zero: zero pivot %d\n", c->name, n / 3 + 1, zero_pivot);
@@ -233,14 +250,8 @@ int main(int argc, char **argv)
       free(A);
       A = values_ties(&b, n);
       expand(&b, A, a, n);
-      check_cuda(cudaMemcpy(dA, A, sizeof(double) * (size_t)b.nsten * b.dof * n, cudaMemcpyHostToDevice), "cudaMemcpy");
-      check_cuda(StnDenseInverseSetSGDIA(inv, &b, dA, &zero_pivot), "StnDenseInverseSetSGDIA");
-      err = backward_error(inv, a, n);
-      if (zero_pivot == 0 && err < 1e-12) printf("gpu: dense inverse: %s, tied pivots after a singular matrix: backward error %.1e: ok\n", c->name, err);
-      else {
-        printf("FAIL: gpu: dense inverse: %s, tied pivots after a singular matrix: zero pivot %d, backward error %.1e (want below 1e-12)\n", c->name, zero_pivot, err);
-        failures++;
-      }
+      set_values(inv, &b, A, dA, n, &zero_pivot);
+      failures += check_regular(inv, a, n, zero_pivot, c->name, "tied pivots after a singular matrix");
     }
     check_cuda(StnDenseInverseDestroy(inv), "StnDenseInverseDestroy");
     cudaFree(dA);
