@@ -6,8 +6,28 @@
 */
 #include "stnrt.h"
 
+#if defined(__GLIBC__)
+  #include <limits.h> /* INT_MAX */
+  #include <malloc.h> /* mallopt */
+#endif
+
+/* The host allocator keeps what is freed for the next allocation. PETSc sets a grid up (DMSetUp,
+   and DMCoarsen in the first solve's multigrid) in arrays the size of the grid, allocated and
+   freed in turn; glibc maps each one above 128 KB anew and every page of it faults in zeroed, half
+   the time of a coarsening of 257^3 points. Up to 32 MB (glibc's largest) they come from the heap,
+   which grows 256 MB at a time and is not given back under 2 GB free. */
+static void keep_freed_memory(void)
+{
+#if defined(__GLIBC__)
+  (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  (void)mallopt(M_TOP_PAD, 256 << 20);
+  (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
+}
+
 PetscErrorCode StnAppDefaults(void)
 {
+  keep_freed_memory();
 #if defined(PETSC_HAVE_CUDA) && !defined(PETSC_HAVE_MPIUNI)
   return PetscOptionsSetValue(NULL, "-use_gpu_aware_mpi", "0"); /* the command line, read after, overrides it */
 #else

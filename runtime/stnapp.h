@@ -69,7 +69,8 @@ typedef struct {
   StnSeries   series;         /* the saved states and step sizes while TS integrates, or NULL */
 } StnApp;
 
-/* Before PetscInitialize: the defaults PetscInitialize itself reads. With a CUDA PETSc and a
+/* Before PetscInitialize: the host allocator set to keep freed memory (stnapp.c), and the
+   defaults PetscInitialize itself reads. With a CUDA PETSc and a
    real MPI, -use_gpu_aware_mpi 0 unless the command line says otherwise: PETSc aborts at start-up
    when MPI cannot read device memory (the PyPI mpich wheel cannot), and with 0 it stages the
    ghost exchange through host memory. With an MPI that can, give -use_gpu_aware_mpi 1. */

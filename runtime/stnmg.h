@@ -102,9 +102,11 @@ PetscErrorCode StnMGCoarseIsDenseInverse(KSP ksp, PetscBool *ok);
 PetscErrorCode StnPCMGUseFusedCycle(PC pc);
 /* On several ranks the cycle holds the grids of at most this many unknowns (below the finest)
    whole on every rank (-stn_mg_redundant_unknowns): on one GPU such a grid's steps cost about
-   what an exchange does (the cavity's 257^2 x 4 unknowns, sfi3d's 33 x 65 x 65 on 4 H200s,
-   docs/performance.md), so computing it whole on every rank saves its exchanges. */
-#define STN_MG_REDUNDANT_UNKNOWNS 524288
+   what an exchange does, so computing it whole on every rank saves its exchanges; but its
+   operator's values are gathered onto every rank after each Jacobian (nsten x dof arrays: 76 MB
+   for the cavity's 257^2 x 4 unknowns). The cavity's 129^2 x 4 and sfi3d's 49^3 are whole, their
+   257^2 and 97^3 split (docs/performance.md). */
+#define STN_MG_REDUNDANT_UNKNOWNS 131072
 #endif
 #define STN_MG_COARSE_UNKNOWNS 256
 

@@ -15,7 +15,15 @@
 # travels with PETSc; that MPICH is not CUDA-aware, so programs run with
 # -use_gpu_aware_mpi 0 (the generated program sets it). Use the build with
 #   PETSC_DIR=<cache> PETSC_ARCH= bin/stencilc FILE.stn -o PROG
+#
+# scripts/petsc-*.patch are applied to PETSc's source first, and listed in <cache>/stencilc-patches;
+# a cache built with other patches is built again. petsc-sf-setup.patch: PetscSFSetGraph skips
+# sorting leaves that are already in increasing order, and PetscSFSetUpRanks counts a run of leaves
+# on one rank with one hash update: the same star forest, without the n log n sort and the hash
+# per leaf that were most of a DMDA's set-up (DMSetUp, DMCoarsen) on large grids
+# (docs/performance.md, "Setting up the grids").
 set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
 VERSION=3.24.6
 MPI=0
 PACK=0
@@ -34,9 +42,11 @@ else
   ARCH=arch-linux-c-opt
 fi
 WORK=${STN_PETSC_WORK:-$HOME/.cache/stencilc/petsc-$VERSION-src}
-if [ -f "$CACHE/lib/petsc/conf/petscvariables" ]; then
+PATCHES=$(cd "$HERE" && cksum petsc-*.patch)
+if [ -f "$CACHE/lib/petsc/conf/petscvariables" ] && [ "$(cat "$CACHE/stencilc-patches" 2>/dev/null)" = "$PATCHES" ]; then
   echo "petsc-cuda: already built in $CACHE"
 else
+  [ -f "$CACHE/lib/petsc/conf/petscvariables" ] && echo "petsc-cuda: $CACHE was built with other patches: building again"
   if [ $MPI = 1 ]; then
     python3 -m pip install --no-deps --prefix "$CACHE/mpich" "mpich==5.0.2"
     rm -rf "$CACHE/mpich/lib/python"*   # only the wheel's data (bin, include, lib) is needed
@@ -51,12 +61,16 @@ else
     tar xzf "petsc-$VERSION.tar.gz"
   fi
   cd "petsc-$VERSION"
+  for p in "$HERE"/petsc-*.patch; do
+    patch -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1 || patch -p1 -N <"$p"  # unless applied already
+  done
   python3 ./configure PETSC_ARCH=$ARCH --prefix="$CACHE" --with-cuda --with-cuda-arch=90 "$MPIOPT" \
     --with-fc=0 --with-debugging=0 --with-shared-libraries=1 COPTFLAGS=-O2 CXXOPTFLAGS=-O2 \
     CUDAOPTFLAGS=-O2 --with-blaslapack-lib="-llapack -lblas" --with-x=0
   make PETSC_DIR="$PWD" PETSC_ARCH=$ARCH all
   make PETSC_DIR="$PWD" PETSC_ARCH=$ARCH install
   strip --strip-unneeded "$CACHE"/lib/libpetsc.so.* 2>/dev/null || true
+  echo "$PATCHES" >"$CACHE/stencilc-patches"
 fi
 if [ $PACK = 1 ]; then
   tar czf "$CACHE.tar.gz" -C "$(dirname "$CACHE")" "$(basename "$CACHE")"
