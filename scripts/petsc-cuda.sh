@@ -61,6 +61,7 @@ else
     tar xzf "petsc-$VERSION.tar.gz"
   fi
   cd "petsc-$VERSION"
+  command -v patch >/dev/null || { echo "petsc-cuda: needs patch(1): apt-get install patch" >&2; exit 1; }
   for p in "$HERE"/petsc-*.patch; do
     patch -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1 || patch -p1 -N <"$p"  # unless applied already
   done
