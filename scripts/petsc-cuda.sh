@@ -62,8 +62,9 @@ else
   fi
   cd "petsc-$VERSION"
   command -v patch >/dev/null || { echo "petsc-cuda: needs patch(1): apt-get install patch" >&2; exit 1; }
-  for p in "$HERE"/petsc-*.patch; do
-    patch -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1 || patch -p1 -N <"$p"  # unless applied already
+  for p in "$HERE"/petsc-*.patch; do  # unless applied already
+    patch -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1 || patch -p1 -N <"$p" ||
+      { echo "petsc-cuda: $p does not apply to $PWD: remove it and run again" >&2; exit 1; }
   done
   python3 ./configure PETSC_ARCH=$ARCH --prefix="$CACHE" --with-cuda --with-cuda-arch=90 "$MPIOPT" \
     --with-fc=0 --with-debugging=0 --with-shared-libraries=1 COPTFLAGS=-O2 CXXOPTFLAGS=-O2 \
