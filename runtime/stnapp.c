@@ -13,8 +13,8 @@
 
 /* The host allocator keeps what is freed for the next allocation. PETSc sets a grid up (DMSetUp,
    and DMCoarsen in the first solve's multigrid) in arrays the size of the grid, allocated and
-   freed in turn; glibc maps each one above 128 KB anew and every page of it faults in zeroed, half
-   the time of a coarsening of 257^3 points. Up to 32 MB (glibc's largest) they come from the heap,
+   freed in turn; glibc maps each one above 128 KB anew and every page of it faults in zeroed, a
+   large part of a big grid's coarsening. Up to 32 MB (glibc's largest) they come from the heap,
    which grows 256 MB at a time and is not given back under 2 GB free. */
 static void keep_freed_memory(void)
 {

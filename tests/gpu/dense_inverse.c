@@ -175,8 +175,8 @@ static void set_values(StnDenseInverse *inv, const StnBox *b, const double *A, d
   check_cuda(StnDenseInverseSetSGDIA(inv, b, dA, zero_pivot), "StnDenseInverseSetSGDIA");
 }
 
-/* A regular matrix's inverse (a, dense, n x n): no zero pivot and a backward error below 1e-12;
-   one line, what naming the case. Returns 1 on a failure. */
+/* A regular matrix's inverse (a, dense, n x n): no zero pivot and a backward error below 1e-12.
+   Prints one line naming the case (name, what); returns 1 on a failure. */
 static int check_regular(const StnDenseInverse *inv, const double *a, int n, int zero_pivot, const char *name, const char *what)
 {
   const double err = backward_error(inv, a, n);
