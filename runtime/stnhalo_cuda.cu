@@ -18,6 +18,12 @@ constexpr int kPer     = STN_HALO_COPY_PER_THREAD;
 
 int check(cudaError_t err, const char *what) { return err == cudaSuccess ? 0 : StnCUDARecordError((int)err, what); }
 
+/* The flag's message passing at system scope (the sender's GPU writes, the receiver's reads):
+   a release before the flag goes up and an acquire after it is seen are all it needs (PTX's
+   fence.acq_rel). __threadfence_system is fence.sc, which also orders every other access in
+   the system and waits longer. */
+__device__ __forceinline__ void fence_acq_rel_system() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+
 /* Spins until flags[q] >= epoch for every q whose bit is in mask; gives up (a trap, and a message
    where report) after STN_HALO_TIMEOUT_S seconds. One thread per flag. */
 __device__ void wait_flags(const long long *flags, unsigned mask, long long epoch, int q, bool report)
@@ -35,7 +41,7 @@ __device__ void wait_flags(const long long *flags, unsigned mask, long long epoc
       }
     }
   }
-  __threadfence_system();
+  fence_acq_rel_system(); /* acquire: the values written before the flag */
 }
 
 /* Value t of the owned box's copy (slab 0): its place in the ghosted array. Below 2^31 values
@@ -67,24 +73,24 @@ __device__ __forceinline__ void send_point(const StnHaloPut &p, long long t, con
     for (int c = 0; c < p.dof; c++) sl.dst[v * sl.dst_stride + to + c] = owned[v * p.src_stride + from + c];
 }
 
-/* After its sends, by every thread of a block: the block fences its writes at system scope
+/* After its sends, by every thread of a block: the block releases its writes at system scope
    (thread 0, after the block's barrier: the fence is cumulative) and counts itself done among
-   nsend; the last one raises the flags (a receiver that sees its flag sees every value of this
-   put). Returns whether this block was the last, to every thread. */
+   nsend; the last one acquires the others' and raises the flags (a receiver that sees its flag
+   and then acquires sees every value of this put). Returns whether this block was the last, to
+   every thread. */
 __device__ __forceinline__ bool sent(const StnHaloPut &p, long long nsend, long long epoch)
 {
   __shared__ bool last;
 
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence_system();
+    fence_acq_rel_system(); /* release: the block's values, before its count */
     last = atomicAdd(p.blocks_done, 1u) == nsend - 1;
     if (last) { /* the last block: every value is out */
       *p.blocks_done = 0;
-      __threadfence_system();
+      fence_acq_rel_system(); /* acquire the other blocks' releases, release them to the flags */
       for (int q = 1; q < p.nslab; q++)
         if (p.slab[q].flag) *(volatile long long *)p.slab[q].flag = epoch;
-      __threadfence_system();
     }
   }
   __syncthreads();
