@@ -21,7 +21,10 @@
 # sorting leaves that are already in increasing order, and PetscSFSetUpRanks counts a run of leaves
 # on one rank with one hash update: the same star forest, without the n log n sort and the hash
 # per leaf that were most of a DMDA's set-up (DMSetUp, DMCoarsen) on large grids
-# (docs/performance.md, "Setting up the grids").
+# (docs/performance.md, "Setting up the grids"). petsc-dmda-lazy-scatter.patch: a DMDA makes its
+# global-to-local scatter at the scatter's first use (DMGlobalToLocal, DMLocalToGlobal,
+# DMDAGetScatter, DMLocalToLocal), not in DMSetUp: multigrid's coarse grids on the GPU, whose
+# ghosts the device exchange fills, never set it up.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 VERSION=3.24.6
