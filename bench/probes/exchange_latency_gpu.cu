@@ -105,8 +105,10 @@ __global__ void stnhalo(Side s, long long epoch, bool sc)
     }
   }
   __syncthreads();
-  if (threadIdx.x == 0) wait_at_least(s.flag, epoch);
-  if (threadIdx.x == 0) fence(sc);
+  if (threadIdx.x == 0) {
+    wait_at_least(s.flag, epoch);
+    fence(sc); /* acquire: the peer's values */
+  }
   __syncthreads();
   if (i < s.n) s.ghost[e][i] = __ldcg(s.inbox[e] + i);
 }
