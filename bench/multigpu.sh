@@ -23,6 +23,7 @@
 # $OUT/bench-multigpu-logs.tgz when OUT is set.
 #
 #   STN_MPI=1 . scripts/gpu-env.sh && sh bench/multigpu.sh            # PROBLEMS="cavity sfi3d"
+#   COUNTS="1 4" sh bench/multigpu.sh                                # the GPU counts (default 1 2 4, those present)
 #
 # On 4 H200s both problems take about 9 minutes: under a 10-minute limit per command, give
 # PROBLEMS=cavity and PROBLEMS=sfi3d to two calls.
@@ -33,7 +34,7 @@ LOG=build/bench-multigpu/logs
 B=build/bench-multigpu
 mkdir -p "$LOG" $B
 GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-COUNTS=$(for n in 1 2 4; do [ $n -le "$GPUS" ] && printf "%s " $n; done)
+COUNTS=${COUNTS:-$(for n in 1 2 4; do [ $n -le "$GPUS" ] && printf "%s " $n; done)}
 PROBLEMS=${PROBLEMS:-cavity sfi3d}
 grids_known "$PROBLEMS" "$COUNTS"
 for e in $PROBLEMS; do PETSC_ARCH='' bin/stencilc "examples/$e.stn" -o "$B/$e" >"$LOG/build.$e.log" 2>&1 & done

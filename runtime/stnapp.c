@@ -189,14 +189,27 @@ PetscErrorCode StnAppSplitGrid(const StnApp *app, DM da)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The grid's vectors and where its ghosts come from. With scripts/petsc-cuda.sh's PETSc a DMDA
+   makes its global-to-local scatter at its first use (petsc-dmda-lazy-scatter.patch): where the
+   residual's ghosts go through that scatter (one rank, the CPUs) it is made here, in the
+   program's set-up as DMSetUp made it before, not in the first solve; where they go device to
+   device it is never made. */
 PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da)
 {
+  PetscBool device_ghosts = PETSC_FALSE;
+
   PetscFunctionBeginUser;
   if (app->gpu) {
     PetscCall(StnDMSetGPUVectors(da)); /* vectors, ghost exchange and solver on the GPU */
   #if defined(PETSC_HAVE_CUDA)
     PetscCall(StnDMUseDeviceGhosts(da)); /* several ranks: the ghosts device to device */
+    device_ghosts = StnDMHasDeviceGhosts(da);
   #endif
+  }
+  if (!device_ghosts) {
+    VecScatter gtol;
+
+    PetscCall(DMDAGetScatter(da, &gtol, NULL));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -592,6 +592,8 @@ PetscErrorCode StnDMUseDeviceGhosts(DM dm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscBool StnDMHasDeviceGhosts(DM dm) { return (PetscBool)(dm->ops->globaltolocalbegin == gtol_begin); }
+
 PetscErrorCode StnHaloDestroy(StnHalo *hp)
 {
   StnHalo h = *hp;

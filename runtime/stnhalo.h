@@ -59,6 +59,8 @@ PetscErrorCode StnHaloConnect(MPI_Comm comm, PetscBool shared);
    MPI cannot read device memory. The grids coarsened or refined from dm too. A DMDA with
    boundaries none or periodic only (a ghosted one's outer ghosts are the program's). */
 PetscErrorCode StnDMUseDeviceGhosts(DM dm);
+/* Whether dm's DMGlobalToLocal goes through the device exchange (StnDMUseDeviceGhosts took it). */
+PetscBool StnDMHasDeviceGhosts(DM dm);
 /* dm's exchange (StnHaloCreate's), one per grid for all who exchange its vectors' ghosts: made
    at the first call (collective), destroyed with dm; *h NULL where it cannot be made, *why (if
    not NULL) saying why. Its users take its double buffering (StnHaloExchange) in turn: each
