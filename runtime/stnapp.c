@@ -202,7 +202,7 @@ PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da)
   if (app->gpu) {
     PetscCall(StnDMSetGPUVectors(da)); /* vectors, ghost exchange and solver on the GPU */
   #if defined(PETSC_HAVE_CUDA)
-    PetscCall(StnDMUseDeviceGhosts(da)); /* several ranks: the ghosts device to device */
+    PetscCall(StnDMUseDeviceGhosts(da)); /* the ghosts on the device: exchanged, or one rank's copy */
     device_ghosts = StnDMHasDeviceGhosts(da);
   #endif
   }

@@ -566,6 +566,59 @@ static PetscErrorCode gtol_end(DM dm, Vec g, InsertMode mode, Vec l)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* One rank, no periodic edge: the ghosted box is the owned box and DMGlobalToLocal a copy on
+   the device, where PETSc would first set its scatter up (with scripts/petsc-cuda.sh's PETSc at
+   its first use: a tenth of a second for SFI's 257^3 in the program's set-up, and a few
+   milliseconds per coarse grid in the first solve). Else PETSc's. */
+static PetscErrorCode device_copy(Vec g, InsertMode mode, Vec l, PetscBool *copy)
+{
+  PetscBool gcuda, lcuda;
+  PetscInt  n, ng;
+
+  PetscFunctionBeginUser;
+  *copy = PETSC_FALSE;
+  if (mode != INSERT_VALUES && mode != INSERT_ALL_VALUES) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)g, &gcuda, VECMPICUDA, VECSEQCUDA, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)l, &lcuda, VECSEQCUDA, VECMPICUDA, ""));
+  if (!gcuda || !lcuda || g->boundtocpu || l->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(VecGetLocalSize(g, &ng));
+  PetscCall(VecGetLocalSize(l, &n));
+  *copy = (PetscBool)(n == ng);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode gtol_copy_begin(DM dm, Vec g, InsertMode mode, Vec l)
+{
+  const PetscScalar *ga;
+  PetscScalar       *la;
+  PetscBool          copy;
+  PetscInt           n;
+
+  PetscFunctionBeginUser;
+  PetscCall(device_copy(g, mode, l, &copy));
+  if (!copy) {
+    PetscCall((*petsc_gtol_begin)(dm, g, mode, l));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(VecGetLocalSize(g, &n));
+  PetscCall(VecCUDAGetArrayRead(g, &ga));
+  PetscCall(VecCUDAGetArrayWrite(l, &la));
+  STN_CUDA_CALL(StnCUDAMemcpyDtoD(la, ga, sizeof(PetscScalar) * (size_t)n));
+  PetscCall(VecCUDARestoreArrayWrite(l, &la));
+  PetscCall(VecCUDARestoreArrayRead(g, &ga));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode gtol_copy_end(DM dm, Vec g, InsertMode mode, Vec l)
+{
+  PetscBool copy;
+
+  PetscFunctionBeginUser;
+  PetscCall(device_copy(g, mode, l, &copy));
+  if (!copy) PetscCall((*petsc_gtol_end)(dm, g, mode, l));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode ghosts_coarsen_hook(DM fine, DM coarse, void *ctx) { return (void)fine, (void)ctx, StnDMUseDeviceGhosts(coarse); }
 static PetscErrorCode ghosts_refine_hook(DM coarse, DM fine, void *ctx) { return (void)coarse, (void)ctx, StnDMUseDeviceGhosts(fine); }
 
@@ -580,19 +633,23 @@ PetscErrorCode StnDMUseDeviceGhosts(DM dm)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
   /* bound below a size (-dm_bind_below), a rank's vectors go to the host or not by its own
      share of the grid: the ranks would not all take the exchange */
-  if (!da || size == 1 || dm->bind_below > 0 || dm->ops->globaltolocalbegin == gtol_begin) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!da || dm->bind_below > 0 || StnDMHasDeviceGhosts(dm)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(DMDAGetInfo(dm, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &bt[0], &bt[1], &bt[2], NULL));
-  for (int d = 0; d < 3; d++) /* a ghosted or mirrored boundary's ghosts are the program's, not another rank's */
+  PetscBool none = PETSC_TRUE;
+  for (int d = 0; d < 3; d++) { /* a ghosted or mirrored boundary's ghosts are the program's, not another rank's */
     if (bt[d] != DM_BOUNDARY_NONE && bt[d] != DM_BOUNDARY_PERIODIC) PetscFunctionReturn(PETSC_SUCCESS);
+    none = (PetscBool)(none && bt[d] == DM_BOUNDARY_NONE);
+  }
+  if (size == 1 && !none) PetscFunctionReturn(PETSC_SUCCESS); /* a periodic wrap: PETSc's scatter */
   if (!petsc_gtol_begin) petsc_gtol_begin = dm->ops->globaltolocalbegin, petsc_gtol_end = dm->ops->globaltolocalend;
-  dm->ops->globaltolocalbegin = gtol_begin;
-  dm->ops->globaltolocalend   = gtol_end;
+  dm->ops->globaltolocalbegin = size == 1 ? gtol_copy_begin : gtol_begin;
+  dm->ops->globaltolocalend   = size == 1 ? gtol_copy_end : gtol_end;
   PetscCall(DMCoarsenHookAdd(dm, ghosts_coarsen_hook, NULL, NULL));
   PetscCall(DMRefineHookAdd(dm, ghosts_refine_hook, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscBool StnDMHasDeviceGhosts(DM dm) { return (PetscBool)(dm->ops->globaltolocalbegin == gtol_begin); }
+PetscBool StnDMHasDeviceGhosts(DM dm) { return (PetscBool)(dm->ops->globaltolocalbegin == gtol_begin || dm->ops->globaltolocalbegin == gtol_copy_begin); }
 
 PetscErrorCode StnHaloDestroy(StnHalo *hp)
 {

@@ -57,9 +57,10 @@ PetscErrorCode StnHaloConnect(MPI_Comm comm, PetscBool shared);
    through a device exchange of its own, made at the first call, straight into the local
    vector: PETSc's scatter stages through host memory, waiting for the device there, where the
    MPI cannot read device memory. The grids coarsened or refined from dm too. A DMDA with
-   boundaries none or periodic only (a ghosted one's outer ghosts are the program's). */
+   boundaries none or periodic only (a ghosted one's outer ghosts are the program's). On one
+   rank, boundaries none only, it is a copy on the device (the ghosted box is the owned box). */
 PetscErrorCode StnDMUseDeviceGhosts(DM dm);
-/* Whether dm's DMGlobalToLocal goes through the device exchange (StnDMUseDeviceGhosts took it). */
+/* Whether dm's DMGlobalToLocal stays on the device (StnDMUseDeviceGhosts took it). */
 PetscBool StnDMHasDeviceGhosts(DM dm);
 /* dm's exchange (StnHaloCreate's), one per grid for all who exchange its vectors' ghosts: made
    at the first call (collective), destroyed with dm; *h NULL where it cannot be made, *why (if
