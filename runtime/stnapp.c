@@ -191,9 +191,10 @@ PetscErrorCode StnAppSplitGrid(const StnApp *app, DM da)
 
 /* The grid's vectors and where its ghosts come from. With scripts/petsc-cuda.sh's PETSc a DMDA
    makes its global-to-local scatter at its first use (petsc-dmda-lazy-scatter.patch): where the
-   residual's ghosts go through that scatter (one rank, the CPUs) it is made here, in the
-   program's set-up as DMSetUp made it before, not in the first solve; where they go device to
-   device it is never made. */
+   residual's ghosts go through that scatter (the CPUs; on one GPU a periodic grid) it is made
+   here, in the program's set-up as DMSetUp made it before, not in the first solve; where a
+   device path takes them (StnDMUseDeviceGhosts: the exchange between GPUs, one GPU's copy) it is
+   not, and is made at its first use only where the exchange cannot be set up. */
 PetscErrorCode StnAppSetUpGrid(StnApp *app, DM da)
 {
   PetscBool device_ghosts = PETSC_FALSE;

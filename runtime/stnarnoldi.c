@@ -11,8 +11,9 @@
 **
 ** The estimate comes in two halves, so that the estimates of every level of a hierarchy are
 ** queued before the host waits for any (a coarse level's steps are launches more than work):
-** StnMGEstimateDeviceBegin queues the steps, StnMGEstimateDeviceEnd waits and takes the Ritz
-** values. The engine's reports have a set of slots per estimator in flight (the set argument,
+** StnMGEstimateDeviceBegin queues the steps (on several ranks, below, sets them up),
+** StnMGEstimateDeviceEnd waits and takes the Ritz values. Every Begin has its End before the
+** same estimator begins again. The engine's reports have a set of slots per estimator in flight (the set argument,
 ** 1 to STN_GMRES_REPORT_SETS - 1; set 0 is the outer GMRES's, which has no step in flight at
 ** the first preconditioner application after a new operator, where the estimates run, as
 ** PETSc's do).
@@ -44,7 +45,7 @@ typedef struct {
   double       *basis; /* steps vectors of n after it, on the device */
   Vec           dinv;  /* 1 / the diagonal */
   PetscInt      steps, n;
-  PetscBool     queued;                       /* Begin queued steps that End has not taken */
+  PetscBool     queued;                       /* Begin queued (or, on several ranks, set up) steps that End has not taken */
   PetscBool     ranks;                        /* several ranks: beta on the host */
   double        beta;
   PetscReal     rtol, abstol;                 /* est's, for the stop */
@@ -75,6 +76,7 @@ static PetscErrorCode get_arnoldi(KSP est, Vec b, PetscInt steps, Arnoldi **out)
   PetscCall(VecGetLocalSize(b, &n));
   PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
   if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
+  PetscCheck(!a || !a->queued, PetscObjectComm((PetscObject)est), PETSC_ERR_ORDER, "an eigenvalue estimate was begun again before its end (StnMGEstimateDeviceEnd)");
   if (!a || a->n != n || a->steps != steps) {
     PetscCall(PetscNew(&a));
     a->n     = n;
@@ -135,6 +137,7 @@ typedef struct {
   long               n;
 } Pending;
 
+_Static_assert(STN_VEC_MDOT_SLOTS >= STN_GMRES_REPORT_SETS - 1, "an MDot slot for every estimate in flight (report sets 1 on)");
 static Pending  pending[STN_VEC_MDOT_SLOTS];
 static int      npending;
 static MPI_Comm pending_comm;
@@ -199,10 +202,11 @@ static PetscErrorCode steps_across_ranks(void)
     for (int p = 0; p < np; p++) {
       Pending      *q = &pending[p];
       const double *h = sums + off;
-      double        minus_h[STN_VEC_MAX_MULTI], ww = h[k], tt;
+      double        minus_h[STN_VEC_MAX_MULTI], ww, tt;
 
       if (it >= q->a->steps) continue;
       off += k + 1;
+      ww = h[k];
       for (int j = 0; j < k; j++) minus_h[j] = -h[j], ww -= h[j] * h[j];
       STN_CUDA_CALL(StnVecMAXPBY(q->Vd[it + 1], k, minus_h, 1.0, (const double *const *)q->Vd, q->n));
       if (ww > 1e-8 * h[k]) tt = PetscSqrtReal(ww);
@@ -215,7 +219,8 @@ static PetscErrorCode steps_across_ranks(void)
 
 /* Queues a's steps from b with the operator D^-1 A, D^-1 in a->dinv: A the product mf without
    the matrix when there is one, else the SG-DIA values (box, values); on several ranks (halo)
-   with the ranks' sums. flops: one product's. */
+   sets them up for the first End to run with the ranks' sums (steps_across_ranks). flops: one
+   product's. */
 static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, Vec b, PetscLogDouble flops)
 {
   const PetscScalar *d;
@@ -234,11 +239,11 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   }
   for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
   a->ranks = (PetscBool)(halo != NULL);
+  PetscCheck(!halo || npending < STN_VEC_MDOT_SLOTS, comm, PETSC_ERR_PLIB, "more than %d eigenvalue estimates begun on several ranks before one ended", STN_VEC_MDOT_SLOTS);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
   if (halo) { /* the first End runs its steps (steps_across_ranks) */
     Pending *q = &pending[npending++];
 
-    PetscCheck(npending <= STN_VEC_MDOT_SLOTS, comm, PETSC_ERR_PLIB, "more than %d eigenvalue estimates begun on several ranks before one ended", STN_VEC_MDOT_SLOTS);
     *q = (Pending){a, halo, mf, box, values, d, {NULL}, (long)n};
     for (PetscInt i = 0; i <= steps; i++) q->Vd[i] = Vd[i];
     pending_comm = comm;

@@ -60,7 +60,8 @@ PetscErrorCode StnHaloConnect(MPI_Comm comm, PetscBool shared);
    boundaries none or periodic only (a ghosted one's outer ghosts are the program's). On one
    rank, boundaries none only, it is a copy on the device (the ghosted box is the owned box). */
 PetscErrorCode StnDMUseDeviceGhosts(DM dm);
-/* Whether dm's DMGlobalToLocal stays on the device (StnDMUseDeviceGhosts took it). */
+/* Whether StnDMUseDeviceGhosts took dm's DMGlobalToLocal: one rank's copy, or the exchange, which
+   falls back to PETSc's scatter where it cannot be set up (StnDMGetExchange says why). */
 PetscBool StnDMHasDeviceGhosts(DM dm);
 /* dm's exchange (StnHaloCreate's), one per grid for all who exchange its vectors' ghosts: made
    at the first call (collective), destroyed with dm; *h NULL where it cannot be made, *why (if
