@@ -11,9 +11,8 @@
 **
 ** The estimate comes in two halves, so that the estimates of every level of a hierarchy are
 ** queued before the host waits for any (a coarse level's steps are launches more than work):
-** StnMGEstimateDeviceBegin queues the steps (on several ranks, below, sets them up),
-** StnMGEstimateDeviceEnd waits and takes the Ritz values. Every Begin has its End before the
-** same estimator begins again. The engine's reports have a set of slots per estimator in flight (the set argument,
+** StnMGEstimateDeviceBegin queues the steps, StnMGEstimateDeviceEnd waits and takes the Ritz
+** values. The engine's reports have a set of slots per estimator in flight (the set argument,
 ** 1 to STN_GMRES_REPORT_SETS - 1; set 0 is the outer GMRES's, which has no step in flight at
 ** the first preconditioner application after a new operator, where the estimates run, as
 ** PETSc's do).
@@ -21,10 +20,7 @@
 ** On several ranks (with the level's device ghost exchange, stnhalo.h) each product reads its
 ** ghosts from the exchange, and each step's Gram-Schmidt sums and norm are the ranks' sums, one
 ** MPI_Allreduce on the host (steps_across_ranks); the Hessenberg update stays on the device
-** (StnGMRESStepFinish). There Begin only sets a level's estimate up, and the first End runs the
-** steps of every level begun, together: step j of every level, then one wait and one
-** MPI_Allreduce for all their sums, so that a step waits once for all levels, not once per level.
-** Every rank begins the same levels in the same order (stnmgcycle.c's prepare).
+** (StnGMRESStepFinish). Begin then runs the steps, and End only waits.
 */
 #include "stnmg.h"
 
@@ -45,7 +41,7 @@ typedef struct {
   double       *basis; /* steps vectors of n after it, on the device */
   Vec           dinv;  /* 1 / the diagonal */
   PetscInt      steps, n;
-  PetscBool     queued;                       /* Begin queued (or, on several ranks, set up) steps that End has not taken */
+  PetscBool     queued;                       /* Begin queued steps that End has not taken */
   PetscBool     ranks;                        /* several ranks: beta on the host */
   double        beta;
   PetscReal     rtol, abstol;                 /* est's, for the stop */
@@ -76,7 +72,6 @@ static PetscErrorCode get_arnoldi(KSP est, Vec b, PetscInt steps, Arnoldi **out)
   PetscCall(VecGetLocalSize(b, &n));
   PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
   if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
-  PetscCheck(!a || !a->queued, PetscObjectComm((PetscObject)est), PETSC_ERR_ORDER, "an eigenvalue estimate was begun again before its end (StnMGEstimateDeviceEnd)");
   if (!a || a->n != n || a->steps != steps) {
     PetscCall(PetscNew(&a));
     a->n     = n;
@@ -124,103 +119,48 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: the estimates Begin set up and the first End runs, every level's together
-   (steps_across_ranks): what one level's step needs. */
-typedef struct {
-  Arnoldi           *a;
-  StnHalo            halo;
-  Mat                mf;     /* the product without the matrix, or NULL: */
-  const StnBox      *box;    /*   the SG-DIA values */
-  const PetscScalar *values;
-  const PetscScalar *d;      /* 1 / the diagonal */
-  double            *Vd[STN_VEC_MAX_MULTI];
-  long               n;
-} Pending;
-
-_Static_assert(STN_VEC_MDOT_SLOTS >= STN_GMRES_REPORT_SETS - 1, "an MDot slot for every estimate in flight (report sets 1 on)");
-static Pending  pending[STN_VEC_MDOT_SLOTS];
-static int      npending;
-static MPI_Comm pending_comm;
-
-/* Several ranks: the steps of the estimates Begin set up (pending), every level's together
-   (see the top): the start's norm, then per step each level's product through its exchange (mf's
-   without the matrix, else the SG-DIA values) and its Gram-Schmidt sums with the new vector's
-   own square (one MDot each, not waited for), one wait and one MPI_Allreduce for all levels,
-   then each level's VecMAXPY and Hessenberg update. The new vector's norm after Gram-Schmidt
-   is sqrt(w.w - sum h_j^2) (the basis orthonormal, as Gram-Schmidt leaves it to rounding): one
-   host wait per step for all levels, which is what a coarse level's step costs. Where w nearly
-   lies in the basis (the difference below 1e-8 w.w: its digits lost to cancellation) that
-   level's norm is taken from the vector after all, a second wait (the sums are every rank's,
-   so every rank takes it). */
-static PetscErrorCode steps_across_ranks(void)
+/* Several ranks: the steps of Begin with the ranks' sums (see the top): VecNormalize, then per
+   step the product through the exchange (mf's without the matrix, else the SG-DIA values), the
+   Gram-Schmidt sums and the new vector's own square in one reduction and one MPI_Allreduce,
+   VecMAXPY, the Hessenberg update. The new vector's norm after Gram-Schmidt is
+   sqrt(w.w - sum h_j^2) (the basis orthonormal, as Gram-Schmidt leaves it to rounding): one host
+   wait per step, not two, which is what a coarse level's step costs. Where w nearly lies in the
+   basis (the difference below 1e-8 w.w: its digits lost to cancellation) the norm is taken from
+   the vector after all, a second wait. */
+static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
 {
-  double   sums[STN_VEC_MDOT_SLOTS * STN_VEC_MAX_MULTI];
-  unsigned seq = 0;
-  PetscInt most = 0;
-  int      np  = npending;
+  double h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt;
 
   PetscFunctionBeginUser;
-  npending = 0; /* taken now, whatever follows */
-  if (!np) PetscFunctionReturn(PETSC_SUCCESS);
-  for (int p = 0; p < np; p++) { /* the starts' squares */
-    STN_CUDA_CALL(StnVecMDotStart(pending[p].Vd[0], 1, (const double *const *)pending[p].Vd, pending[p].n, p, &seq));
-    most = PetscMax(most, pending[p].a->steps);
-  }
-  for (int p = 0; p < np; p++) STN_CUDA_CALL(StnVecMDotCollect(seq, p, 1, &sums[p]));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, np, MPI_DOUBLE, MPI_SUM, pending_comm));
-  for (int p = 0; p < np; p++) {
-    Arnoldi *a = pending[p].a;
+  PetscCall(norm_ranks(comm, Vd[0], n, &a->beta));
+  if (a->beta != 0) STN_CUDA_CALL(StnVecScale(Vd[0], 1.0 / a->beta, n));
+  STN_CUDA_CALL(StnGMRESStart(&a->st, a->beta));
+  for (PetscInt it = 0; it < a->steps; it++) {
+    const PetscScalar *xg;
+    const int          k = (int)it + 1;
+    double             ww;
 
-    a->beta = PetscSqrtReal(sums[p]);
-    if (a->beta != 0) STN_CUDA_CALL(StnVecScale(pending[p].Vd[0], 1.0 / a->beta, pending[p].n));
-    STN_CUDA_CALL(StnGMRESStart(&a->st, a->beta));
-  }
-  for (PetscInt it = 0; it < most; it++) {
-    const int k   = (int)it + 1;
-    int       off = 0;
+    PetscCall(StnHaloExchangeGhosts(halo, Vd[it], &xg)); /* V[it + 1] = D^-1 A V[it], split reads */
+    if (mf) {
+      const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, xg};
 
-    for (int p = 0; p < np; p++) { /* V[it + 1] = D^-1 A V[it], split reads, and its sums */
-      Pending           *q = &pending[p];
-      const PetscScalar *xg;
-
-      if (it >= q->a->steps) continue;
-      PetscCall(StnHaloExchangeGhosts(q->halo, q->Vd[it], &xg));
-      if (q->mf) {
-        const StnMultArgs m = {q->Vd[it], NULL, q->d, NULL, q->Vd[it + 1], 0.0, 0.0, 0.0, xg};
-
-        PetscCall(StnMatFreeApply(q->mf, &m));
-      } else STN_CUDA_CALL(StnMGStepSplitCUDA(q->box, q->values, q->Vd[it], xg, NULL, q->d, NULL, 0.0, 0.0, -1.0, q->Vd[it + 1]));
-      STN_CUDA_CALL(StnVecMDotStart(q->Vd[it + 1], k + 1, (const double *const *)q->Vd, q->n, p, &seq)); /* h[k]: w.w (Vd[k] is w) */
-    }
-    for (int p = 0; p < np; p++) {
-      if (it >= pending[p].a->steps) continue;
-      STN_CUDA_CALL(StnVecMDotCollect(seq, p, k + 1, sums + off));
-      off += k + 1;
-    }
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, off, MPI_DOUBLE, MPI_SUM, pending_comm));
-    off = 0;
-    for (int p = 0; p < np; p++) {
-      Pending      *q = &pending[p];
-      const double *h = sums + off;
-      double        minus_h[STN_VEC_MAX_MULTI], ww, tt;
-
-      if (it >= q->a->steps) continue;
-      off += k + 1;
-      ww = h[k];
-      for (int j = 0; j < k; j++) minus_h[j] = -h[j], ww -= h[j] * h[j];
-      STN_CUDA_CALL(StnVecMAXPBY(q->Vd[it + 1], k, minus_h, 1.0, (const double *const *)q->Vd, q->n));
-      if (ww > 1e-8 * h[k]) tt = PetscSqrtReal(ww);
-      else PetscCall(norm_ranks(pending_comm, q->Vd[it + 1], q->n, &tt)); /* and a NaN, as it was */
-      STN_CUDA_CALL(StnGMRESStepFinish(&q->a->st, (int)it, h, tt, 1e-30, q->Vd[it + 1], q->n, &q->a->ticket[it]));
-    }
+      PetscCall(StnMatFreeApply(mf, &m));
+    } else STN_CUDA_CALL(StnMGStepSplitCUDA(box, values, Vd[it], xg, NULL, d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
+    STN_CUDA_CALL(StnVecMDot(Vd[it + 1], k + 1, (const double *const *)Vd, n, h)); /* h[k]: w.w (Vd[k] is w) */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, comm));
+    ww = h[k];
+    for (int j = 0; j < k; j++) minus_h[j] = -h[j], ww -= h[j] * h[j];
+    STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0, (const double *const *)Vd, n));
+    if (ww > 1e-8 * h[k]) tt = PetscSqrtReal(ww);
+    else PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt)); /* and a NaN, as it was */
+    STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, Vd[it + 1], n, &a->ticket[it]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Queues a's steps from b with the operator D^-1 A, D^-1 in a->dinv: A the product mf without
    the matrix when there is one, else the SG-DIA values (box, values); on several ranks (halo)
-   sets them up for the first End to run with the ranks' sums (steps_across_ranks). flops: one
-   product's. */
+   with the ranks' sums. flops: one product's. */
 static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, Vec b, PetscLogDouble flops)
 {
   const PetscScalar *d;
@@ -239,15 +179,9 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   }
   for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
   a->ranks = (PetscBool)(halo != NULL);
-  PetscCheck(!halo || npending < STN_VEC_MDOT_SLOTS, comm, PETSC_ERR_PLIB, "more than %d eigenvalue estimates begun on several ranks before one ended", STN_VEC_MDOT_SLOTS);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
-  if (halo) { /* the first End runs its steps (steps_across_ranks) */
-    Pending *q = &pending[npending++];
-
-    *q = (Pending){a, halo, mf, box, values, d, {NULL}, (long)n};
-    for (PetscInt i = 0; i <= steps; i++) q->Vd[i] = Vd[i];
-    pending_comm = comm;
-  } else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
+  if (halo) PetscCall(steps_across_ranks(comm, a, halo, mf, box, values, d, Vd, (long)n));
+  else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
   for (PetscInt it = 0; it < steps && !halo; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
     if (mf) {
       const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, NULL};
@@ -343,7 +277,6 @@ PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done)
   PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
   if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
   if (!a || !a->queued) PetscFunctionReturn(PETSC_SUCCESS);
-  if (a->ranks) PetscCall(steps_across_ranks()); /* every level's begun, this one's among them */
   a->queued = PETSC_FALSE;
   *done     = PETSC_TRUE;
   if (a->ranks) beta = a->beta;

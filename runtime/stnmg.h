@@ -82,10 +82,7 @@ PetscErrorCode StnMGSmootherBoundsBeginWhole(KSP ksp, const StnBox *box, const P
    when A is P's operator without the matrix (stnmatfree.h), else with P, its reports into set
    (1 to STN_GMRES_REPORT_SETS - 1); *queued is PETSC_FALSE (and nothing done) for any other P,
    pc or set. End waits and gives the largest real part of the Ritz values (0: no estimate);
-   *done is PETSC_FALSE when est has nothing queued. With halo Begin only sets the steps up and
-   the first End, collective then, runs those of every estimate begun on several ranks,
-   together (one wait per step for all); every rank begins the same estimates in the same
-   order, and each Begin has its End before est begins again. */
+   *done is PETSC_FALSE when est has nothing queued. */
 PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued);
 PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done);
 /* Begin's one-rank steps with the SG-DIA values of a whole grid held on this rank (box, values),

@@ -528,41 +528,6 @@ int StnVecMDot(const double *x, int nv, const double *const y[], long n, double 
   return run_tuned(STN_K_MDOT, n, nv, (double *)x, nullptr, nullptr, y, nullptr, z);
 }
 
-/* StnVecMDotStart's slots, mapped host memory: STN_VEC_MDOT_SLOTS of STN_VEC_MAX_MULTI results. */
-static double *host_slots, *dev_slots;
-
-static int slots_ready()
-{
-  int rc = scratch_ready();
-  if (rc || host_slots) return rc;
-  if ((rc = check(cudaHostAlloc((void **)&host_slots, (size_t)STN_VEC_MDOT_SLOTS * STN_VEC_MAX_MULTI * sizeof(double), cudaHostAllocMapped), "cudaHostAlloc (MDot slots)"))) return rc;
-  return check(cudaHostGetDevicePointer((void **)&dev_slots, host_slots, 0), "cudaHostGetDevicePointer (MDot slots)");
-}
-
-int StnVecMDotStart(const double *x, int nv, const double *const y[], long n, int slot, unsigned *seq)
-{
-  int rc = slots_ready();
-  if (rc) return rc;
-  if (nv < 1 || nv > STN_VEC_MAX_MULTI || slot < 0 || slot >= STN_VEC_MDOT_SLOTS)
-    return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecMDotStart: nv is not 1 to STN_VEC_MAX_MULTI or slot not 0 to STN_VEC_MDOT_SLOTS - 1");
-  double *out = host_slots + (size_t)slot * STN_VEC_MAX_MULTI;
-  if (n <= 0) {
-    for (int k = 0; k < nv; k++) out[k] = 0.0;
-    *seq = scratch.seq; /* nothing to wait for but what came before */
-    return 0;
-  }
-  return start_mdot(StnVecGetLaunch(STN_K_MDOT, n), x, nv, y, n, dev_slots + (size_t)slot * STN_VEC_MAX_MULTI, seq);
-}
-
-int StnVecMDotCollect(unsigned seq, int slot, int nv, double z[])
-{
-  if (slot < 0 || slot >= STN_VEC_MDOT_SLOTS || nv < 0 || nv > STN_VEC_MAX_MULTI || !host_slots)
-    return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecMDotCollect: no such slot, or no MDot started");
-  const int rc = wait_result(seq);
-  for (int k = 0; k < nv; k++) z[k] = rc ? 0.0 : host_slots[(size_t)slot * STN_VEC_MAX_MULTI + k];
-  return rc;
-}
-
 int StnVecNorm(const double *x, long n, int type, double r[])
 {
   const double t = type;

@@ -54,14 +54,6 @@ int StnVecMDot(const double *x, int nv, const double *const y[], long n, double 
 /* type: 0 the 1-norm, 1 the 2-norm, 2 both (r[0], r[1]), 3 the max-norm. */
 int StnVecNorm(const double *x, long n, int type, double r[]);
 int StnVecDotNorm2(const double *s, const double *t, long n, double *dp, double *nm); /* dp = t^T s, nm = t^T t */
-/* MDot without its wait, nv at most STN_VEC_MAX_MULTI: the results go to slot (0 to
-   STN_VEC_MDOT_SLOTS - 1) of mapped host memory and *seq is the reduction's number;
-   StnVecMDotCollect waits for reduction seq, and so for every one started before it (one
-   stream), and copies slot's first nv results to z. Several MDots queued back to back, one wait
-   for all (the smoothers' eigenvalue estimates on several ranks, stnarnoldi.c). */
-#define STN_VEC_MDOT_SLOTS 32
-int StnVecMDotStart(const double *x, int nv, const double *const y[], long n, int slot, unsigned *seq);
-int StnVecMDotCollect(unsigned seq, int slot, int nv, double z[]);
 
 /* Updates (asynchronous). Any array may be another one: each element is read before it is written
    (but MAXPBY with more than STN_VEC_MAX_MULTI vectors runs in passes, each updating y: there y
