@@ -515,19 +515,30 @@ PetscErrorCode StnDMGetExchange(DM dm, StnHalo *h, const char **why)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The exchange DMGlobalToLocal takes on dm (*h), when it does: INSERT_VALUES between CUDA vectors
-   on the device, which every rank has alike. */
-static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHalo *h)
+/* Whether a DMGlobalToLocal from g into l can stay on the device: INSERT_VALUES between CUDA
+   vectors on the device, which every rank has alike. */
+static PetscErrorCode on_device(Vec g, InsertMode mode, Vec l, PetscBool *ok)
 {
   PetscBool gcuda, lcuda;
 
   PetscFunctionBeginUser;
-  *h = NULL;
+  *ok = PETSC_FALSE;
   if (mode != INSERT_VALUES && mode != INSERT_ALL_VALUES) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompareAny((PetscObject)g, &gcuda, VECMPICUDA, VECSEQCUDA, ""));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)l, &lcuda, VECSEQCUDA, VECMPICUDA, ""));
-  if (!gcuda || !lcuda || g->boundtocpu || l->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(StnDMGetExchange(dm, h, NULL));
+  *ok = (PetscBool)(gcuda && lcuda && !g->boundtocpu && !l->boundtocpu);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The exchange DMGlobalToLocal takes on dm (*h), when it does (on_device). */
+static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHalo *h)
+{
+  PetscBool ok;
+
+  PetscFunctionBeginUser;
+  *h = NULL;
+  PetscCall(on_device(g, mode, l, &ok));
+  if (ok) PetscCall(StnDMGetExchange(dm, h, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -572,15 +583,11 @@ static PetscErrorCode gtol_end(DM dm, Vec g, InsertMode mode, Vec l)
    milliseconds per coarse grid in the first solve). Else PETSc's. */
 static PetscErrorCode device_copy(Vec g, InsertMode mode, Vec l, PetscBool *copy)
 {
-  PetscBool gcuda, lcuda;
-  PetscInt  n, ng;
+  PetscInt n, ng;
 
   PetscFunctionBeginUser;
-  *copy = PETSC_FALSE;
-  if (mode != INSERT_VALUES && mode != INSERT_ALL_VALUES) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)g, &gcuda, VECMPICUDA, VECSEQCUDA, ""));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)l, &lcuda, VECSEQCUDA, VECMPICUDA, ""));
-  if (!gcuda || !lcuda || g->boundtocpu || l->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(on_device(g, mode, l, copy));
+  if (!*copy) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(VecGetLocalSize(g, &ng));
   PetscCall(VecGetLocalSize(l, &n));
   *copy = (PetscBool)(n == ng);
