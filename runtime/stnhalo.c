@@ -530,38 +530,58 @@ static PetscErrorCode on_device(Vec g, InsertMode mode, Vec l, PetscBool *ok)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The exchange DMGlobalToLocal takes on dm (*h), when it does (on_device). */
-static PetscErrorCode device_ghosts(DM dm, Vec g, InsertMode mode, Vec l, StnHalo *h)
+/* Where DMGlobalToLocal on dm from g into l goes, dm taken by StnDMUseDeviceGhosts, when
+   on_device: on several ranks through the grid's exchange (*h); on one rank, with no periodic
+   edge, a copy on the device (*copy: the ghosted box is the owned box, where PETSc would first set
+   its scatter up, with scripts/petsc-cuda.sh's PETSc at its first use: a tenth of a second for
+   SFI's 257^3 in the program's set-up, a few milliseconds per coarse grid in the first solve).
+   Else PETSc's scatter (*h NULL, *copy false). */
+static PetscErrorCode device_path(DM dm, Vec g, InsertMode mode, Vec l, StnHalo *h, PetscBool *copy)
 {
-  PetscBool ok;
+  PetscBool   ok;
+  PetscMPIInt size;
+  PetscInt    n, ng;
 
   PetscFunctionBeginUser;
-  *h = NULL;
+  *h    = NULL;
+  *copy = PETSC_FALSE;
   PetscCall(on_device(g, mode, l, &ok));
-  if (ok) PetscCall(StnDMGetExchange(dm, h, NULL));
+  if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)dm), &size));
+  if (size > 1) {
+    PetscCall(StnDMGetExchange(dm, h, NULL));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(VecGetLocalSize(g, &ng));
+  PetscCall(VecGetLocalSize(l, &n));
+  *copy = (PetscBool)(n == ng);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
 {
   StnHalo            h;
+  PetscBool          copy;
   const PetscScalar *ga;
   PetscScalar       *la;
   PetscInt           n, ng;
 
   PetscFunctionBeginUser;
-  PetscCall(device_ghosts(dm, g, mode, l, &h));
-  if (!h) {
+  PetscCall(device_path(dm, g, mode, l, &h, &copy));
+  if (!h && !copy) {
     PetscCall((*petsc_gtol_begin)(dm, g, mode, l));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(VecGetLocalSize(l, &n));
-  PetscCheck(n == StnHaloStride(h), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the local vector has %" PetscInt_FMT " entries, the grid's ghosted box %" PetscInt_FMT, n, StnHaloStride(h));
   PetscCall(VecGetLocalSize(g, &ng));
-  PetscCheck(ng == h->put[0].src_stride, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the global vector has %" PetscInt_FMT " entries on this rank, the grid's owned box %lld", ng, h->put[0].src_stride);
+  if (h) {
+    PetscCheck(n == StnHaloStride(h), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the local vector has %" PetscInt_FMT " entries, the grid's ghosted box %" PetscInt_FMT, n, StnHaloStride(h));
+    PetscCheck(ng == h->put[0].src_stride, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "DMGlobalToLocal: the global vector has %" PetscInt_FMT " entries on this rank, the grid's owned box %lld", ng, h->put[0].src_stride);
+  }
   PetscCall(VecCUDAGetArrayRead(g, &ga));
   PetscCall(VecCUDAGetArrayWrite(l, &la));
-  PetscCall(StnHaloExchangeInto(h, ga, la));
+  if (h) PetscCall(StnHaloExchangeInto(h, ga, la));
+  else STN_CUDA_CALL(StnCUDAMemcpyDtoD(la, ga, sizeof(PetscScalar) * (size_t)n));
   PetscCall(VecCUDARestoreArrayWrite(l, &la));
   PetscCall(VecCUDARestoreArrayRead(g, &ga));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -569,60 +589,12 @@ static PetscErrorCode gtol_begin(DM dm, Vec g, InsertMode mode, Vec l)
 
 static PetscErrorCode gtol_end(DM dm, Vec g, InsertMode mode, Vec l)
 {
-  StnHalo h;
-
-  PetscFunctionBeginUser;
-  PetscCall(device_ghosts(dm, g, mode, l, &h));
-  if (!h) PetscCall((*petsc_gtol_end)(dm, g, mode, l));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* One rank, no periodic edge: the ghosted box is the owned box and DMGlobalToLocal a copy on
-   the device, where PETSc would first set its scatter up (with scripts/petsc-cuda.sh's PETSc at
-   its first use: a tenth of a second for SFI's 257^3 in the program's set-up, and a few
-   milliseconds per coarse grid in the first solve). Else PETSc's. */
-static PetscErrorCode device_copy(Vec g, InsertMode mode, Vec l, PetscBool *copy)
-{
-  PetscInt n, ng;
-
-  PetscFunctionBeginUser;
-  PetscCall(on_device(g, mode, l, copy));
-  if (!*copy) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(VecGetLocalSize(g, &ng));
-  PetscCall(VecGetLocalSize(l, &n));
-  *copy = (PetscBool)(n == ng);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode gtol_copy_begin(DM dm, Vec g, InsertMode mode, Vec l)
-{
-  const PetscScalar *ga;
-  PetscScalar       *la;
-  PetscBool          copy;
-  PetscInt           n;
-
-  PetscFunctionBeginUser;
-  PetscCall(device_copy(g, mode, l, &copy));
-  if (!copy) {
-    PetscCall((*petsc_gtol_begin)(dm, g, mode, l));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(VecGetLocalSize(g, &n));
-  PetscCall(VecCUDAGetArrayRead(g, &ga));
-  PetscCall(VecCUDAGetArrayWrite(l, &la));
-  STN_CUDA_CALL(StnCUDAMemcpyDtoD(la, ga, sizeof(PetscScalar) * (size_t)n));
-  PetscCall(VecCUDARestoreArrayWrite(l, &la));
-  PetscCall(VecCUDARestoreArrayRead(g, &ga));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode gtol_copy_end(DM dm, Vec g, InsertMode mode, Vec l)
-{
+  StnHalo   h;
   PetscBool copy;
 
   PetscFunctionBeginUser;
-  PetscCall(device_copy(g, mode, l, &copy));
-  if (!copy) PetscCall((*petsc_gtol_end)(dm, g, mode, l));
+  PetscCall(device_path(dm, g, mode, l, &h, &copy));
+  if (!h && !copy) PetscCall((*petsc_gtol_end)(dm, g, mode, l));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -649,14 +621,14 @@ PetscErrorCode StnDMUseDeviceGhosts(DM dm)
   }
   if (size == 1 && !none) PetscFunctionReturn(PETSC_SUCCESS); /* a periodic wrap: PETSc's scatter */
   if (!petsc_gtol_begin) petsc_gtol_begin = dm->ops->globaltolocalbegin, petsc_gtol_end = dm->ops->globaltolocalend;
-  dm->ops->globaltolocalbegin = size == 1 ? gtol_copy_begin : gtol_begin;
-  dm->ops->globaltolocalend   = size == 1 ? gtol_copy_end : gtol_end;
+  dm->ops->globaltolocalbegin = gtol_begin;
+  dm->ops->globaltolocalend   = gtol_end;
   PetscCall(DMCoarsenHookAdd(dm, ghosts_coarsen_hook, NULL, NULL));
   PetscCall(DMRefineHookAdd(dm, ghosts_refine_hook, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscBool StnDMHasDeviceGhosts(DM dm) { return (PetscBool)(dm->ops->globaltolocalbegin == gtol_begin || dm->ops->globaltolocalbegin == gtol_copy_begin); }
+PetscBool StnDMHasDeviceGhosts(DM dm) { return (PetscBool)(dm->ops->globaltolocalbegin == gtol_begin); }
 
 PetscErrorCode StnHaloDestroy(StnHalo *hp)
 {
