@@ -307,36 +307,50 @@ static PetscErrorCode create_logged(MPI_Comm comm, const Layout *L, StnHalo *hp,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode StnHaloCreate(DM da, StnHalo *hp, const char **why)
+/* da's grid, nvec arrays of its dof values per point, and this rank's owned box; the ghosted
+   box is the caller's. */
+static PetscErrorCode grid_layout(DM da, PetscInt nvec, Layout *L)
 {
-  Layout         L;
   PetscInt       dim, dof, n[3];
   DMBoundaryType bt[3];
 
   PetscFunctionBeginUser;
   PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, NULL, &bt[0], &bt[1], &bt[2], NULL));
-  L.grid.dim = (int)dim, L.dof = (int)dof, L.nvec = 1;
-  for (int d = 0; d < 3; d++) L.grid.n[d] = d < dim ? (int)n[d] : 1, L.grid.periodic[d] = d < dim && bt[d] == DM_BOUNDARY_PERIODIC;
-  PetscCall(StnDMDABox(da, PETSC_FALSE, L.me.os, L.me.om));
+  L->grid.dim = (int)dim, L->dof = (int)dof, L->nvec = (int)nvec;
+  for (int d = 0; d < 3; d++) L->grid.n[d] = d < dim ? (int)n[d] : 1, L->grid.periodic[d] = d < dim && bt[d] == DM_BOUNDARY_PERIODIC;
+  PetscCall(StnDMDABox(da, PETSC_FALSE, L->me.os, L->me.om));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnHaloCreate(DM da, StnHalo *hp, const char **why)
+{
+  Layout L;
+
+  PetscFunctionBeginUser;
+  PetscCall(grid_layout(da, 1, &L));
   PetscCall(StnDMDABox(da, PETSC_TRUE, L.me.gs, L.me.gm));
+  PetscCall(create_logged(PetscObjectComm((PetscObject)da), &L, hp, why));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnHaloCreateBox(DM da, const int gs[3], const int gm[3], StnHalo *hp, const char **why)
+{
+  Layout L;
+
+  PetscFunctionBeginUser;
+  PetscCall(grid_layout(da, 1, &L));
+  for (int d = 0; d < 3; d++) L.me.gs[d] = gs[d], L.me.gm[d] = gm[d];
   PetscCall(create_logged(PetscObjectComm((PetscObject)da), &L, hp, why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode StnHaloCreateWhole(DM da, PetscInt nvec, StnHalo *hp, const char **why)
 {
-  Layout         L;
-  PetscInt       dim, dof, n[3];
-  DMBoundaryType bt[3];
+  Layout L;
 
   PetscFunctionBeginUser;
-  PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, NULL, &bt[0], &bt[1], &bt[2], NULL));
-  L.grid.dim = (int)dim, L.dof = (int)dof, L.nvec = (int)nvec;
-  for (int d = 0; d < 3; d++) {
-    L.grid.n[d] = d < dim ? (int)n[d] : 1, L.grid.periodic[d] = d < dim && bt[d] == DM_BOUNDARY_PERIODIC;
-    L.me.gs[d] = 0, L.me.gm[d] = L.grid.n[d];
-  }
-  PetscCall(StnDMDABox(da, PETSC_FALSE, L.me.os, L.me.om));
+  PetscCall(grid_layout(da, nvec, &L));
+  for (int d = 0; d < 3; d++) L.me.gs[d] = 0, L.me.gm[d] = L.grid.n[d];
   PetscCall(create_logged(PetscObjectComm((PetscObject)da), &L, hp, why));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -370,6 +384,13 @@ PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscSca
 {
   PetscFunctionBeginUser;
   PetscCall(exchange(h, owned, ghosted, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnHaloExchangeGhostsInto(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted)
+{
+  PetscFunctionBeginUser;
+  PetscCall(exchange(h, owned, ghosted, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

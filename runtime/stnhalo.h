@@ -27,6 +27,10 @@ PetscErrorCode StnHaloCreate(DM da, StnHalo *h, const char **why);
    onto every rank, each laid out as one rank's whole grid; array v of the result starts
    StnHaloStride(h) doubles after array v - 1. */
 PetscErrorCode StnHaloCreateWhole(DM da, PetscInt nvec, StnHalo *h, const char **why);
+/* The same with every rank's ghosted box [gs, gs + gm) (global indices, within the grid where it
+   is not periodic) instead of the DMDA's: deeper ghosts than its stencil width (stnmgdeep.h).
+   Collective; every rank gives its own box. */
+PetscErrorCode StnHaloCreateBox(DM da, const int gs[3], const int gm[3], StnHalo *h, const char **why);
 PetscInt       StnHaloStride(StnHalo h);
 /* The same for a vector of n entries split over the ranks of comm in blocks (rank r's from
    rstart, nlocal of them): an exchange gives every rank the whole vector, in the global order. */
@@ -45,6 +49,9 @@ PetscErrorCode StnHaloExchangeInto(StnHalo h, const PetscScalar *owned, PetscSca
    owned points not (stale), for kernels that read owned values from owned (split reads): the
    exchange does not copy the owned box, most of its bytes. */
 PetscErrorCode StnHaloExchangeGhosts(StnHalo h, const PetscScalar *owned, const PetscScalar **ghosts);
+/* The same into the caller's ghosted array: only its ghosts are written. owned may be its owned
+   box within it (no copy at all). */
+PetscErrorCode StnHaloExchangeGhostsInto(StnHalo h, const PetscScalar *owned, PetscScalar *ghosted);
 /* Collective over comm (PETSC_COMM_WORLD), once at start-up where several ranks run on the GPUs
    of one node: opens every rank's memory to the others (the first chunk of the pool stnhalo.c
    draws from, mapped by each, and a first store into each), so that the first exchanges do not

@@ -25,22 +25,53 @@ typedef struct {
   PetscBool      tried;
 } MatFree;
 
+/* The product over info's owned box at the state x (device, laid out in info's ghosted box). */
+static PetscErrorCode apply(MatFree *mf, const StnLocalInfo *info, const PetscScalar *x, const StnMultArgs *m)
+{
+  const double rows = (double)info->xm * info->ym * info->zm, owned = (double)mf->info.xm * mf->info.ym * mf->info.zm;
+  int          rc;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogGpuTimeBegin());
+  rc = mf->k->jacobian_mult(info, mf->user, x, m, &mf->shape);
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian's product kernel failed: %s", StnCUDALastError());
+  PetscCall(PetscLogGpuFlops(owned > 0 ? mf->flops * rows / owned : 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m)
 {
   MatFree           *mf;
   const PetscScalar *x;
-  int                rc;
 
   PetscFunctionBeginUser;
   PetscCall(MatShellGetContext(J, &mf));
   PetscCheck(mf->state, PetscObjectComm((PetscObject)J), PETSC_ERR_ORDER, "the Jacobian without its matrix has no state yet: it is set when the Jacobian is evaluated");
   PetscCall(VecCUDAGetArrayRead(mf->state, &x));
-  PetscCall(PetscLogGpuTimeBegin());
-  rc = mf->k->jacobian_mult(&mf->info, mf->user, x, m, &mf->shape);
-  PetscCall(PetscLogGpuTimeEnd());
-  PetscCheck(rc == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "the Jacobian's product kernel failed: %s", StnCUDALastError());
-  PetscCall(PetscLogGpuFlops(mf->flops));
+  PetscCall(apply(mf, &mf->info, x, m));
   PetscCall(VecCUDARestoreArrayRead(mf->state, &x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMatFreeApplyAt(Mat J, const StnLocalInfo *info, const PetscScalar *state, const StnMultArgs *m)
+{
+  MatFree *mf;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(J, &mf));
+  PetscCall(apply(mf, info, state, m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMatFreeGetState(Mat J, StnLocalInfo *info, Vec *state)
+{
+  MatFree *mf;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(J, &mf));
+  *info  = mf->info;
+  *state = mf->state;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -45,6 +45,13 @@ PetscErrorCode StnMatFreeOfLevel(Mat A, Mat P, Mat *mf);
 /* Queues the generated product with m's operands (device arrays of J's size): J w, or a
    smoothing step with its update (StnMultArgs). */
 PetscErrorCode StnMatFreeApply(Mat J, const StnMultArgs *m);
+/* J's state: its grid as the kernel sees it and the ghosted local vector (NULL before the first
+   Jacobian). */
+PetscErrorCode StnMatFreeGetState(Mat J, StnLocalInfo *info, Vec *state);
+/* The same product over the rows of info's owned box, the state laid out in its ghosted box
+   (another copy of J's state, with deeper ghosts: stnmgdeep.h), m's arrays laid out as info
+   says (StnMultArgs). */
+PetscErrorCode StnMatFreeApplyAt(Mat J, const StnLocalInfo *info, const PetscScalar *state, const StnMultArgs *m);
 #endif
 
 #endif

@@ -53,6 +53,7 @@
   #include "sgdia.h"
   #include "stnhalo.h"
   #include "stnmatfree.h"
+  #include "stnmgdeep.h"
   #include "stngmres_cuda.h" /* STN_GMRES_REPORT_SETS */
   #include "stnmgcycle_cuda.h"
   #include "stnvec_cuda.h" /* StnVecReciprocal */
@@ -79,6 +80,10 @@ typedef struct {
   Vec                    wb, wx, wr;    /* its vectors (on this rank, the whole grid's) */
   Vec                    wdinv;         /* 1 / its diagonal, whole */
   StnTransferGrid        wgrid, wrgrid; /* the whole grids' transfers to the next coarser */
+  /* several ranks, a split level whose product runs without the matrix: one exchange per
+     smoothing (stnmgdeep.h), its vectors its own; NULL where not */
+  StnDeep               *deep;
+  PetscObjectId          deep_dm;
   PetscInt               steps;  /* Chebyshev steps per smoothing */
   PetscReal              emax, emin;
   PetscObjectId          id[2];  /* the operator and the interpolation the above came from */
@@ -99,6 +104,7 @@ typedef struct {
   PetscScalar           *coarse_y; /* inverse times the whole vector, on the device */
   /* several ranks: levels 0 to split - 1 held whole on every rank, or split 0 */
   PetscInt         split, redundant_unknowns;
+  PetscBool        deep_ghosts; /* -stn_mg_deep_ghosts: stnmgdeep.h on the levels it serves */
   StnHalo          to_whole;   /* gathers level split - 1's restricted right side */
   PetscObjectId    to_whole_dm;
   const PetscScalar *b_split;  /*   into here, each cycle */
@@ -357,6 +363,43 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Several ranks, after the levels' diagonals: deep ghosts (stnmgdeep.h) on every split level
+   whose product runs without the matrix, made again for a new grid or smoothing, and this
+   Jacobian's state and diagonal exchanged into them. The same levels on every rank. */
+static PetscErrorCode prepare_deep(PC pc, Fused *fc)
+{
+  PC_MG_Levels **mgl = ((PC_MG *)pc->data)->levels;
+
+  PetscFunctionBeginUser;
+  for (PetscInt l = 1; l < fc->nlevels; l++) {
+    Level        *lv   = &fc->level[l];
+    int           want = fc->deep_ghosts && !lv->whole && lv->mf && lv->halo, renew;
+    DM            da;
+    PetscObjectId id;
+
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_LAND, fc->comm));
+    if (!want) {
+      PetscCall(StnDeepDestroy(&lv->deep));
+      continue;
+    }
+    PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
+    PetscCall(PetscObjectGetId((PetscObject)da, &id));
+    renew = !lv->deep || lv->deep_dm != id || lv->deep->steps != lv->steps;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, fc->comm));
+    if (renew) {
+      const char *why;
+
+      PetscCall(StnDeepDestroy(&lv->deep));
+      PetscCall(StnDeepCreate(da, lv->steps, &lv->deep, &why));
+      lv->deep_dm = id;
+      if (!lv->deep) PetscCall(PetscInfo(pc, "level %" PetscInt_FMT " exchanges its ghosts before every step: %s\n", l, why));
+      else PetscCall(PetscInfo(pc, "level %" PetscInt_FMT ": deep ghosts, %d planes, one exchange per smoothing\n", l, lv->deep->depth));
+    }
+    if (lv->deep) PetscCall(StnDeepSetOperator(lv->deep, lv->mf, lv->dinv));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The block diagonal at offset (0, 0, 0) of box, or -1. */
 static int center_of(const StnBox *box)
 {
@@ -559,6 +602,7 @@ static PetscErrorCode free_levels(Fused *fc)
     fc->level[l].halo = NULL; /* its grid's (StnDMGetExchange) */
     PetscCall(DMDestroy(&fc->level[l].halo_da));
     PetscCall(free_whole(&fc->level[l]));
+    PetscCall(StnDeepDestroy(&fc->level[l].deep));
   }
   fc->split = 0;
   PetscCall(PetscFree(fc->level));
@@ -671,6 +715,7 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
 
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &a, 1, MPI_INT, MPI_LAND, fc->comm));
     all = a ? PETSC_TRUE : PETSC_FALSE;
+    if (all) PetscCall(prepare_deep(pc, fc));
   }
   fc->ready = all;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -725,14 +770,36 @@ static PetscErrorCode step(const Level *lv, const PetscScalar *x, const PetscSca
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Level lv's Chebyshev smoothing of A x = b (KSPSolve_Chebyshev_FirstKind, no norms): from x = 0
-   when zero (x not read), else from x. t is work space of x's size. Result in x. */
+/* KSPSolve_Chebyshev_FirstKind's coefficients from level lv's bounds: its first step is
+   y = x + scale d .* (b - A x) (from x = 0: y = scale d .* b), each one after it
+   y = (1 - omega) p + omega x + omega scale d .* (b - A x), p the iterate before x. */
+typedef struct {
+  PetscReal scale, mu, omegaprod, c0, c1;
+} Chebyshev;
+
+static Chebyshev chebyshev_start(const Level *lv)
+{
+  const PetscReal scale = 2.0 / (lv->emax + lv->emin), alpha = 1.0 - scale * lv->emin;
+  const Chebyshev c     = {scale, 1.0 / alpha, 2.0 / alpha, 1.0, 1.0 / alpha};
+
+  return c;
+}
+
+/* The next step's omega. */
+static PetscReal chebyshev_next(Chebyshev *c)
+{
+  const PetscReal c2 = 2.0 * c->mu * c->c1 - c->c0, omega = c->omegaprod * c->c1 / c2;
+
+  c->c0 = c->c1, c->c1 = c2;
+  return omega;
+}
+
+/* Level lv's Chebyshev smoothing of A x = b (no norms): from x = 0 when zero (x not read), else
+   from x. t is work space of x's size. Result in x. */
 static PetscErrorCode smooth(const Level *lv, const PetscScalar *b, PetscScalar *x, PetscScalar *t, PetscBool zero)
 {
-  const PetscScalar *d     = NULL;
-  const PetscReal    scale = 2.0 / (lv->emax + lv->emin), alpha = 1.0 - scale * lv->emin;
-  const PetscReal    mu = 1.0 / alpha, omegaprod = 2.0 / alpha;
-  PetscReal          c0 = 1.0, c1 = mu;
+  const PetscScalar *d = NULL;
+  Chebyshev          c = chebyshev_start(lv);
   PetscScalar       *prev, *cur;
   PetscBool          prev_zero = zero;
   const long         n         = (long)lv->box->dof * lv->box->xm * lv->box->ym * lv->box->zm;
@@ -741,23 +808,22 @@ static PetscErrorCode smooth(const Level *lv, const PetscScalar *b, PetscScalar 
   PetscCall(VecCUDAGetArrayRead(lv->whole ? lv->wdinv : lv->dinv, &d));
   /* p1 = p0 + scale D^-1 (b - A p0), into x when it is the last step, else into t */
   cur = lv->steps == 1 ? x : t;
-  if (zero) STN_CUDA_CALL(StnMGScaleCUDA(n, scale, d, b, cur));
+  if (zero) STN_CUDA_CALL(StnMGScaleCUDA(n, c.scale, d, b, cur));
   else {
     if (cur == x) { /* one step in place is not possible: the product reads x's neighbours */
-      PetscCall(step(lv, x, b, d, NULL, 0.0, 1.0, scale, t));
+      PetscCall(step(lv, x, b, d, NULL, 0.0, 1.0, c.scale, t));
       STN_CUDA_CALL(StnCUDAMemcpyDtoD(x, t, sizeof(PetscScalar) * (size_t)n));
-    } else PetscCall(step(lv, x, b, d, NULL, 0.0, 1.0, scale, cur));
+    } else PetscCall(step(lv, x, b, d, NULL, 0.0, 1.0, c.scale, cur));
   }
   prev = cur == x ? t : x;
   for (PetscInt i = 1; i < lv->steps; i++) {
-    const PetscReal c2 = 2.0 * mu * c1 - c0, omega = omegaprod * c1 / c2;
+    const PetscReal omega = chebyshev_next(&c);
 
     /* p_new = (1 - omega) p_prev + omega p_cur + omega scale D^-1 (b - A p_cur), over p_prev */
-    PetscCall(step(lv, cur, b, d, prev_zero ? NULL : prev, 1.0 - omega, omega, omega * scale, prev));
+    PetscCall(step(lv, cur, b, d, prev_zero ? NULL : prev, 1.0 - omega, omega, omega * c.scale, prev));
     prev_zero = PETSC_FALSE;
     PetscScalar *swap = prev;
     prev = cur, cur = swap;
-    c0 = c1, c1 = c2;
   }
   if (cur != x) STN_CUDA_CALL(StnCUDAMemcpyDtoD(x, cur, sizeof(PetscScalar) * (size_t)n));
   PetscCall(VecCUDARestoreArrayRead(lv->whole ? lv->wdinv : lv->dinv, &d));
@@ -803,6 +869,16 @@ static PetscErrorCode restore_arrays(Arrays *a)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A transfer's layout box [s, s + m) from another. */
+static void set_box(int s[3], int m[3], const int from_s[3], const int from_m[3])
+{
+  for (int d = 0; d < 3; d++) s[d] = from_s[d], m[d] = from_m[d];
+}
+
+/* Deep ghosts: where the smoothing up leaves the level's correction (deep_up), with width
+   planes past the owned box. */
+static const PetscScalar *deep_result(const StnDeep *dp) { return dp->x[1]; }
+
 /* grid with split reads (StnTransferGrid.own): its input's points in the owned box [ps, ps + pm)
    read from own. */
 static StnTransferGrid with_split_reads(const StnTransferGrid *grid, const int ps[3], const int pm[3], const PetscScalar *own)
@@ -815,13 +891,16 @@ static StnTransferGrid with_split_reads(const StnTransferGrid *grid, const int p
 }
 
 /* Down from level l: its residual ra into level l - 1's right side. Across the split, into this
-   rank's coarse points, then gathered whole onto every rank (b_split). */
+   rank's coarse points, then gathered whole onto every rank (b_split). With deep ghosts on level
+   l, ra holds its ghosts already; on level l - 1, its right side is its widened array's. */
 static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscScalar *ra)
 {
   PC_MG_Levels     **mgl = ((PC_MG *)pc->data)->levels;
   const Level       *lv  = &fc->level[l];
+  const StnDeep     *dc  = fc->level[l - 1].deep;
   const PetscScalar *rg  = ra;
   PetscScalar       *bc;
+  StnTransferGrid    g;
 
   PetscFunctionBeginUser;
   if (lv->whole) {
@@ -830,42 +909,116 @@ static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscSca
     PetscCall(VecCUDARestoreArrayWrite(fc->level[l - 1].wb, &bc));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
-  if (lv->halo) { /* split reads: the exchange sends the fine ghosts alone */
-    const StnTransferGrid g = with_split_reads(lv->rgrid, lv->grid->fs, lv->grid->fm, ra); /* the interpolation's output: the fine owned box */
-
+  if (dc) bc = dc->b;
+  else PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
+  g = *lv->rgrid;
+  if (lv->deep) set_box(g.fs, g.fm, lv->deep->es, lv->deep->em);
+  else if (lv->halo) { /* split reads: the exchange sends the fine ghosts alone */
+    g = with_split_reads(lv->rgrid, lv->grid->fs, lv->grid->fm, ra); /* the interpolation's output: the fine owned box */
     PetscCall(StnHaloExchangeGhosts(lv->halo, ra, &rg));
-    STN_CUDA_CALL(StnTransferRestrictCUDA(&g, 0, rg, bc));
-  } else STN_CUDA_CALL(StnTransferRestrictCUDA(lv->rgrid, 0, rg, bc));
+  }
+  if (dc) set_box(g.cs, g.cm, dc->es, dc->em);
+  STN_CUDA_CALL(StnTransferRestrictCUDA(&g, 0, rg, bc));
   if (l == fc->split) PetscCall(StnHaloExchange(fc->to_whole, bc, &fc->b_split));
-  PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
+  if (!dc) PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Up to level l: xa += the interpolation of level l - 1's correction. Across the split, this
-   rank's fine points from the whole coarse grid, with no exchange. */
+   rank's fine points from the whole coarse grid, with no exchange. With deep ghosts on level
+   l - 1 its correction holds its ghosts already (deep_up); on level l, xa is its widened array. */
 static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *xa)
 {
   PC_MG_Levels     **mgl = ((PC_MG *)pc->data)->levels;
-  const Level       *lc  = &fc->level[l - 1];
-  const PetscScalar *xc, *xcg;
+  const Level       *lf = &fc->level[l], *lc = &fc->level[l - 1];
+  const PetscScalar *xc = NULL, *xcg;
+  StnTransferGrid    g  = l == fc->split ? fc->split_grid : *lf->grid;
 
   PetscFunctionBeginUser;
+  if (lf->deep) set_box(g.fs, g.fm, lf->deep->es, lf->deep->em);
   if (lc->whole) {
     PetscCall(VecCUDAGetArrayRead(lc->wx, &xc));
-    STN_CUDA_CALL(StnTransferInterpolateCUDA(l == fc->split ? &fc->split_grid : fc->level[l].grid, 1, xc, xa));
+    STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xc, xa));
     PetscCall(VecCUDARestoreArrayRead(lc->wx, &xc));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (lc->deep) {
+    set_box(g.cs, g.cm, lc->deep->es, lc->deep->em);
+    STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, deep_result(lc->deep), xa));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(VecCUDAGetArrayRead(mgl[l - 1]->x, &xc));
   xcg = xc;
   if (lc->halo) { /* the coarse points around the fine ones: ghosts too, exchanged alone */
-    const StnTransferGrid g = with_split_reads(fc->level[l].grid, fc->level[l].rranks.cs, fc->level[l].rranks.cm, xc); /* the restriction's output: the coarse owned box */
+    const StnTransferGrid gs = with_split_reads(&g, lf->rranks.cs, lf->rranks.cm, xc); /* the restriction's output: the coarse owned box */
 
+    g = gs;
     PetscCall(StnHaloExchangeGhosts(lc->halo, xc, &xcg));
-    STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xcg, xa));
-  } else STN_CUDA_CALL(StnTransferInterpolateCUDA(fc->level[l].grid, 1, xcg, xa));
+  }
+  STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xcg, xa));
   PetscCall(VecCUDARestoreArrayRead(mgl[l - 1]->x, &xc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Deep ghosts on level l (stnmgdeep.h): down from it. Its right side (b, the finest level's,
+   else the restriction's in its widened array) exchanged once; the smoothing from zero, its
+   step i over the owned box widened by depth - width i; the residual over width planes more
+   than the owned box; the restriction. The smoothing ends in x[(steps - 1) % 2]. */
+static PetscErrorCode deep_down(PC pc, Fused *fc, PetscInt l, Vec b)
+{
+  const Level   *lv  = &fc->level[l];
+  const StnDeep *dp  = lv->deep;
+  Chebyshev      c   = chebyshev_start(lv);
+  int            cur = 0;
+
+  PetscFunctionBeginUser;
+  if (b) {
+    const PetscScalar *ba;
+
+    PetscCall(VecCUDAGetArrayRead(b, &ba));
+    PetscCall(StnHaloExchangeInto(dp->halo, ba, dp->b));
+    PetscCall(VecCUDARestoreArrayRead(b, &ba));
+  } else PetscCall(StnHaloExchangeGhostsInto(dp->halo, dp->b + dp->offset, dp->b));
+  STN_CUDA_CALL(StnMGScaleCUDA(dp->n, c.scale, dp->d, dp->b, dp->x[0]));
+  for (PetscInt i = 1; i < lv->steps; i++, cur = 1 - cur) {
+    const PetscReal omega = chebyshev_next(&c);
+
+    PetscCall(StnDeepStep(dp, lv->mf, dp->depth - dp->width * (int)i, dp->x[cur], dp->b, dp->d, i == 1 ? NULL : dp->x[1 - cur], 1.0 - omega, omega, omega * c.scale, dp->x[1 - cur], PETSC_FALSE));
+  }
+  PetscCall(StnDeepStep(dp, lv->mf, dp->width, dp->x[cur], dp->b, NULL, NULL, 0.0, 0.0, 1.0, dp->r, PETSC_FALSE)); /* r = b - A x */
+  PetscCall(restrict_down(pc, fc, l, dp->r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Deep ghosts on level l: up to it. The interpolation added to the smoothing down's iterate,
+   exchanged once; the smoothing from it, its last step over width planes more than the owned box
+   (the finer level's interpolation reads them), or on the finest level (x) its owned box into x.
+   The iterates alternate between x[0] and x[1] and end in x[1]: deep_result. */
+static PetscErrorCode deep_up(PC pc, Fused *fc, PetscInt l, Vec x)
+{
+  const Level   *lv = &fc->level[l];
+  const StnDeep *dp = lv->deep;
+  Chebyshev      c  = chebyshev_start(lv);
+  int            prev = (int)((lv->steps - 1) % 2), cur = 1 - prev;
+  PetscScalar   *xa = NULL;
+
+  PetscFunctionBeginUser;
+  PetscCall(interpolate_up(pc, fc, l, dp->x[prev]));
+  PetscCall(StnHaloExchangeGhostsInto(dp->halo, dp->x[prev] + dp->offset, dp->x[prev]));
+  if (x) PetscCall(VecCUDAGetArrayWrite(x, &xa));
+  for (PetscInt i = 1; i <= lv->steps; i++) {
+    const PetscBool last = (PetscBool)(xa && i == lv->steps);
+    const int       k    = last ? 0 : dp->depth - dp->width * (int)i;
+
+    if (i == 1) PetscCall(StnDeepStep(dp, lv->mf, k, dp->x[prev], dp->b, dp->d, NULL, 0.0, 1.0, c.scale, last ? xa : dp->x[cur], last));
+    else {
+      const PetscReal omega = chebyshev_next(&c);
+
+      PetscCall(StnDeepStep(dp, lv->mf, k, dp->x[cur], dp->b, dp->d, dp->x[prev], 1.0 - omega, omega, omega * c.scale, last ? xa : dp->x[prev], last));
+      prev = cur, cur = 1 - cur;
+    }
+  }
+  if (x) PetscCall(VecCUDARestoreArrayWrite(x, &xa));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -914,11 +1067,14 @@ static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
     const Level *lv = &fc->level[l];
     Arrays       a;
 
-    PetscCall(get_arrays(pc, fc, l, b, x, PETSC_TRUE, &a));
-    PetscCall(smooth(lv, a.b, a.x, a.r, PETSC_TRUE));
-    PetscCall(step(lv, a.x, a.b, NULL, NULL, 0.0, 0.0, 1.0, a.r)); /* r = b - A x */
-    PetscCall(restrict_down(pc, fc, l, a.r));
-    PetscCall(restore_arrays(&a));
+    if (lv->deep) PetscCall(deep_down(pc, fc, l, l == n - 1 ? b : NULL));
+    else {
+      PetscCall(get_arrays(pc, fc, l, b, x, PETSC_TRUE, &a));
+      PetscCall(smooth(lv, a.b, a.x, a.r, PETSC_TRUE));
+      PetscCall(step(lv, a.x, a.b, NULL, NULL, 0.0, 0.0, 1.0, a.r)); /* r = b - A x */
+      PetscCall(restrict_down(pc, fc, l, a.r));
+      PetscCall(restore_arrays(&a));
+    }
     PetscCall(profile_mark(fc, n - l));
   }
   PetscCall(coarse_solve(pc, fc));
@@ -927,15 +1083,17 @@ static PetscErrorCode cycle(PC pc, Fused *fc, Vec b, Vec x)
     const Level *lv = &fc->level[l];
     Arrays       a;
 
-    PetscCall(get_arrays(pc, fc, l, b, x, PETSC_FALSE, &a));
-    PetscCall(interpolate_up(pc, fc, l, a.x));
-    PetscCall(smooth(lv, a.b, a.x, a.r, PETSC_FALSE));
-    PetscCall(restore_arrays(&a));
+    if (lv->deep) PetscCall(deep_up(pc, fc, l, l == n - 1 ? x : NULL));
+    else {
+      PetscCall(get_arrays(pc, fc, l, b, x, PETSC_FALSE, &a));
+      PetscCall(interpolate_up(pc, fc, l, a.x));
+      PetscCall(smooth(lv, a.b, a.x, a.r, PETSC_FALSE));
+      PetscCall(restore_arrays(&a));
+    }
     PetscCall(profile_mark(fc, n + l));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
 
 static PetscErrorCode PCApply_StnMG(PC pc, Vec b, Vec x)
 {
@@ -1042,6 +1200,8 @@ PetscErrorCode StnPCMGUseFusedCycle(PC pc)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-stn_mg_profile", &fc->profile, NULL));
   fc->redundant_unknowns = STN_MG_REDUNDANT_UNKNOWNS;
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-stn_mg_redundant_unknowns", &fc->redundant_unknowns, NULL));
+  fc->deep_ghosts = PETSC_TRUE;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-stn_mg_deep_ghosts", &fc->deep_ghosts, NULL));
   PetscCall(PetscObjectContainerCompose((PetscObject)pc, "StnFusedCycle", fc, FusedDestroy));
   pc->ops->apply = PCApply_StnMG;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -94,6 +94,23 @@ same() {
   else bad "same answers: $line"; tail -15 "$6"; fi
 }
 
+# deep_same N LOG PROG OPTIONS...: the fused cycle with deep ghosts (one exchange per smoothing,
+# stnmgdeep.h) and with an exchange before every step print the same Krylov residual norms,
+# digit for digit: a ghost row computes the neighbour's values in the neighbour's order.
+deep_same() {
+  dn=$1 dlog=$2 keep_n=$n # run sets n and log
+  shift 2
+  run "$dn" "$dlog.on.log" "$@" -ksp_monitor -stn_mg_deep_ghosts 1 -info :pc
+  run "$dn" "$dlog.off.log" "$@" -ksp_monitor -stn_mg_deep_ghosts 0
+  n=$keep_n
+  norms_on=$(grep -c "KSP Residual norm" "$dlog.on.log") deep_off=$(grep -c "exchanges its ghosts before every step" "$dlog.on.log")
+  deep_on=$(grep -c ": deep ghosts, " "$dlog.on.log")
+  if [ "$norms_on" -gt 0 ] && [ "$deep_off" = 0 ] && [ "$deep_on" -gt 0 ] &&
+     [ "$(grep "Residual norm" "$dlog.on.log")" = "$(grep "Residual norm" "$dlog.off.log")" ]; then
+    ok "multigrid: deep ghosts on $dn ranks ($(basename "$dlog"), made $deep_on times): the same $norms_on Krylov residual norms as an exchange before every step"
+  else bad "multigrid: deep ghosts on $dn ranks ($(basename "$dlog")): residual norms differ from an exchange before every step, or deep ghosts not made ($deep_on made, $deep_off refused)"; diff "$dlog.on.log" "$dlog.off.log" | head -8; fi
+}
+
 # Time-dependent programs (TS): every stage solve of every step takes one rank's Newton
 # iterations, and the final state is one rank's to 1e-10 (Jacobi, tight tolerances).
 solves() {
@@ -144,6 +161,11 @@ while IFS=: read -r name grid params uneven; do
           # shellcheck disable=SC2086
           run "$n" "$OUTDIR/$name.$kind.$n.matrix.log" $B/$name $grid $params $opts $mon -stn_operator matrix -snes_view_solution "binary:$B/$name.$kind.$n.matrix.bin"
           same "$name" "$n ranks, multigrid, the products without the matrix against those with it" 1e-8 "$OUTDIR/$name.$kind.$n.matrix.log" "$B/$name.$kind.$n.matrix.bin" "$OUTDIR/$name.$kind.$n.log" "$B/$name.$kind.$n.bin"
+        fi
+        if [ "$name" = cavity ]; then # deep ghosts on its split levels without the matrix (stnmgdeep.h)
+          deep_same "$n" "$OUTDIR/$name.deep.$n" $B/$name $grid $params $mg
+          deep_same "$n" "$OUTDIR/$name.deep.$n.matfree" $B/$name $grid $params $mg -stn_operator matfree -stn_mg_redundant_unknowns 0
+          deep_same 3 "$OUTDIR/$name.deep.3.uneven" $B/$name -da_grid_x 129 -da_grid_y 161 $params $mg # 54, 54, 53 rows
         fi
         # The coarse grids split over the ranks (none held whole), and split below 33^2 only.
         for r in 0 5000; do

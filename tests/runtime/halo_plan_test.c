@@ -12,7 +12,8 @@
    3D, every mix of periodic directions, 1 to 4 ranks per direction split evenly and unevenly,
    stencil widths 1 and 2 (DMDA's ghosted boxes: width w around the owned box, cut at the edges
    of non-periodic directions), each partition's whole-grid gather (the coarse grids held whole
-   on every rank), and the whole-vector gather of the coarse solve. */
+   on every rank), slabs with deep ghosts (multigrid's one exchange per smoothing) and the
+   whole-vector gather of the coarse solve. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +209,7 @@ static int part_start(int n, int k, int i, int uneven)
 int main(void)
 {
   static const int sizes[3][3] = {{13, 1, 1}, {12, 9, 1}, {8, 7, 6}};
-  int              partitions = 0, gathers = 0, wholes = 0;
+  int              partitions = 0, gathers = 0, wholes = 0, deeps = 0;
 
   for (int dim = 1; dim <= 3; dim++)
     for (int per = 0; per < (1 << dim); per++)
@@ -255,6 +256,33 @@ int main(void)
               failures++;
             }
           }
+  /* Deep ghosts (runtime/stnmgdeep.h): slabs along the last axis, not periodic, each ghosted box
+     the owned one lengthened by depth planes each way, cut at the grid's edges; deeper than a
+     neighbour's slab, the planes come from the ranks beyond it too. */
+  for (int dim = 2; dim <= 3; dim++)
+    for (int nranks = 2; nranks <= 6; nranks++)
+      for (int depth = 1; depth <= 9; depth++)
+        for (int uneven = 0; uneven < 2; uneven++) {
+          StnHaloGrid  g = {dim, {1, 1, 1}, {0, 0, 0}};
+          StnHaloBoxes b[MAX_RANKS];
+          const int    a = dim - 1;
+          char         what[120];
+
+          for (int d = 0; d < dim; d++) g.n[d] = d == a ? 17 : sizes[dim - 1][d];
+          for (int r = 0; r < nranks; r++) {
+            const int s = part_start(g.n[a], nranks, r, uneven), e = r + 1 == nranks ? g.n[a] : part_start(g.n[a], nranks, r + 1, uneven);
+            for (int d = 0; d < 3; d++) b[r].os[d] = b[r].gs[d] = 0, b[r].om[d] = b[r].gm[d] = g.n[d];
+            b[r].os[a] = s, b[r].om[a] = e - s;
+            b[r].gs[a] = s - depth < 0 ? 0 : s - depth;
+            b[r].gm[a] = (e + depth > g.n[a] ? g.n[a] : e + depth) - b[r].gs[a];
+          }
+          snprintf(what, sizeof what, "deep ghosts of %dD, 17 planes in %d slabs%s, depth %d", dim, nranks, uneven ? " (uneven)" : "", depth);
+          deeps++;
+          if (play(&g, b, nranks, what) && !StnHaloSymmetric(&g, b, nranks)) {
+            printf("FAIL: halo_plan: %s: a rank receives from one it sends nothing to\n", what);
+            failures++;
+          }
+        }
   /* The gather: every rank's ghosted box is the whole vector; some ranks own nothing. */
   for (int nranks = 1; nranks <= 6; nranks++)
     for (int empty = 0; empty < 2; empty++) {
@@ -276,6 +304,6 @@ int main(void)
       }
     }
   if (failures) return 1;
-  printf("halo_plan: the device ghost exchange's blocks, flags and symmetry on %d partitions (1D to 3D, periodic, widths 1 and 2, even and uneven), their %d whole-grid gathers and %d gathers: ok\n", partitions, wholes, gathers);
+  printf("halo_plan: the device ghost exchange's blocks, flags and symmetry on %d partitions (1D to 3D, periodic, widths 1 and 2, even and uneven), their %d whole-grid gathers, %d deep-ghost slabs (depths 1 to 9) and %d gathers: ok\n", partitions, wholes, deeps, gathers);
   return 0;
 }
