@@ -26,7 +26,10 @@
 ** On several ranks (one node, stnhalo.h) each rank runs the same cycle on its own points: a
 ** product, the restriction and the interpolation read the ghosts of their input, which a device
 ** exchange fills just before (6 per level and cycle with two smoothing steps), and no step waits
-** on the host. They read a point's owned neighbours from the owned array and only the others
+** on the host. A split level whose product runs without the matrix has deep ghosts instead
+** (stnmgdeep.h, -stn_mg_deep_ghosts): its vectors its own, in the owned box widened by
+** width * (steps + 1) planes, one exchange before each smoothing, and each step computing the
+** ghost rows the steps after it read (deep_down, deep_up): 2 exchanges per level and cycle. They read a point's owned neighbours from the owned array and only the others
 ** from the exchange's array (split reads: StnHaloExchangeGhosts sends the ghosts alone and
 ** copies nothing else), the generated product without the matrix too (its NB()). The
 ** restriction computes each owned coarse point from the fine points around it, the same sum in
