@@ -13,6 +13,19 @@
 /* The name the values are composed on a DM under. */
 static void key_of(const char *name, char *key, size_t size) { (void)PetscSNPrintf(key, size, "StnCoefficient_%s", name); }
 
+/* Where a DM with any coefficient keeps one of them too (StnDMHasCoefficients). */
+static const char any_key[] = "StnCoefficient";
+
+PetscErrorCode StnDMHasCoefficients(DM da, PetscBool *has)
+{
+  PetscObject any;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectQuery((PetscObject)da, any_key, &any));
+  *has = any ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The grid's sizes, "33 x 33", for messages. */
 static PetscErrorCode grid_text(DM da, PetscInt *points, char *text, size_t size)
 {
@@ -66,6 +79,7 @@ static PetscErrorCode attach(DM da, DM cda, Vec g, const char *name)
 #endif
   key_of(name, key, sizeof key);
   PetscCall(PetscObjectCompose((PetscObject)da, key, (PetscObject)local));
+  PetscCall(PetscObjectCompose((PetscObject)da, any_key, (PetscObject)local)); /* StnDMHasCoefficients */
   PetscCall(VecDestroy(&local)); /* da holds it */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -27,6 +27,9 @@ PetscErrorCode StnCoefficientLoad(DM da, const char *name, const char *where);
    (k[j][i + 1] in 2D), read-only; restore it when done. */
 PetscErrorCode StnCoefficientGetArray(DM da, const char *name, void *array);
 PetscErrorCode StnCoefficientRestoreArray(DM da, const char *name, void *array);
+/* Whether da's grid has the values of any coefficient (its kernels read them laid out in its
+   ghosted box). */
+PetscErrorCode StnDMHasCoefficients(DM da, PetscBool *has);
 
 #if defined(PETSC_HAVE_CUDA)
 /* The coefficient's ghosted local array on da's grid in device memory, flat (the kernels index

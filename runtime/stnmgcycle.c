@@ -25,15 +25,15 @@
 **
 ** On several ranks (one node, stnhalo.h) each rank runs the same cycle on its own points: a
 ** product, the restriction and the interpolation read the ghosts of their input, which a device
-** exchange fills just before (6 per level and cycle with two smoothing steps), and no step waits
-** on the host. A split level whose product runs without the matrix has deep ghosts instead
+** exchange fills just before (2 * steps + 2 per level and cycle), and no step waits on the host.
+** They read a point's owned neighbours from the owned array and only the others from the
+** exchange's array (split reads: StnHaloExchangeGhosts sends the ghosts alone and copies nothing
+** else), the generated product without the matrix too (its NB()). The restriction computes each
+** owned coarse point from the fine points around it, the same sum in the same order as on one
+** rank. A split level whose product runs without the matrix has deep ghosts instead
 ** (stnmgdeep.h, -stn_mg_deep_ghosts): its vectors its own, in the owned box widened by
 ** width * (steps + 1) planes, one exchange before each smoothing, and each step computing the
-** ghost rows the steps after it read (deep_down, deep_up): 2 exchanges per level and cycle. They read a point's owned neighbours from the owned array and only the others
-** from the exchange's array (split reads: StnHaloExchangeGhosts sends the ghosts alone and
-** copies nothing else), the generated product without the matrix too (its NB()). The
-** restriction computes each owned coarse point from the fine points around it, the same sum in
-** the same order as on one rank.
+** ghost rows the steps after it read (deep_down, deep_up): 2 exchanges per level and cycle.
 **
 ** Below the split, the coarse grids of at most -stn_mg_redundant_unknowns unknowns, every rank
 ** holds the whole grid and computes the one-rank cycle there redundantly, with no exchange: on
@@ -86,7 +86,9 @@ typedef struct {
   /* several ranks, a split level whose product runs without the matrix: one exchange per
      smoothing (stnmgdeep.h), its vectors its own; NULL where not */
   StnDeep               *deep;
-  PetscObjectId          deep_dm;
+  PetscObjectId          deep_dm;    /* the grid and the steps they were made, or refused, for */
+  PetscInt               deep_steps;
+  PetscBool              deep_tried;
   PetscInt               steps;  /* Chebyshev steps per smoothing */
   PetscReal              emax, emin;
   PetscObjectId          id[2];  /* the operator and the interpolation the above came from */
@@ -155,8 +157,8 @@ static PetscErrorCode profile_levels(Fused *fc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks, once: each split level's exchange alone, 100 in a row timed on the GPU between
-   marks after a barrier, into exchange_us. */
+/* Several ranks, once: each split level's exchange alone (with deep ghosts, theirs), 100 in a
+   row timed on the GPU between marks after a barrier, into exchange_us. */
 static PetscErrorCode profile_exchanges(PC pc, Fused *fc)
 {
   PC_MG_Levels **mgl = ((PC_MG *)pc->data)->levels;
@@ -173,7 +175,10 @@ static PetscErrorCode profile_exchanges(PC pc, Fused *fc)
     STN_CUDA_CALL(StnCUDASynchronize());
     PetscCallMPI(MPI_Barrier(fc->comm));
     STN_CUDA_CALL(StnCUDAMark(6));
-    for (int i = 0; i < 100; i++) PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg)); /* as the level's steps take it */
+    for (int i = 0; i < 100; i++) { /* as the level's steps take it */
+      if (lv->deep) PetscCall(StnHaloExchangeGhostsInto(lv->deep->halo, lv->deep->x[0] + lv->deep->offset, lv->deep->x[0])); /* scratch before a cycle */
+      else PetscCall(StnHaloExchangeGhosts(lv->halo, x, &xg));
+    }
     STN_CUDA_CALL(StnCUDAMark(7));
     STN_CUDA_CALL(StnCUDASynchronize());
     STN_CUDA_CALL(StnCUDAMarksElapsed(6, 7, &ms));
@@ -383,18 +388,19 @@ static PetscErrorCode prepare_deep(PC pc, Fused *fc)
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_LAND, fc->comm));
     if (!want) {
       PetscCall(StnDeepDestroy(&lv->deep));
+      lv->deep_tried = PETSC_FALSE;
       continue;
     }
     PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
     PetscCall(PetscObjectGetId((PetscObject)da, &id));
-    renew = !lv->deep || lv->deep_dm != id || lv->deep->steps != lv->steps;
+    renew = !lv->deep_tried || lv->deep_dm != id || lv->deep_steps != lv->steps; /* not again where refused */
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, fc->comm));
     if (renew) {
       const char *why;
 
       PetscCall(StnDeepDestroy(&lv->deep));
       PetscCall(StnDeepCreate(da, lv->steps, &lv->deep, &why));
-      lv->deep_dm = id;
+      lv->deep_dm = id, lv->deep_steps = lv->steps, lv->deep_tried = PETSC_TRUE;
       if (!lv->deep) PetscCall(PetscInfo(pc, "level %" PetscInt_FMT " exchanges its ghosts before every step: %s\n", l, why));
       else PetscCall(PetscInfo(pc, "level %" PetscInt_FMT ": deep ghosts, %d planes, one exchange per smoothing\n", l, lv->deep->depth));
     }
@@ -606,6 +612,7 @@ static PetscErrorCode free_levels(Fused *fc)
     PetscCall(DMDestroy(&fc->level[l].halo_da));
     PetscCall(free_whole(&fc->level[l]));
     PetscCall(StnDeepDestroy(&fc->level[l].deep));
+    fc->level[l].deep_tried = PETSC_FALSE;
   }
   fc->split = 0;
   PetscCall(PetscFree(fc->level));

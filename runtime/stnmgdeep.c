@@ -9,6 +9,7 @@
 #if defined(PETSC_HAVE_CUDA)
   #include <petscdevice_cuda.h> /* VecCUDAGetArrayRead */
 
+  #include "stncoef.h" /* StnDMHasCoefficients */
   #include "stncuda.h"
   #include "stnmatfree.h"
   #include "stnmg.h" /* StnDMDABox */
@@ -26,7 +27,10 @@ PetscErrorCode StnDeepCreate(DM da, PetscInt steps, StnDeep **deep, const char *
   PetscInt       dim, dof, s, n[3];
   DMBoundaryType bt[3];
   StnDeep       *dp;
-  int            ok = 1;
+  PetscBool      coef;
+  int            ok = 1, why_code;
+  const char    *whys[] = {"the grid is not split along its last axis alone, or has a periodic direction",
+                           "the product reads coefficients from files, laid out in the grid's own ghosted box"};
 
   PetscFunctionBeginUser;
   *deep = NULL;
@@ -41,9 +45,11 @@ PetscErrorCode StnDeepCreate(DM da, PetscInt steps, StnDeep **deep, const char *
     if (d < dp->axis && (dp->os[d] != 0 || dp->om[d] != n[d])) ok = 0; /* not a slab */
   }
   if (dim < 2) ok = 0;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)da)));
-  if (!ok) {
-    *why = "the grid is not split along its last axis alone, or has a periodic direction";
+  PetscCall(StnDMHasCoefficients(da, &coef));
+  why_code = !ok ? 0 : coef ? 1 : 2; /* 2: none */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &why_code, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)da)));
+  if (why_code < 2) {
+    *why = whys[why_code];
     PetscCall(PetscFree(dp));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -95,6 +101,11 @@ PetscErrorCode StnDeepSetOperator(StnDeep *dp, Mat mf, Vec dinv)
   PetscFunctionBeginUser;
   PetscCall(StnMatFreeGetState(mf, &info, &state));
   PetscCheck(state, PETSC_COMM_SELF, PETSC_ERR_ORDER, "the Jacobian without its matrix has no state yet");
+  {
+    const int s[3] = {info.xs, info.ys, info.zs}, m[3] = {info.xm, info.ym, info.zm};
+
+    for (int k = 0; k < 3; k++) PetscCheck(s[k] == dp->os[k] && m[k] == dp->om[k], PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "the product's state is not on the grid of the deep ghosts");
+  }
   {
     const int gs[3] = {info.gxs, info.gys, info.gzs};
 

@@ -14,7 +14,9 @@
    state and the smoother's diagonal are exchanged into the widened box once per Jacobian. On
    slabs (the grid split along its last axis alone, StnAppSplitGrid) and no periodic direction:
    then the widened box is the owned one lengthened along the last axis, an array of it holds
-   the owned box as one run, and the generated kernel takes any box of it as its owned box. */
+   the owned box as one run, and the generated kernel takes any box of it as its owned box. Not
+   where the program reads coefficients from files: the kernel reads them laid out in the grid's
+   own ghosted box (stncoef.h). The rows computed redundantly count in -log_view's flops. */
 #ifndef STNMGDEEP_H
 #define STNMGDEEP_H
 
@@ -35,7 +37,8 @@ typedef struct {
 } StnDeep;
 
 /* Collective on da's communicator: deep ghosts for a smoothing of `steps` Chebyshev steps on da,
-   or *deep NULL on every rank, *why saying why (not slabs, a periodic direction, no exchange). */
+   or *deep NULL on every rank, *why saying why (not slabs, a periodic direction, coefficients
+   read from files, whose arrays have the grid's ghosts only: stncoef.h; no exchange). */
 PetscErrorCode StnDeepCreate(DM da, PetscInt steps, StnDeep **deep, const char **why);
 /* Collective. */
 PetscErrorCode StnDeepDestroy(StnDeep **deep);

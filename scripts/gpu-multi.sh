@@ -72,8 +72,11 @@ mpicc -O2 -I"$PETSC_DIR/include" tests/petsc/vecdiff.c -o $B/vecdiff -L"$LIBDIR"
 # ONLY=ts: the time-dependent programs' checks alone.
 steady="bratu2d sfi3d cavity"
 [ "${ONLY:-}" = ts ] && steady=
+[ "${ONLY:-}" = ts ] || steady="$steady coefficient_file"
 for name in $steady heat_ts grayscott; do
-  ("$STENCILC" "examples/$name.stn" -o "$B/$name" >"$OUTDIR/$name.build" 2>&1; echo "$?" >"$B/$name.build-rc") &
+  src=examples/$name.stn
+  [ "$name" = coefficient_file ] && src=tests/solve/$name.stn
+  ("$STENCILC" "$src" -o "$B/$name" >"$OUTDIR/$name.build" 2>&1; echo "$?" >"$B/$name.build-rc") &
 done
 wait
 
@@ -165,7 +168,7 @@ while IFS=: read -r name grid params uneven; do
         if [ "$name" = cavity ]; then # deep ghosts on its split levels without the matrix (stnmgdeep.h)
           deep_same "$n" "$OUTDIR/$name.deep.$n" $B/$name $grid $params $mg
           deep_same "$n" "$OUTDIR/$name.deep.$n.matfree" $B/$name $grid $params $mg -stn_operator matfree -stn_mg_redundant_unknowns 0
-          deep_same 3 "$OUTDIR/$name.deep.3.uneven" $B/$name -da_grid_x 129 -da_grid_y 161 $params $mg # 54, 54, 53 rows
+          [ "$n" = "${RANKS%% *}" ] && deep_same 3 "$OUTDIR/$name.deep.3.uneven" $B/$name -da_grid_x 129 -da_grid_y 161 $params $mg # 54, 54, 53 rows
         fi
         # The coarse grids split over the ranks (none held whole), and split below 33^2 only.
         for r in 0 5000; do
@@ -204,6 +207,26 @@ while IFS=: read -r name grid params uneven; do
 done <<EOF
 $cases
 EOF
+
+# A program that reads a coefficient from a file, every level's product without the matrix and
+# every level split: its kernels read the coefficient laid out in the grid's own ghosted box, so
+# its levels refuse deep ghosts (stnmgdeep.h) and exchange before every step; one rank's answers.
+if [ "$(cat "$B/coefficient_file.build-rc")" != 0 ]; then bad "coefficient_file: stencilc -o failed"; cat "$OUTDIR/coefficient_file.build"
+elif ! mpicc -O2 -I"$PETSC_DIR/include" tests/solve/coefficient_file_write.c -o $B/kwrite -L"$LIBDIR" -Wl,-rpath,"$LIBDIR" -lpetsc -lm ||
+     ! $B/kwrite -da_grid_x 129 -da_grid_y 129 -o $B/k129.k >/dev/null 2>&1; then bad "coefficient_file: cannot write its coefficient file"
+else
+  cf="-da_grid_x 129 -da_grid_y 129 -k_file $B/k129.k -stn_operator matfree -stn_mg_redundant_unknowns 0 $mg $mon"
+  for n in 1 $RANKS; do
+    # shellcheck disable=SC2086
+    run "$n" "$OUTDIR/coefficient_file.$n.log" $B/coefficient_file $cf -info :pc -snes_view_solution "binary:$B/coefficient_file.$n.bin"
+  done
+  for n in $RANKS; do
+    same coefficient_file "$n ranks, multigrid, products without the matrix" 1e-8 "$OUTDIR/coefficient_file.1.log" "$B/coefficient_file.1.bin" "$OUTDIR/coefficient_file.$n.log" "$B/coefficient_file.$n.bin"
+    if grep -q "exchanges its ghosts before every step: the product reads coefficients from files" "$OUTDIR/coefficient_file.$n.log" &&
+       ! grep -q ": deep ghosts, " "$OUTDIR/coefficient_file.$n.log"; then ok "multigrid: coefficient_file on $n ranks: no deep ghosts (its coefficient has the grid's ghosts only)"
+    else bad "multigrid: coefficient_file on $n ranks: deep ghosts not refused"; fi
+  done
+fi
 
 # Grid sequencing under the default multigrid: every refined grid gets new transfers and a new
 # gather for its coarsest grid; the counts are one rank's.
