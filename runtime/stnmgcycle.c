@@ -880,7 +880,7 @@ static PetscErrorCode restore_arrays(Arrays *a)
 }
 
 /* A transfer's layout box [s, s + m) from another. */
-static void set_box(int s[3], int m[3], const int from_s[3], const int from_m[3])
+static void copy_box(int s[3], int m[3], const int from_s[3], const int from_m[3])
 {
   for (int d = 0; d < 3; d++) s[d] = from_s[d], m[d] = from_m[d];
 }
@@ -922,12 +922,12 @@ static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscSca
   if (dc) bc = dc->b;
   else PetscCall(VecCUDAGetArrayWrite(mgl[l - 1]->b, &bc));
   g = *lv->rgrid;
-  if (lv->deep) set_box(g.fs, g.fm, lv->deep->es, lv->deep->em);
+  if (lv->deep) copy_box(g.fs, g.fm, lv->deep->es, lv->deep->em);
   else if (lv->halo) { /* split reads: the exchange sends the fine ghosts alone */
     g = with_split_reads(lv->rgrid, lv->grid->fs, lv->grid->fm, ra); /* the interpolation's output: the fine owned box */
     PetscCall(StnHaloExchangeGhosts(lv->halo, ra, &rg));
   }
-  if (dc) set_box(g.cs, g.cm, dc->es, dc->em);
+  if (dc) copy_box(g.cs, g.cm, dc->es, dc->em);
   STN_CUDA_CALL(StnTransferRestrictCUDA(&g, 0, rg, bc));
   if (l == fc->split) PetscCall(StnHaloExchange(fc->to_whole, bc, &fc->b_split));
   if (!dc) PetscCall(VecCUDARestoreArrayWrite(mgl[l - 1]->b, &bc));
@@ -945,7 +945,7 @@ static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *
   StnTransferGrid    g  = l == fc->split ? fc->split_grid : *lf->grid;
 
   PetscFunctionBeginUser;
-  if (lf->deep) set_box(g.fs, g.fm, lf->deep->es, lf->deep->em);
+  if (lf->deep) copy_box(g.fs, g.fm, lf->deep->es, lf->deep->em);
   if (lc->whole) {
     PetscCall(VecCUDAGetArrayRead(lc->wx, &xc));
     STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xc, xa));
@@ -953,16 +953,14 @@ static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (lc->deep) {
-    set_box(g.cs, g.cm, lc->deep->es, lc->deep->em);
+    copy_box(g.cs, g.cm, lc->deep->es, lc->deep->em);
     STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, deep_result(lc->deep), xa));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(VecCUDAGetArrayRead(mgl[l - 1]->x, &xc));
   xcg = xc;
   if (lc->halo) { /* the coarse points around the fine ones: ghosts too, exchanged alone */
-    const StnTransferGrid gs = with_split_reads(&g, lf->rranks.cs, lf->rranks.cm, xc); /* the restriction's output: the coarse owned box */
-
-    g = gs;
+    g = with_split_reads(&g, lf->rranks.cs, lf->rranks.cm, xc); /* the restriction's output: the coarse owned box */
     PetscCall(StnHaloExchangeGhosts(lc->halo, xc, &xcg));
   }
   STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xcg, xa));

@@ -37,7 +37,7 @@ PetscErrorCode StnDeepCreate(DM da, PetscInt steps, StnDeep **deep, const char *
   *why  = NULL;
   PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, &s, &bt[0], &bt[1], &bt[2], NULL));
   PetscCall(PetscNew(&dp));
-  dp->steps = steps, dp->width = (int)s, dp->depth = (int)(s * (steps + 1)), dp->axis = (int)dim - 1, dp->dof = (int)dof;
+  dp->width = (int)s, dp->depth = (int)(s * (steps + 1)), dp->axis = (int)dim - 1, dp->dof = (int)dof;
   PetscCall(StnDMDABox(da, PETSC_FALSE, dp->os, dp->om));
   for (int d = 0; d < 3; d++) {
     dp->es[d] = dp->os[d], dp->em[d] = dp->om[d];
@@ -83,7 +83,7 @@ PetscErrorCode StnDeepDestroy(StnDeep **deep)
 }
 
 /* info's owned box (start s, extent m) set to [s, s + m) in direction d; its ghosted box too when ghosted. */
-static void set_box(StnLocalInfo *info, int d, int s, int m, PetscBool ghosted)
+static void set_info_box(StnLocalInfo *info, int d, int s, int m, PetscBool ghosted)
 {
   int *const start[3] = {&info->xs, &info->ys, &info->zs}, *const extent[3] = {&info->xm, &info->ym, &info->zm};
   int *const gstart[3] = {&info->gxs, &info->gys, &info->gzs}, *const gextent[3] = {&info->gxm, &info->gym, &info->gzm};
@@ -116,7 +116,7 @@ PetscErrorCode StnDeepSetOperator(StnDeep *dp, Mat mf, Vec dinv)
   PetscCall(VecCUDAGetArrayRead(dinv, &d));
   PetscCall(StnHaloExchangeInto(dp->halo, d, dp->d));
   PetscCall(VecCUDARestoreArrayRead(dinv, &d));
-  set_box(&info, a, dp->es[a], dp->em[a], PETSC_TRUE);
+  set_info_box(&info, a, dp->es[a], dp->em[a], PETSC_TRUE);
   dp->info = info;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -129,7 +129,7 @@ PetscErrorCode StnDeepStep(const StnDeep *dp, Mat mf, int k, const PetscScalar *
 
   PetscFunctionBeginUser;
   PetscCheck(!y_owned || k == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "an owned output takes the owned box alone");
-  set_box(&info, a, lo, hi - lo, PETSC_FALSE);
+  set_info_box(&info, a, lo, hi - lo, PETSC_FALSE);
   {
     const StnMultArgs m = {x + off, b + off, d ? d + off : NULL, p ? p + off : NULL, y_owned ? y : y + off, alpha, beta, gamma, x};
 

@@ -25,7 +25,6 @@
 
 typedef struct {
   StnHalo      halo;          /* the widened box's ghosts, device to device */
-  PetscInt     steps;         /* the smoothing's Chebyshev steps the depth is for */
   int          width, depth;  /* the stencil width, and the planes past the owned box */
   int          axis, dof;     /* the split axis (the last), and the values per point */
   int          os[3], om[3];  /* the owned box */
