@@ -122,11 +122,12 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
 /* Several ranks: the steps of Begin with the ranks' sums (see the top): VecNormalize, then per
    step the product through the exchange (mf's without the matrix, else the SG-DIA values), the
    Gram-Schmidt sums and the new vector's own square in one reduction and one MPI_Allreduce,
-   VecMAXPY, the Hessenberg update. The new vector's norm after Gram-Schmidt is
+   VecMAXPY with the scaling, the Hessenberg update. The new vector's norm after Gram-Schmidt is
    sqrt(w.w - sum h_j^2) (the basis orthonormal, as Gram-Schmidt leaves it to rounding): one host
-   wait per step, not two, which is what a coarse level's step costs. Where w nearly lies in the
-   basis (the difference below 1e-8 w.w: its digits lost to cancellation) the norm is taken from
-   the vector after all, a second wait. */
+   wait per step, not two, which is what a coarse level's step costs, and the norm known before
+   the update, which then scales too (one pass). Where w nearly lies in the basis (the difference
+   below 1e-8 w.w: its digits lost to cancellation) the norm is taken from the vector after all,
+   a second wait. */
 static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
 {
   double h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt;
@@ -149,11 +150,18 @@ static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo
     STN_CUDA_CALL(StnVecMDot(Vd[it + 1], k + 1, (const double *const *)Vd, n, h)); /* h[k]: w.w (Vd[k] is w) */
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, comm));
     ww = h[k];
-    for (int j = 0; j < k; j++) minus_h[j] = -h[j], ww -= h[j] * h[j];
-    STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0, (const double *const *)Vd, n));
-    if (ww > 1e-8 * h[k]) tt = PetscSqrtReal(ww);
-    else PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt)); /* and a NaN, as it was */
-    STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, Vd[it + 1], n, &a->ticket[it]));
+    for (int j = 0; j < k; j++) ww -= h[j] * h[j];
+    if (ww > 1e-8 * h[k]) { /* w = (w - V h) / tt in one pass */
+      tt = PetscSqrtReal(ww);
+      for (int j = 0; j < k; j++) minus_h[j] = -h[j] / tt;
+      STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0 / tt, (const double *const *)Vd, n));
+      STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, NULL, n, &a->ticket[it]));
+    } else { /* and a NaN, as it was */
+      for (int j = 0; j < k; j++) minus_h[j] = -h[j];
+      STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0, (const double *const *)Vd, n));
+      PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt));
+      STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, Vd[it + 1], n, &a->ticket[it]));
+    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -196,15 +204,17 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* est's engine for vectors like b, its tolerances and report slots; *ok false when est's steps
-   are not ones the engine takes. */
+/* est's engine for vectors like b, its tolerances and report slots; *ok false when est is not
+   GMRES (-mg_levels_esteig_ksp_type) or its steps are not ones the engine takes. */
 static PetscErrorCode arnoldi_of(KSP est, Vec b, int set, Arnoldi **a, PetscBool *ok)
 {
-  PetscInt steps;
+  PetscInt  steps;
+  PetscBool gmres;
 
   PetscFunctionBeginUser;
   PetscCall(KSPGetTolerances(est, NULL, NULL, NULL, &steps));
-  *ok = (PetscBool)(set >= 1 && set < STN_GMRES_REPORT_SETS && steps >= 1 && steps < STN_VEC_MAX_MULTI);
+  PetscCall(PetscObjectTypeCompare((PetscObject)est, KSPGMRES, &gmres)); /* else PETSc's KSPSolve */
+  *ok = (PetscBool)(gmres && set >= 1 && set < STN_GMRES_REPORT_SETS && steps >= 1 && steps < STN_VEC_MAX_MULTI);
   if (!*ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(get_arnoldi(est, b, steps, a));
   PetscCall(KSPGetTolerances(est, &(*a)->rtol, &(*a)->abstol, NULL, NULL));

@@ -101,8 +101,14 @@ int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double
    --------------------------------------------------------------------------------------------- */
 
 /* One thread: the Hessenberg update of column it (already in HH), its report, the flag. */
-__global__ void hessenberg_kernel(StnGMRESState st, int it, double tt, double haptol, StnGMRESReport *report, volatile unsigned *done, unsigned seq)
+/* Column it of HH from the host's sums, by value (no copy queued before the kernel). */
+struct HColumn {
+  double h[STN_VEC_MAX_MULTI];
+};
+
+__global__ void hessenberg_kernel(StnGMRESState st, int it, HColumn col, double tt, double haptol, StnGMRESReport *report, volatile unsigned *done, unsigned seq)
 {
+  for (int j = 0; j <= it; j++) st.hh[(long)it * st.ld + j] = col.h[j];
   *st.tt = tt;
   hessenberg_update(st.hh + (long)it * st.ld, st.cc, st.ss, st.grs, it, tt, haptol, report);
   __threadfence_system(); /* the report reaches the host before the flag does */
@@ -347,11 +353,12 @@ int StnGMRESStepFinish(StnGMRESState *st, int it, const double *h, double tt, do
   if (rc) return rc;
   if (it < 0 || it > st->max_k - 1 || n < 1) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepFinish: step or length out of range");
   if (st->reports < 0 || st->reports % STN_VEC_MAX_MULTI || st->reports >= STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepFinish: no such report set");
-  if ((rc = check(cudaMemcpyAsync(st->hh + (long)it * st->ld, h, (size_t)(it + 1) * sizeof(double), cudaMemcpyHostToDevice, 0), "StnGMRESStepFinish: cudaMemcpyAsync"))) return rc;
+  HColumn col;
+  for (int j = 0; j <= it; j++) col.h[j] = h[j];
   *ticket = ++scratch.seq;
-  hessenberg_kernel<<<1, 1>>>(*st, it, tt, haptol, scratch.dev_report + st->reports + it, scratch.dev_done, *ticket);
+  hessenberg_kernel<<<1, 1>>>(*st, it, col, tt, haptol, scratch.dev_report + st->reports + it, scratch.dev_done, *ticket);
   if ((rc = check(cudaGetLastError(), "the GMRES Hessenberg kernel"))) return rc;
-  return launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ScaleByNormOp{w, st->tt});
+  return w ? launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ScaleByNormOp{w, st->tt}) : 0;
 }
 
 int StnGMRESStepWait(int slot, unsigned ticket, StnGMRESReport *r)

@@ -70,8 +70,8 @@ int StnGMRESStepWait(int slot, unsigned ticket, StnGMRESReport *r); /* slot: st-
 /* The end of step it when its reductions ran elsewhere (several MPI ranks: the host summed the
    ranks' parts): h = HH(0..it, it), the Gram-Schmidt coefficients, and tt = ||w|| after
    w = w - sum h_j V[j]. Queues column it of HH from h, the Hessenberg update of StnGMRESStep
-   (the same arithmetic) with its report, then w = w / tt; *ticket: what StnGMRESStepWait waits
-   for. */
+   (the same arithmetic) with its report, then w = w / tt (w NULL: the caller has scaled it);
+   *ticket: what StnGMRESStepWait waits for. */
 int StnGMRESStepFinish(StnGMRESState *st, int it, const double *h, double tt, double haptol, double *w, long n, unsigned *ticket);
 /* Copies HH's columns 0..it (ld doubles each) and GRS(0..it) to the host. */
 int StnGMRESGetHessenberg(const StnGMRESState *st, int it, double *hh, double *grs);

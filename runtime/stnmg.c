@@ -708,6 +708,7 @@ static PetscErrorCode set_eigenvalue_estimate(KSP ksp)
   PetscCall(KSPSetType(est, KSPGMRES));
   PetscCall(KSPSetTolerances(est, 1e-12, PETSC_DEFAULT, PETSC_DEFAULT, 10));
   PetscCall(KSPSetComputeEigenvalues(est, PETSC_TRUE));
+  PetscCall(KSPSetFromOptions(est)); /* -mg_levels_esteig_ksp_max_it and the like, as PETSc's */
   PetscCall(PetscObjectCompose((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject)est));
   PetscCall(KSPDestroy(&est));
   PetscCall(KSPSetPreSolve(ksp, EstimateEigenvalues, NULL));

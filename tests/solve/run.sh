@@ -699,6 +699,25 @@ for case in "bratu2d -da_grid_x 65 -da_grid_y 65 -pc_mg_levels 4" \
     show "$LOG/mg.$ex.sgdia"
   fi
 done
+# The smoothers' eigenvalue estimates take PETSc's options for them (-mg_levels_esteig_ksp_*):
+# its monitor shows 10 steps by default (PETSc's), 4 when told.
+if is_built bratu2d; then
+  for steps in 10 4; do
+    given=""
+    [ $steps = 10 ] || given="-mg_levels_esteig_ksp_max_it $steps"
+    # shellcheck disable=SC2086
+    run "$LOG/mg.esteig.$steps" "$OUT/bratu2d" -da_grid_x 33 -da_grid_y 33 -pc_type mg -pc_mg_levels 3 -stn_levels_mat_type sgdia \
+      -mg_levels_esteig_ksp_monitor $given
+    rc=$?
+    most=$(awk '/KSP Residual norm/ {if ($1 + 0 > m) m = $1 + 0} END {print m + 0}' "$LOG/mg.esteig.$steps")
+    if solved "$LOG/mg.esteig.$steps" $rc && [ "$most" = "$steps" ]; then
+      ok "multigrid: bratu2d, the smoothers' eigenvalue estimates take $steps steps${given:+ ($given)}"
+    else
+      bad "multigrid: bratu2d ${given:-with the defaults}: the estimates' monitor shows $most steps, not $steps (exit $rc)"
+      show "$LOG/mg.esteig.$steps"
+    fi
+  done
+fi
 # Grid sequencing with multigrid: every grid's levels change size between the solves.
 if is_built bratu2d; then
   for t in aij sgdia; do
