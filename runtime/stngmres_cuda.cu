@@ -100,12 +100,12 @@ int gmres_step(StnGMRESState *st, int it, double haptol, double *w, const double
    GMRES: the end of a step whose reductions the host summed over the ranks
    --------------------------------------------------------------------------------------------- */
 
-/* One thread: the Hessenberg update of column it (already in HH), its report, the flag. */
 /* Column it of HH from the host's sums, by value (no copy queued before the kernel). */
 struct HColumn {
   double h[STN_VEC_MAX_MULTI];
 };
 
+/* One thread: column it of HH from col, its Hessenberg update, its report, the flag. */
 __global__ void hessenberg_kernel(StnGMRESState st, int it, HColumn col, double tt, double haptol, StnGMRESReport *report, volatile unsigned *done, unsigned seq)
 {
   for (int j = 0; j <= it; j++) st.hh[(long)it * st.ld + j] = col.h[j];
@@ -353,7 +353,7 @@ int StnGMRESStepFinish(StnGMRESState *st, int it, const double *h, double tt, do
   if (rc) return rc;
   if (it < 0 || it > st->max_k - 1 || n < 1) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepFinish: step or length out of range");
   if (st->reports < 0 || st->reports % STN_VEC_MAX_MULTI || st->reports >= STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS) return StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepFinish: no such report set");
-  HColumn col;
+  HColumn col{};
   for (int j = 0; j <= it; j++) col.h[j] = h[j];
   *ticket = ++scratch.seq;
   hessenberg_kernel<<<1, 1>>>(*st, it, col, tt, haptol, scratch.dev_report + st->reports + it, scratch.dev_done, *ticket);

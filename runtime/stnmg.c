@@ -693,6 +693,7 @@ static PetscErrorCode set_eigenvalue_estimate(KSP ksp)
   const char *prefix;
   PetscBool   esteig, given;
   KSP         est;
+  PetscInt    steps;
 
   PetscFunctionBeginUser;
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
@@ -708,7 +709,11 @@ static PetscErrorCode set_eigenvalue_estimate(KSP ksp)
   PetscCall(KSPSetType(est, KSPGMRES));
   PetscCall(KSPSetTolerances(est, 1e-12, PETSC_DEFAULT, PETSC_DEFAULT, 10));
   PetscCall(KSPSetComputeEigenvalues(est, PETSC_TRUE));
+  PetscCall(KSPSetSkipPCSetFromOptions(est, PETSC_TRUE)); /* its PC is the smoother's */
   PetscCall(KSPSetFromOptions(est)); /* -mg_levels_esteig_ksp_max_it and the like, as PETSc's */
+  PetscCall(KSPGetTolerances(est, NULL, NULL, NULL, &steps));
+  PetscCheck(steps >= 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE,
+             "-mg_levels_esteig_ksp_max_it %" PetscInt_FMT ": the smoothers' eigenvalue estimate needs at least one step (PETSc's default is 10)", steps);
   PetscCall(PetscObjectCompose((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject)est));
   PetscCall(KSPDestroy(&est));
   PetscCall(KSPSetPreSolve(ksp, EstimateEigenvalues, NULL));

@@ -717,6 +717,14 @@ if is_built bratu2d; then
       show "$LOG/mg.esteig.$steps"
     fi
   done
+  run "$LOG/mg.esteig.0" "$OUT/bratu2d" -da_grid_x 33 -da_grid_y 33 -pc_type mg -pc_mg_levels 3 -stn_levels_mat_type sgdia -mg_levels_esteig_ksp_max_it 0
+  rc=$?
+  if [ $rc -ne 0 ] && grep -q "esteig_ksp_max_it 0: the smoothers' eigenvalue estimate needs at least one step" "$LOG/mg.esteig.0"; then
+    ok "multigrid: bratu2d -mg_levels_esteig_ksp_max_it 0 is refused (exit $rc), saying why"
+  else
+    bad "multigrid: bratu2d -mg_levels_esteig_ksp_max_it 0: exit $rc, without the message"
+    show "$LOG/mg.esteig.0"
+  fi
 fi
 # Grid sequencing with multigrid: every grid's levels change size between the solves.
 if is_built bratu2d; then
