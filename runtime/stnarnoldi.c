@@ -151,17 +151,12 @@ static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, comm));
     ww = h[k];
     for (int j = 0; j < k; j++) ww -= h[j] * h[j];
-    if (ww > 1e-8 * h[k]) { /* w = (w - V h) / tt in one pass */
-      tt = PetscSqrtReal(ww);
-      for (int j = 0; j < k; j++) minus_h[j] = -h[j] / tt;
-      STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0 / tt, (const double *const *)Vd, n));
-      STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, NULL, n, &a->ticket[it]));
-    } else { /* and a NaN, as it was */
-      for (int j = 0; j < k; j++) minus_h[j] = -h[j];
-      STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, 1.0, (const double *const *)Vd, n));
-      PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt));
-      STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, Vd[it + 1], n, &a->ticket[it]));
-    }
+    const PetscBool known = (PetscBool)(ww > 1e-8 * h[k]); /* else (and for a NaN) the norm after the update */
+    if (known) tt = PetscSqrtReal(ww);
+    for (int j = 0; j < k; j++) minus_h[j] = known ? -h[j] / tt : -h[j];
+    STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, known ? 1.0 / tt : 1.0, (const double *const *)Vd, n)); /* known: w = (w - V h) / tt */
+    if (!known) PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt));
+    STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, known ? NULL : Vd[it + 1], n, &a->ticket[it])); /* scales w unless done */
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

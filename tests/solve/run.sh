@@ -702,12 +702,12 @@ done
 # The smoothers' eigenvalue estimates take PETSc's options for them (-mg_levels_esteig_ksp_*):
 # its monitor shows 10 steps by default (PETSc's), 4 when told.
 if is_built bratu2d; then
+  esteig="-da_grid_x 33 -da_grid_y 33 -pc_type mg -pc_mg_levels 3 -stn_levels_mat_type sgdia"
   for steps in 10 4; do
     given=""
     [ $steps = 10 ] || given="-mg_levels_esteig_ksp_max_it $steps"
     # shellcheck disable=SC2086
-    run "$LOG/mg.esteig.$steps" "$OUT/bratu2d" -da_grid_x 33 -da_grid_y 33 -pc_type mg -pc_mg_levels 3 -stn_levels_mat_type sgdia \
-      -mg_levels_esteig_ksp_monitor $given
+    run "$LOG/mg.esteig.$steps" "$OUT/bratu2d" $esteig -mg_levels_esteig_ksp_monitor $given
     rc=$?
     most=$(awk '/KSP Residual norm/ {if ($1 + 0 > m) m = $1 + 0} END {print m + 0}' "$LOG/mg.esteig.$steps")
     if solved "$LOG/mg.esteig.$steps" $rc && [ "$most" = "$steps" ]; then
@@ -717,7 +717,8 @@ if is_built bratu2d; then
       show "$LOG/mg.esteig.$steps"
     fi
   done
-  run "$LOG/mg.esteig.0" "$OUT/bratu2d" -da_grid_x 33 -da_grid_y 33 -pc_type mg -pc_mg_levels 3 -stn_levels_mat_type sgdia -mg_levels_esteig_ksp_max_it 0
+  # shellcheck disable=SC2086
+  run "$LOG/mg.esteig.0" "$OUT/bratu2d" $esteig -mg_levels_esteig_ksp_max_it 0
   rc=$?
   if [ $rc -ne 0 ] && grep -q "esteig_ksp_max_it 0: the smoothers' eigenvalue estimate needs at least one step" "$LOG/mg.esteig.0"; then
     ok "multigrid: bratu2d -mg_levels_esteig_ksp_max_it 0 is refused (exit $rc), saying why"
