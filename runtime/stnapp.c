@@ -74,6 +74,7 @@ static PetscErrorCode take_gpu(StnApp *app)
   if (bad && !why[0]) PetscCall(PetscSNPrintf(why, sizeof why, "another rank could not take its GPU (its message comes before this one)"));
   if (why[0]) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s\n", why)); /* every rank's own reason */
   PetscCheck(!bad, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "%s", why);
+  STN_CUDA_CALL(StnCUDAPoolInit()); /* the device's memory pool set up now, not in the first solve */
   PetscCall(StnHaloConnect(PETSC_COMM_WORLD, shared ? PETSC_TRUE : PETSC_FALSE)); /* the GPUs open to each other now, not in the first solve */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -14,8 +14,12 @@
 extern "C" {
 #endif
 
+/* Device memory, from the device's stream-ordered pool but for large blocks (stncuda.cu); NULL for
+   0 bytes. StnCUDAPoolInit sets the pool up (its first allocation costs milliseconds): when the
+   program takes its GPU. */
 int StnCUDAMalloc(void **p, size_t bytes);
 int StnCUDAFree(void *p);
+int StnCUDAPoolInit(void);
 int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
 int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
 /* Queued on the default stream, as the kernels are. */

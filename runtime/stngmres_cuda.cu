@@ -289,7 +289,7 @@ int StnGMRESCreate(StnGMRESState *st, int max_k)
   st->max_k = max_k;
   st->fused = 1;
   const size_t doubles = (size_t)st->ld * (max_k + 1) + 2 * (max_k + 1) + (max_k + 2) + 2;
-  if ((rc = check(cudaMalloc((void **)&st->hh, doubles * sizeof(double)), "StnGMRESCreate: cudaMalloc"))) return rc;
+  if ((rc = StnCUDAMalloc((void **)&st->hh, doubles * sizeof(double)))) return rc;
   st->cc  = st->hh + (size_t)st->ld * (max_k + 1);
   st->ss  = st->cc + max_k + 1;
   st->grs = st->ss + max_k + 1;
@@ -300,7 +300,7 @@ int StnGMRESCreate(StnGMRESState *st, int max_k)
 
 int StnGMRESDestroy(StnGMRESState *st)
 {
-  const int rc = st->hh ? check(cudaFree(st->hh), "StnGMRESDestroy: cudaFree") : 0;
+  const int rc = StnCUDAFree(st->hh);
   *st          = StnGMRESState{};
   return rc;
 }

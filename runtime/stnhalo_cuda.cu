@@ -205,6 +205,8 @@ extern "C" int StnHaloAlloc(void **p, size_t bytes)
   return err ? err : handled(cudaDeviceSynchronize(), "StnHaloAlloc: cudaDeviceSynchronize"); /* zero before any rank can write */
 }
 
+extern "C" int StnHaloFree(void *p) { return handled(cudaFree(p), "StnHaloFree: cudaFree"); }
+
 extern "C" int StnHaloHandle(void *p, void *handle) { return handled(cudaIpcGetMemHandle((cudaIpcMemHandle_t *)handle, p), "StnHaloHandle: cudaIpcGetMemHandle"); }
 
 extern "C" int StnHaloMap(const void *handle, void **p)

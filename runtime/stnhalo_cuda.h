@@ -72,6 +72,7 @@ typedef struct {
    and another process's memory mapped from its handle; StnHaloUnmap undoes StnHaloMap. */
 #define STN_HALO_IPC_BYTES 64
 int StnHaloAlloc(void **p, size_t bytes);
+int StnHaloFree(void *p);
 int StnHaloHandle(void *p, void *handle);
 int StnHaloMap(const void *handle, void **p);
 int StnHaloUnmap(void *p);

@@ -673,13 +673,61 @@ PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block)
    PETSc makes an MPI CUDA vector (VecSetType) with its host array too, in pinned memory
    (cudaMallocHost, -vec_pinned_memory_min is 0), zeroed: about 3 ms per million entries on 4
    ranks of one host, 14 ms for each vector of the cavity's 1025^2 per rank, tens of them in the
-   first solve (the hierarchy's level vectors, the Krylov basis). VecDuplicate makes its vectors
-   without memory, allocated on the device at their first use there (and on the host only if they
-   are read there); DMCreateGlobalVector_DA's are made so here, zeroed on the device as PETSc's
-   are, with what it sets besides. Its viewer and loader, which PETSc does not export, come from
-   the first vector, made by PETSc. */
+   first solve (the hierarchy's level vectors, the Krylov basis). DMCreateGlobalVector_DA's are
+   made here with device memory only (a host array only if they are read there), zeroed on the
+   device as PETSc's are, with what it sets besides, and so are their duplicates. Its viewer and
+   loader, which PETSc does not export, come from the first vector, made by PETSc. */
 static PetscErrorCode (*petsc_create_global)(DM, Vec *);
+
 static PetscErrorCode (*da_view)(Vec, PetscViewer), (*da_load)(Vec, PetscViewer);
+
+/* These vectors' device arrays come from StnCUDAMalloc's pool, not from PETSc's cudaMalloc at
+   their first use: the ranks of a first solve set up their hierarchies in step, and the driver
+   takes their allocations in turn (48 of them took 5 ms of the cavity's first solve on 4 ranks).
+   The array is freed with its vector, through a container composed on it. */
+static PetscErrorCode free_pooled(void **array)
+{
+  PetscFunctionBegin;
+  STN_CUDA_CALL(StnCUDAFree(*array));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode create_pooled(MPI_Comm comm, PetscInt bs, PetscInt n, PetscInt N, Vec *v)
+{
+  PetscScalar *d;
+
+  PetscFunctionBegin;
+  STN_CUDA_CALL(StnCUDAMalloc((void **)&d, (size_t)n * sizeof(PetscScalar)));
+  PetscCall(VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v));
+  PetscCall(PetscObjectContainerCompose((PetscObject)*v, "StnPooledArray", d, free_pooled));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* VecDuplicate for those vectors: PETSc's (VecDuplicate_MPICUDA) with a pooled array; the
+   duplicate's objects and functions are v's but for its own array's container. */
+static PetscErrorCode duplicate_pooled(Vec v, Vec *y)
+{
+  PetscContainer own;
+  PetscInt       bs;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetBlockSize(v, &bs));
+  PetscCall(create_pooled(PetscObjectComm((PetscObject)v), bs, v->map->n, v->map->N, y));
+  PetscCall(PetscObjectQuery((PetscObject)*y, "StnPooledArray", (PetscObject *)&own));
+  PetscCall(PetscObjectReference((PetscObject)own));
+  PetscCall(PetscObjectListDestroy(&((PetscObject)*y)->olist));
+  (*y)->ops[0] = v->ops[0];
+  PetscCall(PetscObjectListDuplicate(((PetscObject)v)->olist, &((PetscObject)*y)->olist));
+  PetscCall(PetscFunctionListDuplicate(((PetscObject)v)->qlist, &((PetscObject)*y)->qlist));
+  PetscCall(PetscObjectCompose((PetscObject)*y, "StnPooledArray", (PetscObject)own)); /* in place of v's */
+  PetscCall(PetscObjectDereference((PetscObject)own));
+  if (v->map->mapping) PetscCall(VecSetLocalToGlobalMapping(*y, v->map->mapping));
+  (*y)->stash.donotstash   = v->stash.donotstash;
+  (*y)->stash.ignorenegidx = v->stash.ignorenegidx;
+  (*y)->map->bs            = PetscAbs(v->map->bs);
+  (*y)->bstash.bs          = v->bstash.bs;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 static PetscErrorCode create_global(DM da, Vec *g)
 {
@@ -694,9 +742,10 @@ static PetscErrorCode create_global(DM da, Vec *g)
   }
   PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
   PetscCall(DMDAGetCorners(da, NULL, NULL, NULL, &xm, &ym, &zm));
-  PetscCall(VecCreateMPICUDAWithArrays(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, NULL, NULL, g));
+  PetscCall(create_pooled(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, g));
   PetscCall(StnVecUseKernels(*g));
-  PetscCall(VecSet(*g, 0.0)); /* its device memory now, zeroed: no host memory */
+  PetscCall(VecSetOperation(*g, VECOP_DUPLICATE, (void (*)(void))duplicate_pooled));
+  PetscCall(VecSet(*g, 0.0)); /* zeroed on the device: no host memory */
   PetscCall(VecSetDM(*g, da));
   PetscCall(VecSetLocalToGlobalMapping(*g, da->ltogmap));
   PetscCall(VecSetOperation(*g, VECOP_VIEW, (void (*)(void))da_view));
