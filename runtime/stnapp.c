@@ -51,7 +51,7 @@ static PetscErrorCode take_gpu(StnApp *app)
 
   PetscFunctionBeginUser;
   PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA)); /* cudaSetDevice, before any kernel of ours */
-  if (!StnCUDADevicePresent() || StnCUDADeviceBusId(bus, (int)sizeof bus) != 0)
+  if (!StnCUDADevicePresent() || StnCUDADeviceBusId(bus, (int)sizeof bus) != 0 || StnCUDAPoolInit() != 0) /* the memory pool set up now, not in the first solve */
     PetscCall(PetscSNPrintf(why, sizeof why, "the GPU cannot be used (%s): run with -stn_device cpu", StnCUDALastError()));
   #if !defined(PETSC_HAVE_MPIUNI)
   MPI_Comm node;
@@ -74,7 +74,6 @@ static PetscErrorCode take_gpu(StnApp *app)
   if (bad && !why[0]) PetscCall(PetscSNPrintf(why, sizeof why, "another rank could not take its GPU (its message comes before this one)"));
   if (why[0]) PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s\n", why)); /* every rank's own reason */
   PetscCheck(!bad, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "%s", why);
-  STN_CUDA_CALL(StnCUDAPoolInit()); /* the device's memory pool set up now, not in the first solve */
   PetscCall(StnHaloConnect(PETSC_COMM_WORLD, shared ? PETSC_TRUE : PETSC_FALSE)); /* the GPUs open to each other now, not in the first solve */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

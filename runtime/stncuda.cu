@@ -46,11 +46,12 @@ extern "C" const char *StnCUDALastError(void)
    kernels' and PETSc's): a block freed back to the pool serves the next request without the
    driver. The driver takes the allocations of a node's ranks in turn, and the ranks of a first
    solve set up their hierarchies in step: a cudaMalloc there took 0.1 to 1.8 ms on 4 ranks
-   against 0.08 ms alone. The pool keeps what is freed (its release threshold the maximum, as
-   PETSc sets it). A block of STN_CUDA_DIRECT_BYTES or more is cudaMalloc's: the pool maps new
-   memory in small pages (a gigabyte took it about 7 ms on 4 ranks, cudaMalloc about 1 ms); such
-   blocks (a Krylov basis, a fine grid's matrix) are few, listed here for StnCUDAFree, and where
-   the device has no room for one the pool's free blocks go back to it first. */
+   against 0.08 ms alone. The pool keeps what is freed for this process (its release threshold
+   the maximum, as PETSc sets it). A block of STN_CUDA_DIRECT_BYTES or more is cudaMalloc's: the
+   pool maps new memory in small pages (a gigabyte took it about 7 ms on 4 ranks, cudaMalloc
+   about 1 ms); such blocks (a Krylov basis, a fine grid's matrix) are few, listed here for
+   StnCUDAFree, and where the device has no room for one the pool's free blocks go back to it
+   first. A device without pools (cudaDevAttrMemoryPoolsSupported 0) gets every block so. */
 #define STN_CUDA_DIRECT_BYTES ((size_t)64 << 20)
 
 namespace {
@@ -60,37 +61,38 @@ struct Direct {
   Direct *next;
 };
 Direct *direct; /* the cudaMalloc blocks */
-bool    pool_kept;
+int     pool_state; /* 0 not set up, 1 in use, -1 the device has none */
 
-int pool_keep()
+int pool_get(cudaMemPool_t *pool)
+{
+  int dev;
+  if (int rc = check(cudaGetDevice(&dev), "cudaGetDevice")) return rc;
+  return check(cudaDeviceGetMemPool(pool, dev), "cudaDeviceGetMemPool");
+}
+
+int pool_setup()
 {
   cudaMemPool_t pool;
   uint64_t      threshold = UINT64_MAX;
-  int           dev;
-  if (pool_kept) return 0;
-  pool_kept = true;
+  int           dev, pools = 0;
+  if (pool_state) return 0;
   if (int rc = check(cudaGetDevice(&dev), "cudaGetDevice")) return rc;
-  if (int rc = check(cudaDeviceGetMemPool(&pool, dev), "cudaDeviceGetMemPool")) return rc;
-  return check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), "cudaMemPoolSetAttribute");
+  if (int rc = check(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, dev), "cudaDeviceGetAttribute")) return rc;
+  if (!pools) return pool_state = -1, 0;
+  if (int rc = pool_get(&pool)) return rc;
+  if (int rc = check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), "cudaMemPoolSetAttribute")) return rc;
+  pool_state = 1;
+  return 0;
 }
 
-} // namespace
-
-extern "C" int StnCUDAMalloc(void **p, size_t bytes)
+int direct_malloc(void **p, size_t bytes)
 {
-  *p = NULL;
-  if (!bytes) return 0;
-  if (bytes < STN_CUDA_DIRECT_BYTES) {
-    if (int rc = pool_keep()) return rc;
-    return check(cudaMallocAsync(p, bytes, 0), "StnCUDAMalloc: cudaMallocAsync");
-  }
   Direct *d = new (std::nothrow) Direct;
   if (!d) return StnCUDAFail((int)cudaErrorMemoryAllocation, "StnCUDAMalloc: out of host memory");
   if (cudaMalloc(p, bytes) != cudaSuccess) { /* the pool's free blocks back to the device, then once more */
     cudaMemPool_t pool;
-    int           dev;
     (void)cudaGetLastError();
-    if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetMemPool(&pool, dev) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess) (void)cudaMemPoolTrimTo(pool, 0);
+    if (pool_state == 1 && cudaDeviceSynchronize() == cudaSuccess && pool_get(&pool) == 0) (void)cudaMemPoolTrimTo(pool, 0);
     if (int rc = check(cudaMalloc(p, bytes), "StnCUDAMalloc: cudaMalloc")) {
       delete d;
       return rc;
@@ -101,13 +103,25 @@ extern "C" int StnCUDAMalloc(void **p, size_t bytes)
   return 0;
 }
 
+} // namespace
+
 extern "C" int StnCUDAPoolInit(void)
 {
   void *p;
-  if (int rc = pool_keep()) return rc;
+  if (int rc = pool_setup()) return rc;
+  if (pool_state < 0) return 0;
   if (int rc = check(cudaMallocAsync(&p, (size_t)2 << 20, 0), "StnCUDAPoolInit: cudaMallocAsync")) return rc;
   if (int rc = check(cudaFreeAsync(p, 0), "StnCUDAPoolInit: cudaFreeAsync")) return rc;
   return check(cudaStreamSynchronize(0), "StnCUDAPoolInit: cudaStreamSynchronize");
+}
+
+extern "C" int StnCUDAMalloc(void **p, size_t bytes)
+{
+  *p = NULL;
+  if (!bytes) return 0;
+  if (int rc = pool_setup()) return rc;
+  if (bytes >= STN_CUDA_DIRECT_BYTES || pool_state < 0) return direct_malloc(p, bytes);
+  return check(cudaMallocAsync(p, bytes, 0), "StnCUDAMalloc: cudaMallocAsync");
 }
 
 extern "C" int StnCUDAFree(void *p)

@@ -569,6 +569,8 @@ PetscErrorCode StnVecUseKernels(Vec v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode pooled_duplicates(Vec v);
+
 /* VecBindToCPU: PETSc's (which installs its host or its device operations, and its own
    bindtocpu), then ours again when the vector is back on the device. */
 static PetscErrorCode bindtocpu(Vec v, PetscBool flg)
@@ -579,6 +581,7 @@ static PetscErrorCode bindtocpu(Vec v, PetscBool flg)
   PetscCall(PetscObjectTypeCompare((PetscObject)v, VECMPICUDA, &mpi));
   PetscCall((*petsc_bindtocpu[mpi])(v, flg));
   PetscCall(StnVecUseKernels(v));
+  if (!flg) PetscCall(pooled_duplicates(v)); /* PETSc's bindtocpu put its own back */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -675,8 +678,9 @@ PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block)
    ranks of one host, 14 ms for each vector of the cavity's 1025^2 per rank, tens of them in the
    first solve (the hierarchy's level vectors, the Krylov basis). DMCreateGlobalVector_DA's are
    made here with device memory only (a host array only if they are read there), zeroed on the
-   device as PETSc's are, with what it sets besides, and so are their duplicates. Its viewer and
-   loader, which PETSc does not export, come from the first vector, made by PETSc. */
+   device as PETSc's are, with what it sets besides; their duplicates are made the same way (not
+   zeroed, as PETSc's are not). Its viewer and loader, which PETSc does not export, come from the
+   first vector, made by PETSc. */
 static PetscErrorCode (*petsc_create_global)(DM, Vec *);
 
 static PetscErrorCode (*da_view)(Vec, PetscViewer), (*da_load)(Vec, PetscViewer);
@@ -684,7 +688,8 @@ static PetscErrorCode (*da_view)(Vec, PetscViewer), (*da_load)(Vec, PetscViewer)
 /* These vectors' device arrays come from StnCUDAMalloc's pool, not from PETSc's cudaMalloc at
    their first use: the ranks of a first solve set up their hierarchies in step, and the driver
    takes their allocations in turn (48 of them took 5 ms of the cavity's first solve on 4 ranks).
-   The array is freed with its vector, through a container composed on it. */
+   The array is freed with its vector, through a container composed on it. Not with an MPI that
+   reads device memory (-use_gpu_aware_mpi 1): it may not be able to map pool memory. */
 static PetscErrorCode free_pooled(void **array)
 {
   PetscFunctionBegin;
@@ -698,13 +703,17 @@ static PetscErrorCode create_pooled(MPI_Comm comm, PetscInt bs, PetscInt n, Pets
 
   PetscFunctionBegin;
   STN_CUDA_CALL(StnCUDAMalloc((void **)&d, (size_t)n * sizeof(PetscScalar)));
-  PetscCall(VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v));
+  if (VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v)) {
+    (void)StnCUDAFree(d);
+    SETERRQ(comm, PETSC_ERR_LIB, "could not make a vector on its device array");
+  }
   PetscCall(PetscObjectContainerCompose((PetscObject)*v, "StnPooledArray", d, free_pooled));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* VecDuplicate for those vectors: PETSc's (VecDuplicate_MPICUDA) with a pooled array; the
-   duplicate's objects and functions are v's but for its own array's container. */
+   duplicate's objects and functions are v's but for its own array's container. Its layout is
+   its own, made like v's (PETSc's duplicate shares v's): one MPI_Allgather more. */
 static PetscErrorCode duplicate_pooled(Vec v, Vec *y)
 {
   PetscContainer own;
@@ -729,6 +738,17 @@ static PetscErrorCode duplicate_pooled(Vec v, Vec *y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* v's duplicates pooled again if its own array is (after VecBindToCPU). */
+static PetscErrorCode pooled_duplicates(Vec v)
+{
+  PetscObject own;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQuery((PetscObject)v, "StnPooledArray", &own));
+  if (own) v->ops->duplicate = duplicate_pooled;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode create_global(DM da, Vec *g)
 {
   PetscInt dof, xm, ym, zm;
@@ -742,9 +762,10 @@ static PetscErrorCode create_global(DM da, Vec *g)
   }
   PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
   PetscCall(DMDAGetCorners(da, NULL, NULL, NULL, &xm, &ym, &zm));
-  PetscCall(create_pooled(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, g));
+  if (use_gpu_aware_mpi) PetscCall(VecCreateMPICUDAWithArrays(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, NULL, NULL, g));
+  else PetscCall(create_pooled(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, g));
   PetscCall(StnVecUseKernels(*g));
-  PetscCall(VecSetOperation(*g, VECOP_DUPLICATE, (void (*)(void))duplicate_pooled));
+  if (!use_gpu_aware_mpi) PetscCall(VecSetOperation(*g, VECOP_DUPLICATE, (void (*)(void))duplicate_pooled));
   PetscCall(VecSet(*g, 0.0)); /* zeroed on the device: no host memory */
   PetscCall(VecSetDM(*g, da));
   PetscCall(VecSetLocalToGlobalMapping(*g, da->ltogmap));
