@@ -36,7 +36,8 @@ PetscErrorCode StnAppDefaults(void)
 }
 
 #if defined(PETSC_HAVE_CUDA)
-  #include <petscdevice.h> /* PetscDeviceInitialize */
+  #include <petscdevice.h>             /* PetscDeviceInitialize */
+  #include <petsc/private/petscimpl.h> /* use_gpu_aware_mpi */
 
 /* This rank's GPU: PETSc's default device, the rank in PETSC_COMM_WORLD modulo the GPUs the
    process sees, which gives the ranks of a node different GPUs when its ranks are consecutive
@@ -51,6 +52,7 @@ static PetscErrorCode take_gpu(StnApp *app)
 
   PetscFunctionBeginUser;
   PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA)); /* cudaSetDevice, before any kernel of ours */
+  if (use_gpu_aware_mpi) StnCUDAPoolDisable(); /* MPI may be handed our blocks: cudaMalloc's */
   if (!StnCUDADevicePresent() || StnCUDADeviceBusId(bus, (int)sizeof bus) != 0 || StnCUDAPoolInit() != 0) /* the memory pool set up now, not in the first solve */
     PetscCall(PetscSNPrintf(why, sizeof why, "the GPU cannot be used (%s): run with -stn_device cpu", StnCUDALastError()));
   #if !defined(PETSC_HAVE_MPIUNI)

@@ -51,7 +51,8 @@ extern "C" const char *StnCUDALastError(void)
    pool maps new memory in small pages (a gigabyte took it about 7 ms on 4 ranks, cudaMalloc
    about 1 ms); such blocks (a Krylov basis, a fine grid's matrix) are few, listed here for
    StnCUDAFree, and where the device has no room for one the pool's free blocks go back to it
-   first. A device without pools (cudaDevAttrMemoryPoolsSupported 0) gets every block so. */
+   first. A device without pools (cudaDevAttrMemoryPoolsSupported 0) gets every block so, and so
+   does a program whose MPI reads device memory (StnCUDAPoolDisable): it may not map pool memory. */
 #define STN_CUDA_DIRECT_BYTES ((size_t)64 << 20)
 
 namespace {
@@ -93,6 +94,7 @@ int direct_malloc(void **p, size_t bytes)
     cudaMemPool_t pool;
     (void)cudaGetLastError();
     if (pool_state == 1 && cudaDeviceSynchronize() == cudaSuccess && pool_get(&pool) == 0) (void)cudaMemPoolTrimTo(pool, 0);
+    (void)cudaGetLastError(); /* the trim's, if it failed: not the next launch's to report */
     if (int rc = check(cudaMalloc(p, bytes), "StnCUDAMalloc: cudaMalloc")) {
       delete d;
       return rc;
@@ -104,6 +106,11 @@ int direct_malloc(void **p, size_t bytes)
 }
 
 } // namespace
+
+extern "C" void StnCUDAPoolDisable(void)
+{
+  if (!pool_state) pool_state = -1;
+}
 
 extern "C" int StnCUDAPoolInit(void)
 {

@@ -16,10 +16,11 @@ extern "C" {
 
 /* Device memory, from the device's stream-ordered pool but for large blocks (stncuda.cu); NULL for
    0 bytes. StnCUDAPoolInit sets the pool up (its first allocation costs milliseconds): when the
-   program takes its GPU. */
-int StnCUDAMalloc(void **p, size_t bytes);
-int StnCUDAFree(void *p);
-int StnCUDAPoolInit(void);
+   program takes its GPU; StnCUDAPoolDisable before it gives every block from cudaMalloc. */
+int  StnCUDAMalloc(void **p, size_t bytes);
+int  StnCUDAFree(void *p);
+int  StnCUDAPoolInit(void);
+void StnCUDAPoolDisable(void);
 int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
 int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
 /* Queued on the default stream, as the kernels are. */

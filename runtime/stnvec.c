@@ -701,13 +701,18 @@ static PetscErrorCode create_pooled(MPI_Comm comm, PetscInt bs, PetscInt n, Pets
 {
   PetscScalar *d;
 
+  PetscErrorCode ierr;
+
   PetscFunctionBegin;
+  *v = NULL;
   STN_CUDA_CALL(StnCUDAMalloc((void **)&d, (size_t)n * sizeof(PetscScalar)));
-  if (VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v)) {
+  ierr = VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v);
+  if (!ierr) ierr = PetscObjectContainerCompose((PetscObject)*v, "StnPooledArray", d, free_pooled);
+  if (ierr) { /* nothing half-made left */
+    if (*v) (void)VecDestroy(v);
     (void)StnCUDAFree(d);
-    SETERRQ(comm, PETSC_ERR_LIB, "could not make a vector on its device array");
   }
-  PetscCall(PetscObjectContainerCompose((PetscObject)*v, "StnPooledArray", d, free_pooled));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
