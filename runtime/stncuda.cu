@@ -6,8 +6,8 @@
 
 #include <cstdarg>
 #include <cstdint>
-#include <new>
 #include <cstdio>
+#include <new>
 
 namespace {
 

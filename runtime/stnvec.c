@@ -682,14 +682,12 @@ PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block)
    zeroed, as PETSc's are not). Its viewer and loader, which PETSc does not export, come from the
    first vector, made by PETSc. */
 static PetscErrorCode (*petsc_create_global)(DM, Vec *);
-
 static PetscErrorCode (*da_view)(Vec, PetscViewer), (*da_load)(Vec, PetscViewer);
 
 /* These vectors' device arrays come from StnCUDAMalloc's pool, not from PETSc's cudaMalloc at
    their first use: the ranks of a first solve set up their hierarchies in step, and the driver
    takes their allocations in turn (48 of them took 5 ms of the cavity's first solve on 4 ranks).
-   The array is freed with its vector, through a container composed on it. Not with an MPI that
-   reads device memory (-use_gpu_aware_mpi 1): it may not be able to map pool memory. */
+   The array is freed with its vector, through a container composed on it. */
 static PetscErrorCode free_pooled(void **array)
 {
   PetscFunctionBegin;
@@ -697,16 +695,24 @@ static PetscErrorCode free_pooled(void **array)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode create_pooled(MPI_Comm comm, PetscInt bs, PetscInt n, PetscInt N, Vec *v)
+/* A vector of n entries here on a device array of its own; with like, as VecDuplicate_MPICUDA
+   makes like's duplicate: like's operations, composed objects and functions, but for its own
+   array's container (composed last, in place of like's). Its layout is its own, made like
+   like's (PETSc's duplicate shares it): one MPI_Allgather more. */
+static PetscErrorCode create_pooled(MPI_Comm comm, PetscInt bs, PetscInt n, PetscInt N, Vec like, Vec *v)
 {
-  PetscScalar *d;
-
+  PetscScalar   *d;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
   *v = NULL;
   STN_CUDA_CALL(StnCUDAMalloc((void **)&d, (size_t)n * sizeof(PetscScalar)));
   ierr = VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v);
+  if (!ierr && like) {
+    (*v)->ops[0] = like->ops[0];
+    ierr         = PetscObjectListDuplicate(((PetscObject)like)->olist, &((PetscObject)*v)->olist);
+    if (!ierr) ierr = PetscFunctionListDuplicate(((PetscObject)like)->qlist, &((PetscObject)*v)->qlist);
+  }
   if (!ierr) ierr = PetscObjectContainerCompose((PetscObject)*v, "StnPooledArray", d, free_pooled);
   if (ierr) { /* nothing half-made left */
     if (*v) (void)VecDestroy(v);
@@ -716,25 +722,14 @@ static PetscErrorCode create_pooled(MPI_Comm comm, PetscInt bs, PetscInt n, Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* VecDuplicate for those vectors: PETSc's (VecDuplicate_MPICUDA) with a pooled array; the
-   duplicate's objects and functions are v's but for its own array's container. Its layout is
-   its own, made like v's (PETSc's duplicate shares v's): one MPI_Allgather more. */
+/* VecDuplicate for those vectors. */
 static PetscErrorCode duplicate_pooled(Vec v, Vec *y)
 {
-  PetscContainer own;
-  PetscInt       bs;
+  PetscInt bs;
 
   PetscFunctionBegin;
   PetscCall(VecGetBlockSize(v, &bs));
-  PetscCall(create_pooled(PetscObjectComm((PetscObject)v), bs, v->map->n, v->map->N, y));
-  PetscCall(PetscObjectQuery((PetscObject)*y, "StnPooledArray", (PetscObject *)&own));
-  PetscCall(PetscObjectReference((PetscObject)own));
-  PetscCall(PetscObjectListDestroy(&((PetscObject)*y)->olist));
-  (*y)->ops[0] = v->ops[0];
-  PetscCall(PetscObjectListDuplicate(((PetscObject)v)->olist, &((PetscObject)*y)->olist));
-  PetscCall(PetscFunctionListDuplicate(((PetscObject)v)->qlist, &((PetscObject)*y)->qlist));
-  PetscCall(PetscObjectCompose((PetscObject)*y, "StnPooledArray", (PetscObject)own)); /* in place of v's */
-  PetscCall(PetscObjectDereference((PetscObject)own));
+  PetscCall(create_pooled(PetscObjectComm((PetscObject)v), bs, v->map->n, v->map->N, v, y));
   if (v->map->mapping) PetscCall(VecSetLocalToGlobalMapping(*y, v->map->mapping));
   (*y)->stash.donotstash   = v->stash.donotstash;
   (*y)->stash.ignorenegidx = v->stash.ignorenegidx;
@@ -767,10 +762,9 @@ static PetscErrorCode create_global(DM da, Vec *g)
   }
   PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
   PetscCall(DMDAGetCorners(da, NULL, NULL, NULL, &xm, &ym, &zm));
-  if (use_gpu_aware_mpi) PetscCall(VecCreateMPICUDAWithArrays(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, NULL, NULL, g));
-  else PetscCall(create_pooled(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, g));
+  PetscCall(create_pooled(PetscObjectComm((PetscObject)da), dof, dof * xm * ym * zm, PETSC_DETERMINE, NULL, g));
   PetscCall(StnVecUseKernels(*g));
-  if (!use_gpu_aware_mpi) PetscCall(VecSetOperation(*g, VECOP_DUPLICATE, (void (*)(void))duplicate_pooled));
+  PetscCall(VecSetOperation(*g, VECOP_DUPLICATE, (void (*)(void))duplicate_pooled));
   PetscCall(VecSet(*g, 0.0)); /* zeroed on the device: no host memory */
   PetscCall(VecSetDM(*g, da));
   PetscCall(VecSetLocalToGlobalMapping(*g, da->ltogmap));
