@@ -12,6 +12,7 @@
 ** in PETSc 3.18 and 3.24.
 */
 #include <petsc/private/dmimpl.h>
+#include <petsc/private/kspimpl.h> /* KSP.setupnewmatrix */
 #include <petsc/private/petscimpl.h> /* PetscObjectComposedData*: a value valid for one state of an object */
 
 #include "stnmg.h"
@@ -717,6 +718,11 @@ static PetscErrorCode set_eigenvalue_estimate(KSP ksp)
   PetscCall(PetscObjectCompose((PetscObject)ksp, "StnEigenvalueEstimate", (PetscObject)est));
   PetscCall(KSPDestroy(&est));
   PetscCall(KSPSetPreSolve(ksp, EstimateEigenvalues, NULL));
+  /* For every new operator PETSc runs KSPSetUp_Chebyshev again, which remakes its three work
+     vectors (on several ranks each an MPI vector made and freed, every level and Jacobian) and
+     sets up PETSc's estimator where no bounds were given: with ours its first set-up holds.
+     KSPSetType restores the default if the options choose another smoother. */
+  ksp->setupnewmatrix = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
