@@ -20,13 +20,12 @@ mkdir -p $B
 rate() {
   prog=$1
   shift
-  # shellcheck disable=SC2086
-  $B/$prog -da_grid_x "$GRID" -da_grid_y "$GRID" -pc_type mg -stn_mat_type sgdia -ksp_type richardson -ksp_max_it 20 \
+  "$B/$prog" -da_grid_x "$GRID" -da_grid_y "$GRID" -pc_type mg -stn_mat_type sgdia -ksp_type richardson -ksp_max_it 20 \
     -ksp_rtol 1e-10 -snes_max_it 1 -ksp_monitor "$@" 2>&1 |
     awk '/KSP Residual norm/ {if (n == 0) a = $NF; b = $NF; k = $1; n++} END {if (n > 1 && a > 0) printf "%.3g per cycle over %d cycles\n", (b / a) ^ (1 / k), k; else print "no cycles ran"}'
 }
 for p in $PROGRAMS; do
-  bin/stencilc examples/$p.stn -o $B/$p >$B/$p.build.log 2>&1 || { echo "$p: the build failed ($B/$p.build.log)"; continue; }
+  bin/stencilc "examples/$p.stn" -o "$B/$p" >"$B/$p.build.log" 2>&1 || { echo "$p: the build failed ($B/$p.build.log)"; continue; }
   echo "== $p, ${GRID}^2"
   printf '%-46s %s\n' "the default hierarchy" "$(rate "$p" -stn_levels_mat_type sgdia)"
   for l in 2 3 4 5; do
