@@ -721,7 +721,8 @@ static PetscErrorCode set_eigenvalue_estimate(KSP ksp)
   /* For every new operator PETSc runs KSPSetUp_Chebyshev again, which remakes its three work
      vectors (on several ranks each an MPI vector made and freed, every level and Jacobian) and
      sets up PETSc's estimator where no bounds were given: with ours its first set-up holds.
-     KSPSetType restores the default if the options choose another smoother. */
+     KSPSetType restores the default if the options choose another smoother; a later change of
+     its steps or kind in code would need KSPReset (nothing here makes one). */
   ksp->setupnewmatrix = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
