@@ -15,12 +15,27 @@
      diff old.txt new.txt */
 #include <petscdmda.h>
 
+/* sum over v's local entries of v[i] * ((first + i) % mod + 1): a checksum that sees the order */
+static PetscErrorCode weighted(Vec v, PetscInt first, PetscInt mod, double *sum)
+{
+  const PetscScalar *b;
+  PetscInt           n;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetArrayRead(v, &b));
+  for (PetscInt i = 0; i < n; i++) *sum += PetscRealPart(b[i]) * (double)((first + i) % mod + 1);
+  PetscCall(VecRestoreArrayRead(v, &b));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* out: the checksums of DMGlobalToLocal of a numbered vector, DMLocalToGlobal (ADD) of that
+   local vector, and DMLocalToLocal of it, summed over the ranks */
 static PetscErrorCode sums(DM da, double out[3])
 {
   Vec          g, l, l2;
   PetscInt     n, rs;
   PetscScalar *a;
-  const PetscScalar *b;
   double       loc[3] = {0, 0, 0};
 
   PetscFunctionBeginUser;
@@ -35,24 +50,15 @@ static PetscErrorCode sums(DM da, double out[3])
   PetscCall(VecSet(l, -1.0));
   PetscCall(DMGlobalToLocalBegin(da, g, INSERT_VALUES, l));
   PetscCall(DMGlobalToLocalEnd(da, g, INSERT_VALUES, l));
-  PetscCall(VecGetLocalSize(l, &n));
-  PetscCall(VecGetArrayRead(l, &b));
-  for (PetscInt i = 0; i < n; i++) loc[0] += PetscRealPart(b[i]) * (double)(i % 97 + 1);
-  PetscCall(VecRestoreArrayRead(l, &b));
+  PetscCall(weighted(l, 0, 97, &loc[0]));
   PetscCall(VecSet(g, 0.0));
   PetscCall(DMLocalToGlobalBegin(da, l, ADD_VALUES, g));
   PetscCall(DMLocalToGlobalEnd(da, l, ADD_VALUES, g));
-  PetscCall(VecGetLocalSize(g, &n));
-  PetscCall(VecGetArrayRead(g, &b));
-  for (PetscInt i = 0; i < n; i++) loc[1] += PetscRealPart(b[i]) * (double)((rs + i) % 89 + 1);
-  PetscCall(VecRestoreArrayRead(g, &b));
+  PetscCall(weighted(g, rs, 89, &loc[1]));
   PetscCall(VecSet(l2, -2.0));
   PetscCall(DMLocalToLocalBegin(da, l, INSERT_VALUES, l2));
   PetscCall(DMLocalToLocalEnd(da, l, INSERT_VALUES, l2));
-  PetscCall(VecGetLocalSize(l2, &n));
-  PetscCall(VecGetArrayRead(l2, &b));
-  for (PetscInt i = 0; i < n; i++) loc[2] += PetscRealPart(b[i]) * (double)(i % 83 + 1);
-  PetscCall(VecRestoreArrayRead(l2, &b));
+  PetscCall(weighted(l2, 0, 83, &loc[2]));
   PetscCallMPI(MPI_Allreduce(loc, out, 3, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD));
   PetscCall(VecDestroy(&g));
   PetscCall(VecDestroy(&l));
