@@ -24,8 +24,9 @@
 # (docs/performance.md, "Setting up the grids"). petsc-dmda-lazy-scatter.patch: a DMDA makes its
 # global-to-local scatter at the scatter's first use (DMGlobalToLocal, DMLocalToGlobal,
 # DMDAGetScatter, DMLocalToLocal), not in DMSetUp: multigrid's coarse grids on the GPU, whose
-# ghosts the device exchange fills, never set it up; without a mirrored edge its index sets too,
-# derived then from the local-to-global mapping, which is all DMSetUp computes.
+# ghosts the device exchange fills, never set it up; without a mirrored edge (and, in 3-D, with
+# more than one plane) its index sets too, derived then from the local-to-global mapping, which
+# is all DMSetUp computes.
 # petsc-dmda-index-loops.patch: DMSetUp_DA_2D and _3D take the local count's address for
 # MPI_Allgather in a variable of their own, so that the index loops' counter stays in a
 # register (each idx[nn++] had stored and loaded it).
