@@ -39,6 +39,8 @@ PetscErrorCode StnAppDefaults(void)
   #include <petscdevice.h>             /* PetscDeviceInitialize */
   #include <petsc/private/petscimpl.h> /* use_gpu_aware_mpi */
 
+  #include "stnvec_cuda.h" /* StnVecScratchInit */
+
 /* This rank's GPU: PETSc's default device, the rank in PETSC_COMM_WORLD modulo the GPUs the
    process sees, which gives the ranks of a node different GPUs when its ranks are consecutive
    (mpiexec's default placement) or each sees only its own (CUDA_VISIBLE_DEVICES per rank, as
@@ -53,7 +55,7 @@ static PetscErrorCode take_gpu(StnApp *app)
   PetscFunctionBeginUser;
   PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA)); /* cudaSetDevice, before any kernel of ours */
   if (use_gpu_aware_mpi) StnCUDAPoolDisable(); /* MPI may be handed our blocks: cudaMalloc's */
-  if (!StnCUDADevicePresent() || StnCUDADeviceBusId(bus, (int)sizeof bus) != 0 || StnCUDAPoolInit() != 0) /* the memory pool set up now, not in the first solve */
+  if (!StnCUDADevicePresent() || StnCUDADeviceBusId(bus, (int)sizeof bus) != 0 || StnCUDAPoolInit() != 0 || StnVecScratchInit() != 0) /* the memory pool and the reductions' pinned scratch set up now, not in the first solve */
     PetscCall(PetscSNPrintf(why, sizeof why, "the GPU cannot be used (%s): run with -stn_device cpu", StnCUDALastError()));
   #if !defined(PETSC_HAVE_MPIUNI)
   MPI_Comm node;
@@ -108,6 +110,13 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   app->solve_repeat = 1;
   PetscCall(PetscOptionsRangeInt("-stn_solve_repeat", "Solve this many times from the same initial guess; the report and -log_view's Solve stage are the last solve's, the others (stage Warm-up) build what a solve builds once (the multigrid hierarchy, the device ghost exchanges, tuned kernels), as for every solve after the first in a continuation (not with -snes_grid_sequence)", NULL, app->solve_repeat, &app->solve_repeat, NULL, 1, 1000));
   PetscCall(PetscOptionsBool("-stn_share_gpus", "Let more ranks on a node than it has GPUs share them (for testing several ranks on one GPU)", NULL, app->share_gpus, &app->share_gpus, NULL));
+#if defined(PETSC_HAVE_CUDA)
+  {
+    PetscBool chunks = PETSC_TRUE;
+    PetscCall(PetscOptionsBool("-stn_memory_chunks", "On the GPU, carve device blocks of 1 MB or more from chunks of at least 1 GB that one cudaMalloc each gives (false: a cudaMalloc per block, whose bounds compute-sanitizer then checks)", NULL, chunks, &chunks, NULL));
+    if (!chunks) StnCUDAChunksDisable();
+  }
+#endif
 #if defined(PETSC_HAVE_CUDA) && !defined(PETSC_HAVE_MPIUNI)
   {
     PetscBool aware = PETSC_FALSE;

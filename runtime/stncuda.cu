@@ -7,6 +7,8 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <new>
 
 namespace {
@@ -42,27 +44,64 @@ extern "C" const char *StnCUDALastError(void)
   return last_message;
 }
 
-/* Device memory comes from the device's stream-ordered pool, on the default stream (the
-   kernels' and PETSc's): a block freed back to the pool serves the next request without the
-   driver. The driver takes the allocations of a node's ranks in turn, and the ranks of a first
-   solve set up their hierarchies in step: a cudaMalloc there took 0.1 to 1.8 ms on 4 ranks
-   against 0.08 ms alone. The pool keeps what is freed for this process (its release threshold
-   the maximum, as PETSc sets it). A block of STN_CUDA_DIRECT_BYTES or more is cudaMalloc's: the
-   pool maps new memory in small pages (a gigabyte took it about 7 ms on 4 ranks, cudaMalloc
-   about 1 ms); such blocks (a Krylov basis, a fine grid's matrix) are few, listed here for
-   StnCUDAFree, and where the device has no room for one the pool's free blocks go back to it
-   first. A device without pools (cudaDevAttrMemoryPoolsSupported 0) gets every block so, and so
-   does a program whose MPI reads device memory (StnCUDAPoolDisable): it may not map pool memory. */
-#define STN_CUDA_DIRECT_BYTES ((size_t)64 << 20)
+/* Device memory. The driver takes the device-memory calls of a node's ranks one at a time, and
+   the ranks of a first solve set up their hierarchies in step: a cudaMalloc, or a growth of the
+   pool, took about 0.3 ms on each of 4 ranks against 0.08 ms alone, whatever its size, and a
+   first solve made 20 to 35 such calls on each (bench/probes/cuda_api_trace.c). So the runtime's
+   blocks come from memory the driver has already given:
+     - a block under STN_CUDA_CHUNKED_BYTES from the device's stream-ordered pool, on the default
+       stream (the kernels' and PETSc's): a block freed to the pool serves the next request; the
+       pool keeps what is freed for this process (its release threshold the maximum, as PETSc
+       sets it);
+     - a larger block from a chunk that one cudaMalloc gave (chunk_bytes(), or the block alone
+       if larger), carved first fit on the host: a freed block goes back to its chunk, joined
+       with its free neighbours, and the next request may take it at once. That is safe because
+       every device access of the runtime and PETSc is on the default stream: the next owner's
+       first write runs after the last owner's last read. (The pool itself maps new memory
+       slowly: growing it by 2 GB took 16 ms alone and about 200 ms on each of 4 ranks at once,
+       a cudaMalloc of 1 GB 0.5 ms.) Chunks stay once made; where the device has no room for one,
+       the wholly free chunks and the pool's free blocks go back to it, then the block is asked
+       for alone.
+   A device without pools (cudaDevAttrMemoryPoolsSupported 0), and a program whose MPI reads
+   device memory (StnCUDAPoolDisable: it may not map pool memory), get every block from its own
+   cudaMalloc; so does every large block after StnCUDAChunksDisable (-stn_memory_chunks 0), and
+   each then has the bounds compute-sanitizer checks. */
+#define STN_CUDA_CHUNKED_BYTES ((size_t)1 << 20)
+#define STN_CUDA_ALIGN         ((size_t)512)
 
 namespace {
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 struct Direct {
   void   *p;
   Direct *next;
 };
-Direct *direct; /* the cudaMalloc blocks */
+Direct *direct;     /* the blocks cudaMalloc gave one by one */
 int     pool_state; /* 0 not set up, 1 in use, -1 the device has none */
+bool    chunked = true;
+
+/* One cudaMalloc's memory, in blocks and free ranges that tile it: offset -> bytes. */
+struct Chunk {
+  char                    *base;
+  size_t                   size;
+  std::map<size_t, size_t> used, free; /* no two free ranges adjacent */
+  Chunk                   *next;
+};
+Chunk *chunks; /* oldest first: a request takes the first room */
+
+/* A chunk's size: 1 GB, or a 64th of the device's memory where that is less (at least 64 MB),
+   so that a last chunk's unused part stays small beside what the device holds. */
+size_t chunk_bytes()
+{
+  static size_t bytes;
+  size_t        free_now, total;
+  if (bytes) return bytes;
+  bytes = (size_t)1 << 30;
+  if (cudaMemGetInfo(&free_now, &total) != cudaSuccess) (void)cudaGetLastError();
+  else if (total / 64 < bytes) bytes = total / 64 > ((size_t)64 << 20) ? total / 64 : (size_t)64 << 20;
+  return bytes;
+}
 
 int pool_get(cudaMemPool_t *pool)
 {
@@ -86,15 +125,36 @@ int pool_setup()
   return 0;
 }
 
+/* Gives the device back what is allocated and unused: the wholly free chunks and the pool's
+   free blocks (after the device is done with them). */
+void give_back_unused()
+{
+  cudaMemPool_t pool;
+  if (cudaDeviceSynchronize() != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  for (Chunk **q = &chunks; *q;) {
+    Chunk *c = *q;
+    if (!c->used.empty()) {
+      q = &c->next;
+      continue;
+    }
+    *q = c->next;
+    (void)cudaFree(c->base);
+    delete c;
+  }
+  if (pool_state == 1 && pool_get(&pool) == 0) (void)cudaMemPoolTrimTo(pool, 0);
+  (void)cudaGetLastError(); /* a failure here is not the next launch's to report */
+}
+
 int direct_malloc(void **p, size_t bytes)
 {
   Direct *d = new (std::nothrow) Direct;
   if (!d) return StnCUDAFail((int)cudaErrorMemoryAllocation, "StnCUDAMalloc: out of host memory");
-  if (cudaMalloc(p, bytes) != cudaSuccess) { /* the pool's free blocks back to the device, then once more */
-    cudaMemPool_t pool;
+  if (cudaMalloc(p, bytes) != cudaSuccess) { /* what is unused back to the device, then once more */
     (void)cudaGetLastError();
-    if (pool_state == 1 && cudaDeviceSynchronize() == cudaSuccess && pool_get(&pool) == 0) (void)cudaMemPoolTrimTo(pool, 0);
-    (void)cudaGetLastError(); /* the trim's, if it failed: not the next launch's to report */
+    give_back_unused();
     if (int rc = check(cudaMalloc(p, bytes), "StnCUDAMalloc: cudaMalloc")) {
       delete d;
       return rc;
@@ -105,11 +165,115 @@ int direct_malloc(void **p, size_t bytes)
   return 0;
 }
 
+/* A block of bytes (a multiple of STN_CUDA_ALIGN) from c's first free range that holds it. */
+bool carve(Chunk *c, size_t bytes, void **p)
+{
+  for (auto r = c->free.begin(); r != c->free.end(); ++r) {
+    if (r->second < bytes) continue;
+    const size_t at = r->first, room = r->second;
+    c->used[at] = bytes; /* the maps grown before anything changes (they may throw) */
+    if (room > bytes) try {
+        c->free[at + bytes] = room - bytes;
+      } catch (...) {
+        c->used.erase(at);
+        throw;
+      }
+    c->free.erase(r);
+    *p = c->base + at;
+    return true;
+  }
+  return false;
+}
+
+/* A new chunk of size bytes at the end of the list, or NULL where the device has no room. */
+Chunk *add_chunk(size_t size)
+{
+  void  *base;
+  Chunk *c = new Chunk;
+  try {
+    c->free[0] = size;
+  } catch (...) {
+    delete c;
+    throw;
+  }
+  if (cudaMalloc(&base, size) != cudaSuccess) {
+    (void)cudaGetLastError();
+    delete c;
+    return NULL;
+  }
+  c->base = (char *)base;
+  c->size = size;
+  c->next = NULL;
+  Chunk **q = &chunks;
+  while (*q) q = &(*q)->next;
+  *q = c;
+  return c;
+}
+
+int chunked_malloc(void **p, size_t bytes)
+{
+  const size_t need = round_up(bytes, STN_CUDA_ALIGN), alone = round_up(bytes, (size_t)2 << 20);
+  try {
+    for (Chunk *c = chunks; c; c = c->next)
+      if (carve(c, need, p)) return 0;
+    const size_t size = alone > chunk_bytes() ? alone : chunk_bytes();
+    Chunk       *c    = add_chunk(size);
+    if (!c) {
+      give_back_unused();
+      c = add_chunk(size);
+    }
+    if (!c && size > alone) c = add_chunk(alone); /* the block alone, where a whole chunk does not fit */
+    if (!c) return StnCUDAFail((int)cudaErrorMemoryAllocation, "StnCUDAMalloc: the device has no room for %zu more bytes", bytes);
+    (void)carve(c, need, p);
+    return 0;
+  } catch (const std::bad_alloc &) {
+    return StnCUDAFail((int)cudaErrorMemoryAllocation, "StnCUDAMalloc: out of host memory");
+  }
+}
+
+/* p back to its chunk, joined with the free ranges on either side: 1 if p was a chunk's, 0 if
+   not, -1 if p lies in a chunk but no block starts there, -2 if the host had no memory to note
+   the free range (which then stays unused). */
+int chunked_free(void *p)
+{
+  for (Chunk *c = chunks; c; c = c->next) {
+    if ((char *)p < c->base || (char *)p >= c->base + c->size) continue;
+    auto b = c->used.find((size_t)((char *)p - c->base));
+    if (b == c->used.end()) return -1;
+    size_t at = b->first, bytes = b->second;
+    c->used.erase(b);
+    auto after = c->free.lower_bound(at);
+    if (after != c->free.end() && after->first == at + bytes) {
+      bytes += after->second;
+      after = c->free.erase(after);
+    }
+    if (after != c->free.begin()) {
+      auto before = std::prev(after);
+      if (before->first + before->second == at) {
+        before->second += bytes;
+        return 1;
+      }
+    }
+    try {
+      c->free.emplace_hint(after, at, bytes);
+    } catch (const std::bad_alloc &) {
+      return -2; /* the range stays unused */
+    }
+    return 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 extern "C" void StnCUDAPoolDisable(void)
 {
   if (!pool_state) pool_state = -1;
+}
+
+extern "C" void StnCUDAChunksDisable(void)
+{
+  chunked = false;
 }
 
 extern "C" int StnCUDAPoolInit(void)
@@ -127,13 +291,19 @@ extern "C" int StnCUDAMalloc(void **p, size_t bytes)
   *p = NULL;
   if (!bytes) return 0;
   if (int rc = pool_setup()) return rc;
-  if (bytes >= STN_CUDA_DIRECT_BYTES || pool_state < 0) return direct_malloc(p, bytes);
+  if (pool_state < 0) return direct_malloc(p, bytes);
+  if (bytes >= STN_CUDA_CHUNKED_BYTES) return chunked ? chunked_malloc(p, bytes) : direct_malloc(p, bytes);
   return check(cudaMallocAsync(p, bytes, 0), "StnCUDAMalloc: cudaMallocAsync");
 }
 
 extern "C" int StnCUDAFree(void *p)
 {
   if (!p) return 0;
+  if (int in = chunked_free(p)) {
+    if (in == -1) return StnCUDAFail((int)cudaErrorInvalidValue, "StnCUDAFree: %p is inside a block, not its start", p);
+    if (in == -2) return StnCUDAFail((int)cudaErrorMemoryAllocation, "StnCUDAFree: out of host memory");
+    return 0;
+  }
   for (Direct **q = &direct; *q; q = &(*q)->next)
     if ((*q)->p == p) {
       Direct *d = *q;

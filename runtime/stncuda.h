@@ -14,13 +14,15 @@
 extern "C" {
 #endif
 
-/* Device memory, from the device's stream-ordered pool but for large blocks (stncuda.cu); NULL for
-   0 bytes. StnCUDAPoolInit sets the pool up (its first allocation costs milliseconds): when the
-   program takes its GPU; StnCUDAPoolDisable before it gives every block from cudaMalloc. */
+/* Device memory, from the device's stream-ordered pool, or large blocks from chunks of it that
+   one cudaMalloc each gave (stncuda.cu); NULL for 0 bytes. StnCUDAPoolInit sets the pool up (its
+   first allocation costs milliseconds): when the program takes its GPU; StnCUDAPoolDisable before
+   it gives every block from its own cudaMalloc, StnCUDAChunksDisable every large block. */
 int  StnCUDAMalloc(void **p, size_t bytes);
 int  StnCUDAFree(void *p);
 int  StnCUDAPoolInit(void);
 void StnCUDAPoolDisable(void);
+void StnCUDAChunksDisable(void);
 int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
 int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
 /* Queued on the default stream, as the kernels are. */

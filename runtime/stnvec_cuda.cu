@@ -461,6 +461,8 @@ int StnVecSizeClass(long n)
   return c;
 }
 
+int StnVecScratchInit(void) { return scratch_ready(); }
+
 int StnVecLaunchValid(StnLaunch s)
 {
   return s.threads >= 32 && s.threads <= 1024 && s.threads % 32 == 0 && (s.ept == 1 || s.ept == 2 || s.ept == 4) &&

@@ -48,6 +48,12 @@ StnLaunch StnVecGetLaunch(StnVecKernel k, long n);
 /* 1 when the kernels can run shape (threads a multiple of 32 up to 1024, ept 1, 2 or 4, bps 0 to 32). */
 int StnVecLaunchValid(StnLaunch shape);
 
+/* The reductions' scratch (device partial sums, the pinned results they land in, GMRES's
+   report slots): made at the first reduction if not before. The program makes it when it takes
+   its GPU (stnapp.c), with the process's other one-time set-up: a process's first pinned
+   allocation costs 1 to 2 ms, more while other ranks of the node make theirs. */
+int StnVecScratchInit(void);
+
 /* Reductions: the results are in host memory when the call returns. */
 int StnVecDot(const double *x, const double *y, long n, double *z);                 /* z = y^T x */
 int StnVecMDot(const double *x, int nv, const double *const y[], long n, double z[]); /* z[j] = y[j]^T x */

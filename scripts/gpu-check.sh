@@ -216,7 +216,7 @@ want examples && echo "$cases" | while IFS=: read -r name grid params; do
     [ "$name" = sfi3d ] && small="-da_grid_x 5 -da_grid_y 5 -da_grid_z 5"
     for tool in memcheck racecheck initcheck; do
       # shellcheck disable=SC2086
-      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -pc_type jacobi \
+      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -stn_memory_chunks 0 -pc_type jacobi \
         >"$OUTDIR/$name.$tool.log" 2>&1
       src=$?
       if [ $src -eq 0 ]; then echo "gpu: compute-sanitizer $tool: $name: ok"
@@ -297,7 +297,7 @@ want multigrid && printf '%s\n%s\n' "$cases" "$mgcases" | while IFS=: read -r na
             # of them) with every level's products without the matrix
       [ "$name" = cavity ] && [ "$tool" = memcheck ] && seq="-snes_grid_sequence 2 -stn_operator matfree"
       # shellcheck disable=SC2086
-      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -pc_type mg $seq >"$OUTDIR/$name.mg.$tool.log" 2>&1
+      compute-sanitizer --tool $tool --error-exitcode 99 "$B/$name" $small $params -stn_device gpu -stn_memory_chunks 0 -pc_type mg $seq >"$OUTDIR/$name.mg.$tool.log" 2>&1
       src=$?
       if [ $src -eq 0 ]; then echo "gpu: compute-sanitizer $tool: $name -pc_type mg $seq: ok"
       else echo "FAIL: gpu: compute-sanitizer $tool: $name -pc_type mg $seq (exit $src)"; tail -15 "$OUTDIR/$name.mg.$tool.log"; echo "x" >>"$B/failed"; fi

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/gpu/vec-tests.sh: stencilc's GPU vector kernels (runtime/stnvec*.c, stnvec_cuda.cu),
-# GMRES step (stngmres_cuda.cu), grid transfers (stnmg_cuda.cu) and coarse dense inverse
-# (stncoarse_cuda.cu) on the device, from the repository root (scripts/gpu-check.sh runs it):
+# GMRES step (stngmres_cuda.cu), grid transfers (stnmg_cuda.cu), coarse dense inverse
+# (stncoarse_cuda.cu) and device memory (stncuda.cu) on the device, from the repository root
+# (scripts/gpu-check.sh runs it):
 #
 #   PETSC_DIR=/path/to/cuda-petsc sh tests/gpu/vec-tests.sh [OUTDIR]
 #   PETSC_DIR=... sh tests/gpu/vec-tests.sh --build-only [OUTDIR]   (compile and link only)
@@ -10,9 +11,9 @@
 # every operation VECSTNCUDA replaces, through PETSc's API, against VECSEQ (results, the proof
 # that our kernel ran, the result left on the device), the corner cases, and every kernel with
 # every launch shape against the CPU reference (see vec_ops.c); then gmres_step.c,
-# gmres_cycle.c, transfer.c and dense_inverse.c, each saying what it checks. Then, when
-# compute-sanitizer is installed, each on small sizes under memcheck, racecheck, synccheck and
-# initcheck.
+# gmres_cycle.c, transfer.c, dense_inverse.c and device_memory.c, each saying what it checks.
+# Then, when compute-sanitizer is installed, each on small sizes under memcheck, racecheck,
+# synccheck and initcheck.
 #
 # Prints one line per check, "gpu: ...: ok" or "FAIL: gpu: ..."; the logs go to OUTDIR
 # (default $OUT/vec, else build/gpu-check/vec). Exit status 1 if anything failed.
@@ -67,8 +68,14 @@ if ! $CC $CFLAGS -o "$B/dense_inverse" tests/gpu/dense_inverse.c $RUNTIME_OBJS $
   tail -30 "$OUTDIR/build.log"
   exit 1
 fi
+# shellcheck disable=SC2086
+if ! $CC $CFLAGS -o "$B/device_memory" tests/gpu/device_memory.c $RUNTIME_OBJS $LIBS >>"$OUTDIR/build.log" 2>&1; then
+  bad "vec: building tests/gpu/device_memory.c (log: $OUTDIR/build.log)"
+  tail -30 "$OUTDIR/build.log"
+  exit 1
+fi
 if [ -s "$OUTDIR/build.log" ]; then echo "note: gpu: vec: compiler warnings in $OUTDIR/build.log"; fi
-ok "vec: vec_ops, gmres_step, gmres_cycle, transfer and dense_inverse built"
+ok "vec: vec_ops, gmres_step, gmres_cycle, transfer, dense_inverse and device_memory built"
 [ $build_only = 1 ] && exit 0
 
 # Every check, full sizes (0, 1, 31, 1000, 1000003).
@@ -119,6 +126,13 @@ grep -E "^FAIL: gpu: dense inverse:|^gpu: bench:" "$OUTDIR/dense_inverse.log"
 if [ $rc -eq 0 ]; then ok "vec: dense inverse, $(grep -c "^gpu: dense inverse:.*: ok$" "$OUTDIR/dense_inverse.log") checks"
 else bad "vec: dense inverse (exit $rc; log: $OUTDIR/dense_inverse.log)"; tail -5 "$OUTDIR/dense_inverse.log"; fi
 
+# The runtime's device memory: chunks and pool (tests/gpu/device_memory.c).
+"$B/device_memory" >"$OUTDIR/device_memory.log" 2>&1
+rc=$?
+grep -E "^FAIL: gpu: device memory:" "$OUTDIR/device_memory.log"
+if [ $rc -eq 0 ]; then ok "vec: device memory, $(grep -c "^gpu: device memory:.*: ok$" "$OUTDIR/device_memory.log") checks"
+else bad "vec: device memory (exit $rc; log: $OUTDIR/device_memory.log)"; tail -5 "$OUTDIR/device_memory.log"; fi
+
 # Clean kernels: the same programs on small sizes under compute-sanitizer.
 if command -v compute-sanitizer >/dev/null 2>&1; then
   for tool in memcheck racecheck synccheck initcheck; do
@@ -131,7 +145,7 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
       bad "vec: compute-sanitizer $tool: vec_ops (exit $src; log: $OUTDIR/vec_ops.$tool.log)"
       grep -E "^========= (Invalid|Race|Barrier|Uninitialized|ERROR|Error)|FAIL" "$OUTDIR/vec_ops.$tool.log" | head -10
     fi
-    for prog in gmres_step gmres_cycle transfer dense_inverse; do
+    for prog in gmres_step gmres_cycle transfer dense_inverse device_memory; do
       compute-sanitizer --tool $tool --error-exitcode 99 "$B/$prog" -small >"$OUTDIR/$prog.$tool.log" 2>&1
       src=$?
       if [ $src -eq 0 ]; then ok "vec: compute-sanitizer $tool: $prog"
