@@ -59,9 +59,9 @@ extern "C" const char *StnCUDALastError(void)
        every device access of the runtime and PETSc is on the default stream: the next owner's
        first write runs after the last owner's last read. (The pool itself maps new memory
        slowly: growing it by 2 GB took 16 ms alone and about 200 ms on each of 4 ranks at once,
-       a cudaMalloc of 1 GB 0.5 ms.) Chunks stay once made; where the device has no room for one,
-       the wholly free chunks and the pool's free blocks go back to it, then the block is asked
-       for alone.
+       a cudaMalloc of 1 GB 0.5 ms.) Chunks stay once made.
+   Where the device has no room for a request, the wholly free chunks and the pool's free blocks
+   go back to it and the request is made once more (a large block then alone).
    A device without pools (cudaDevAttrMemoryPoolsSupported 0), and a program whose MPI reads
    device memory (StnCUDAPoolDisable: it may not map pool memory), get every block from its own
    cudaMalloc; so does every large block after StnCUDAChunksDisable (-stn_memory_chunks 0), and
@@ -232,33 +232,28 @@ int chunked_malloc(void **p, size_t bytes)
 }
 
 /* p back to its chunk, joined with the free ranges on either side: 1 if p was a chunk's, 0 if
-   not, -1 if p lies in a chunk but no block starts there, -2 if the host had no memory to note
-   the free range (which then stays unused). */
+   not, -1 if p lies in a chunk but no block starts there (freed already, or inside a block).
+   The block's own map node becomes the free range's: nothing is allocated. */
 int chunked_free(void *p)
 {
   for (Chunk *c = chunks; c; c = c->next) {
     if ((char *)p < c->base || (char *)p >= c->base + c->size) continue;
     auto b = c->used.find((size_t)((char *)p - c->base));
     if (b == c->used.end()) return -1;
-    size_t at = b->first, bytes = b->second;
-    c->used.erase(b);
-    auto after = c->free.lower_bound(at);
-    if (after != c->free.end() && after->first == at + bytes) {
-      bytes += after->second;
+    auto node  = c->used.extract(b);
+    auto after = c->free.lower_bound(node.key());
+    if (after != c->free.end() && after->first == node.key() + node.mapped()) {
+      node.mapped() += after->second;
       after = c->free.erase(after);
     }
     if (after != c->free.begin()) {
       auto before = std::prev(after);
-      if (before->first + before->second == at) {
-        before->second += bytes;
+      if (before->first + before->second == node.key()) {
+        before->second += node.mapped();
         return 1;
       }
     }
-    try {
-      c->free.emplace_hint(after, at, bytes);
-    } catch (const std::bad_alloc &) {
-      return -2; /* the range stays unused */
-    }
+    c->free.insert(after, std::move(node));
     return 1;
   }
   return 0;
@@ -293,17 +288,21 @@ extern "C" int StnCUDAMalloc(void **p, size_t bytes)
   if (int rc = pool_setup()) return rc;
   if (pool_state < 0) return direct_malloc(p, bytes);
   if (bytes >= STN_CUDA_CHUNKED_BYTES) return chunked ? chunked_malloc(p, bytes) : direct_malloc(p, bytes);
+  if (cudaMallocAsync(p, bytes, 0) == cudaSuccess) return 0;
+  (void)cudaGetLastError(); /* what is unused back to the device (the chunks' too), then once more */
+  give_back_unused();
   return check(cudaMallocAsync(p, bytes, 0), "StnCUDAMalloc: cudaMallocAsync");
+}
+
+extern "C" size_t StnCUDAChunkBytes(void)
+{
+  return chunk_bytes();
 }
 
 extern "C" int StnCUDAFree(void *p)
 {
   if (!p) return 0;
-  if (int in = chunked_free(p)) {
-    if (in == -1) return StnCUDAFail((int)cudaErrorInvalidValue, "StnCUDAFree: %p is inside a block, not its start", p);
-    if (in == -2) return StnCUDAFail((int)cudaErrorMemoryAllocation, "StnCUDAFree: out of host memory");
-    return 0;
-  }
+  if (int in = chunked_free(p)) return in > 0 ? 0 : StnCUDAFail((int)cudaErrorInvalidValue, "StnCUDAFree: %p is no block's start (freed already, or inside a block)", p);
   for (Direct **q = &direct; *q; q = &(*q)->next)
     if ((*q)->p == p) {
       Direct *d = *q;

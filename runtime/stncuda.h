@@ -23,6 +23,8 @@ int  StnCUDAFree(void *p);
 int  StnCUDAPoolInit(void);
 void StnCUDAPoolDisable(void);
 void StnCUDAChunksDisable(void);
+/* The size of a chunk on the current device (for tests). */
+size_t StnCUDAChunkBytes(void);
 int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
 int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
 /* Queued on the default stream, as the kernels are. */
