@@ -171,14 +171,13 @@ bool carve(Chunk *c, size_t bytes, void **p)
   for (auto r = c->free.begin(); r != c->free.end(); ++r) {
     if (r->second < bytes) continue;
     const size_t at = r->first, room = r->second;
-    c->used[at] = bytes; /* the maps grown before anything changes (they may throw) */
-    if (room > bytes) try {
-        c->free[at + bytes] = room - bytes;
-      } catch (...) {
-        c->used.erase(at);
-        throw;
-      }
-    c->free.erase(r);
+    c->used[at] = bytes; /* the one step that allocates (it may throw), so first */
+    auto rest   = c->free.extract(r);
+    if (room > bytes) { /* the range's own node keeps what is left of it */
+      rest.key() += bytes;
+      rest.mapped() -= bytes;
+      c->free.insert(std::move(rest));
+    }
     *p = c->base + at;
     return true;
   }
