@@ -19,8 +19,13 @@
 **
 ** On several ranks (with the level's device ghost exchange, stnhalo.h) each product reads its
 ** ghosts from the exchange, and each step's Gram-Schmidt sums and norm are the ranks' sums, one
-** MPI_Allreduce on the host (steps_across_ranks); the Hessenberg update stays on the device
-** (StnGMRESStepFinish). Begin then runs the steps, and End only waits.
+** MPI_Allreduce on the host (step_queue, step_finish); the Hessenberg update stays on the device
+** (StnGMRESStepFinish). There Begin only notes the level, and StnMGEstimateDeviceRun (or the
+** first End) runs the steps of every level noted, in step: each level's product and sums are
+** queued before the host waits for the first level's sums, so that while the host takes one
+** level's sums to MPI_Allreduce and back, the GPU computes the next levels' (one host wait per
+** step and level, none of them an idle GPU but the last). Each level's arithmetic is what it
+** would be alone.
 */
 #include "stnmg.h"
 
@@ -42,17 +47,36 @@ typedef struct {
   Vec           dinv;  /* 1 / the diagonal */
   PetscInt      steps, n;
   PetscBool     queued;                       /* Begin queued steps that End has not taken */
-  PetscBool     ranks;                        /* several ranks: beta on the host */
+  PetscBool     ranks;                        /* several ranks: beta on the host, and the steps
+                                                 waiting in pending[] until run_pending: */
+  MPI_Comm      comm;                         /*   their sums' communicator */
+  StnHalo       halo;                         /*   the level's exchange */
+  Mat           mf;                           /*   the product without the matrix, or NULL and */
+  const StnBox *box;                          /*   the SG-DIA values */
+  const PetscScalar *values, *d;              /*   and 1 / the diagonal, on the device */
+  double       *Vd[STN_VEC_MAX_MULTI + 1];    /*   the basis */
+  int           set;                          /*   the report set, and the sums' slot */
   double        beta;
   PetscReal     rtol, abstol;                 /* est's, for the stop */
   unsigned      ticket[STN_VEC_MAX_MULTI];    /* each step's, to wait for */
 } Arnoldi;
+
+  #if STN_VEC_SLOTS < STN_GMRES_REPORT_SETS - 1
+    #error "each report set (1 to STN_GMRES_REPORT_SETS - 1) needs a reduction slot of its own"
+  #endif
+
+/* Several ranks: the levels whose steps Begin noted and run_pending has not run, in the order
+   noted (the same on every rank: their sums are collective). */
+static Arnoldi *pending[STN_GMRES_REPORT_SETS];
+static int      npending;
 
 static PetscErrorCode ArnoldiDestroy(void **ctx)
 {
   Arnoldi *a = (Arnoldi *)*ctx;
 
   PetscFunctionBeginUser;
+  for (int j = 0; j < npending; j++) /* noted and never run (an error between Begin and End) */
+    if (pending[j] == a) pending[j--] = pending[--npending];
   STN_CUDA_CALL(StnGMRESDestroy(&a->st));
   PetscCall(VecDestroy(&a->V0));
   STN_CUDA_CALL(StnCUDAFree(a->basis));
@@ -119,45 +143,90 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks: the steps of Begin with the ranks' sums (see the top): VecNormalize, then per
-   step the product through the exchange (mf's without the matrix, else the SG-DIA values), the
-   Gram-Schmidt sums and the new vector's own square in one reduction and one MPI_Allreduce,
-   VecMAXPY with the scaling, the Hessenberg update. The new vector's norm after Gram-Schmidt is
-   sqrt(w.w - sum h_j^2) (the basis orthonormal, as Gram-Schmidt leaves it to rounding): one host
-   wait per step, not two, which is what a coarse level's step costs, and the norm known before
-   the update, which then scales too (one pass). Where w nearly lies in the basis (the difference
-   below 1e-8 w.w: its digits lost to cancellation) the norm is taken from the vector after all,
-   a second wait. */
-static PetscErrorCode steps_across_ranks(MPI_Comm comm, Arnoldi *a, StnHalo halo, Mat mf, const StnBox *box, const PetscScalar *values, const PetscScalar *d, double *Vd[], long n)
+/* Queues a's product V[it + 1] = D^-1 A V[it] through the exchange (split reads) and the sums of
+   its Gram-Schmidt step, V[0..it]^T w and w.w (w is V[it + 1]), into a's slot. */
+static PetscErrorCode step_queue(Arnoldi *a, PetscInt it, long n, unsigned *seq)
 {
-  double h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt;
+  const PetscScalar *xg;
+  double           **Vd = a->Vd;
 
   PetscFunctionBeginUser;
-  PetscCall(norm_ranks(comm, Vd[0], n, &a->beta));
-  if (a->beta != 0) STN_CUDA_CALL(StnVecScale(Vd[0], 1.0 / a->beta, n));
-  STN_CUDA_CALL(StnGMRESStart(&a->st, a->beta));
-  for (PetscInt it = 0; it < a->steps; it++) {
-    const PetscScalar *xg;
-    const int          k = (int)it + 1;
-    double             ww;
+  PetscCall(StnHaloExchangeGhosts(a->halo, Vd[it], &xg));
+  if (a->mf) {
+    const StnMultArgs m = {Vd[it], NULL, a->d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, xg};
 
-    PetscCall(StnHaloExchangeGhosts(halo, Vd[it], &xg)); /* V[it + 1] = D^-1 A V[it], split reads */
-    if (mf) {
-      const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, xg};
+    PetscCall(StnMatFreeApply(a->mf, &m));
+  } else STN_CUDA_CALL(StnMGStepSplitCUDA(a->box, a->values, Vd[it], xg, NULL, a->d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
+  STN_CUDA_CALL(StnVecMDotBegin(Vd[it + 1], (int)it + 2, (const double *const *)Vd, n, a->set, seq));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-      PetscCall(StnMatFreeApply(mf, &m));
-    } else STN_CUDA_CALL(StnMGStepSplitCUDA(box, values, Vd[it], xg, NULL, d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
-    STN_CUDA_CALL(StnVecMDot(Vd[it + 1], k + 1, (const double *const *)Vd, n, h)); /* h[k]: w.w (Vd[k] is w) */
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, comm));
-    ww = h[k];
-    for (int j = 0; j < k; j++) ww -= h[j] * h[j];
-    const PetscBool known = (PetscBool)(ww > 1e-8 * h[k]); /* else (and for a NaN) the norm after the update */
-    if (known) tt = PetscSqrtReal(ww);
-    for (int j = 0; j < k; j++) minus_h[j] = known ? -h[j] / tt : -h[j];
-    STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, known ? 1.0 / tt : 1.0, (const double *const *)Vd, n)); /* known: w = (w - V h) / tt */
-    if (!known) PetscCall(norm_ranks(comm, Vd[it + 1], n, &tt));
-    STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, known ? NULL : Vd[it + 1], n, &a->ticket[it])); /* scales w unless done */
+/* Takes the sums step_queue queued (seq) over the ranks and queues the rest of a's step it: the
+   new vector's norm after Gram-Schmidt is sqrt(w.w - sum h_j^2) (the basis orthonormal, as
+   Gram-Schmidt leaves it to rounding), known before the update, which then scales too (one
+   pass); where w nearly lies in the basis (the difference below 1e-8 w.w: its digits lost to
+   cancellation) the norm is taken from the vector after all, a second wait. The Hessenberg
+   update stays on the device. */
+static PetscErrorCode step_finish(Arnoldi *a, PetscInt it, long n, unsigned seq)
+{
+  double          h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt = 0, ww;
+  double        **Vd = a->Vd;
+  const int       k  = (int)it + 1;
+
+  PetscFunctionBeginUser;
+  STN_CUDA_CALL(StnVecMDotEnd(a->set, seq, k + 1, h)); /* h[k]: w.w */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, a->comm));
+  ww = h[k];
+  for (int j = 0; j < k; j++) ww -= h[j] * h[j];
+  const PetscBool known = (PetscBool)(ww > 1e-8 * h[k]); /* else (and for a NaN) the norm after the update */
+  if (known) tt = PetscSqrtReal(ww);
+  for (int j = 0; j < k; j++) minus_h[j] = known ? -h[j] / tt : -h[j];
+  STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, known ? 1.0 / tt : 1.0, (const double *const *)Vd, n)); /* known: w = (w - V h) / tt */
+  if (!known) PetscCall(norm_ranks(a->comm, Vd[it + 1], n, &tt));
+  STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, known ? NULL : Vd[it + 1], n, &a->ticket[it])); /* scales w unless done */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks: the steps of every level noted, in step (see the top). First the start vectors'
+   norms (VecNormalize's), then step it of every level that takes it: all the products and sums
+   queued, then each level's sums taken in turn and the rest of its step queued. */
+static PetscErrorCode run_pending(void)
+{
+  unsigned seq[STN_GMRES_REPORT_SETS];
+  PetscInt most = 0;
+  const int np = npending;
+
+  PetscFunctionBeginUser;
+  npending = 0; /* taken now: an error below leaves none half-run for later */
+  for (int p = 0; p < np; p++) {
+    Arnoldi *a = pending[p];
+
+    STN_CUDA_CALL(StnVecMDotBegin(a->Vd[0], 1, (const double *const *)a->Vd, a->n, a->set, &seq[p]));
+    most = PetscMax(most, a->steps);
   }
+  for (int p = 0; p < np; p++) {
+    Arnoldi *a = pending[p];
+    double   local;
+
+    STN_CUDA_CALL(StnVecMDotEnd(a->set, seq[p], 1, &local));
+    PetscCallMPI(MPI_Allreduce(&local, &a->beta, 1, MPI_DOUBLE, MPI_SUM, a->comm));
+    a->beta = PetscSqrtReal(a->beta);
+    if (a->beta != 0) STN_CUDA_CALL(StnVecScale(a->Vd[0], 1.0 / a->beta, a->n));
+    STN_CUDA_CALL(StnGMRESStart(&a->st, a->beta));
+  }
+  for (PetscInt it = 0; it < most; it++) {
+    for (int p = 0; p < np; p++)
+      if (it < pending[p]->steps) PetscCall(step_queue(pending[p], it, pending[p]->n, &seq[p]));
+    for (int p = 0; p < np; p++)
+      if (it < pending[p]->steps) PetscCall(step_finish(pending[p], it, pending[p]->n, seq[p]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode StnMGEstimateDeviceRun(void)
+{
+  PetscFunctionBeginUser;
+  if (npending) PetscCall(run_pending());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -183,8 +252,13 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
   a->ranks = (PetscBool)(halo != NULL);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
-  if (halo) PetscCall(steps_across_ranks(comm, a, halo, mf, box, values, d, Vd, (long)n));
-  else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
+  if (halo) { /* noted for run_pending, which all the levels' steps wait for */
+    PetscCheck(npending < STN_GMRES_REPORT_SETS, comm, PETSC_ERR_PLIB, "more estimates noted than report sets");
+    for (PetscInt j = 0; j < npending; j++) PetscCheck(pending[j] != a, comm, PETSC_ERR_PLIB, "an estimate noted twice");
+    a->comm = comm, a->halo = halo, a->mf = mf, a->box = box, a->values = values, a->d = d;
+    for (PetscInt i = 0; i <= steps; i++) a->Vd[i] = Vd[i];
+    pending[npending++] = a;
+  } else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
   for (PetscInt it = 0; it < steps && !halo; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
     if (mf) {
       const StnMultArgs m = {Vd[it], NULL, d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, NULL};
@@ -214,6 +288,7 @@ static PetscErrorCode arnoldi_of(KSP est, Vec b, int set, Arnoldi **a, PetscBool
   PetscCall(get_arnoldi(est, b, steps, a));
   PetscCall(KSPGetTolerances(est, &(*a)->rtol, &(*a)->abstol, NULL, NULL));
   (*a)->st.reports = set * STN_VEC_MAX_MULTI;
+  (*a)->set        = set;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -282,6 +357,8 @@ PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done)
   PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
   if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
   if (!a || !a->queued) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt j = 0; j < npending; j++)
+    if (pending[j] == a) PetscCall(run_pending()); /* its steps, with every other level noted */
   a->queued = PETSC_FALSE;
   *done     = PETSC_TRUE;
   if (a->ranks) beta = a->beta;

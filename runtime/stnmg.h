@@ -85,6 +85,10 @@ PetscErrorCode StnMGSmootherBoundsBeginWhole(KSP ksp, const StnBox *box, const P
    *done is PETSC_FALSE when est has nothing queued. */
 PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int set, StnHalo halo, PetscBool *queued);
 PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done);
+/* Several ranks: runs the steps of every estimate begun with a halo and not yet run, in step
+   (stnarnoldi.c), so that one level's host waits hide behind the others' work; End runs them too
+   where this was not called. Collective over the estimates' communicator. */
+PetscErrorCode StnMGEstimateDeviceRun(void);
 /* Begin's one-rank steps with the SG-DIA values of a whole grid held on this rank (box, values),
    1 / their diagonal dinv, from b (sequential vectors of the whole grid). */
 PetscErrorCode StnMGEstimateDeviceBeginWhole(KSP est, const StnBox *box, const PetscScalar *values, Vec dinv, Vec b, int set, PetscBool *queued);

@@ -693,6 +693,7 @@ static PetscErrorCode prepare(PC pc, Fused *fc)
   PetscCall(PetscLogEventBegin(event_bounds, pc, 0, 0, 0));
   if (n <= STN_GMRES_REPORT_SETS) /* else (2^31 points in a row) one at a time, with set 1 */
     for (PetscInt l = 1; l < n; l++) PetscCall(bounds_begin(mgl[l]->smoothd, mgl[l]->r, &fc->level[l], (int)l));
+  PetscCall(StnMGEstimateDeviceRun()); /* the split levels' steps together, behind the whole levels' */
   for (PetscInt l = 1; l < n; l++) {
     Level    *lv = &fc->level[l];
     Mat       P;

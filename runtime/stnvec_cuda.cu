@@ -307,7 +307,7 @@ int scratch_ready()
   if ((rc = check(cudaMalloc((void **)&scratch.partials, nblocks * STN_VEC_MAX_MULTI * sizeof(double)), "cudaMalloc (reduction scratch)"))) return rc;
   if ((rc = check(cudaMalloc((void **)&scratch.ticket, sizeof(unsigned)), "cudaMalloc (reduction ticket)"))) return rc;
   if ((rc = check(cudaMemset(scratch.ticket, 0, sizeof(unsigned)), "cudaMemset (reduction ticket)"))) return rc;
-  if ((rc = check(cudaHostAlloc((void **)&scratch.host_out, STN_VEC_MAX_MULTI * sizeof(double), cudaHostAllocMapped), "cudaHostAlloc (reduction results)"))) return rc;
+  if ((rc = check(cudaHostAlloc((void **)&scratch.host_out, (size_t)STN_VEC_MAX_MULTI * (1 + STN_VEC_SLOTS) * sizeof(double), cudaHostAllocMapped), "cudaHostAlloc (reduction results)"))) return rc;
   if ((rc = check(cudaHostAlloc((void **)&scratch.host_done, sizeof(unsigned), cudaHostAllocMapped), "cudaHostAlloc (reduction flag)"))) return rc;
   *scratch.host_done = scratch.seq = 0;
   if ((rc = check(cudaHostAlloc((void **)&scratch.host_report, (size_t)STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS * sizeof(StnGMRESReport), cudaHostAllocMapped), "cudaHostAlloc (GMRES report)"))) return rc;
@@ -528,6 +528,27 @@ int StnVecDot(const double *x, const double *y, long n, double *z)
 int StnVecMDot(const double *x, int nv, const double *const y[], long n, double z[])
 {
   return run_tuned(STN_K_MDOT, n, nv, (double *)x, nullptr, nullptr, y, nullptr, z);
+}
+
+int StnVecMDotBegin(const double *x, int nv, const double *const y[], long n, int slot, unsigned *seq)
+{
+  int rc = scratch_ready();
+  if (rc) return rc;
+  if (slot < 1 || slot > STN_VEC_SLOTS || nv < 1 || nv > STN_VEC_MAX_MULTI)
+    return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecMDotBegin: slot or vectors out of range");
+  if (n < 1) { /* no entries: zeros, and the number of the last reduction queued, to wait for */
+    for (int k = 0; k < nv; k++) scratch.host_out[(size_t)slot * STN_VEC_MAX_MULTI + k] = 0.0;
+    *seq = scratch.seq;
+    return 0;
+  }
+  return start_mdot(StnVecGetLaunch(STN_K_MDOT, n), x, nv, y, n, scratch.dev_out + (size_t)slot * STN_VEC_MAX_MULTI, seq);
+}
+
+int StnVecMDotEnd(int slot, unsigned seq, int nv, double z[])
+{
+  const int rc = slot < 1 || slot > STN_VEC_SLOTS || nv < 1 || nv > STN_VEC_MAX_MULTI ? StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecMDotEnd: slot or vectors out of range") : wait_result(seq);
+  for (int k = 0; k < nv; k++) z[k] = rc ? 0.0 : scratch.host_out[(size_t)slot * STN_VEC_MAX_MULTI + k];
+  return rc;
 }
 
 int StnVecNorm(const double *x, long n, int type, double r[])

@@ -23,6 +23,7 @@ extern "C" {
 
 /* The most vectors MDot, MAXPY and MAXPBY take in one pass; more are done in passes of this many. */
 #define STN_VEC_MAX_MULTI 32
+#define STN_VEC_SLOTS     32 /* StnVecMDotBegin's results in flight at once */
 
 /* The kernels, for launch shapes and the tuner. */
 typedef enum {
@@ -57,6 +58,12 @@ int StnVecScratchInit(void);
 /* Reductions: the results are in host memory when the call returns. */
 int StnVecDot(const double *x, const double *y, long n, double *z);                 /* z = y^T x */
 int StnVecMDot(const double *x, int nv, const double *const y[], long n, double z[]); /* z[j] = y[j]^T x */
+/* An MDot left in flight, so that the host can queue more work (another level's) before it
+   waits: Begin queues z = y[0..nv-1]^T x (nv <= STN_VEC_MAX_MULTI) into a slot of pinned memory
+   of its own, 1 to STN_VEC_SLOTS, and gives its number; End waits for that number and copies the
+   nv results out. A slot holds one reduction in flight at a time. */
+int StnVecMDotBegin(const double *x, int nv, const double *const y[], long n, int slot, unsigned *seq);
+int StnVecMDotEnd(int slot, unsigned seq, int nv, double z[]);
 /* type: 0 the 1-norm, 1 the 2-norm, 2 both (r[0], r[1]), 3 the max-norm. */
 int StnVecNorm(const double *x, long n, int type, double r[]);
 int StnVecDotNorm2(const double *s, const double *t, long n, double *dp, double *nm); /* dp = t^T s, nm = t^T t */

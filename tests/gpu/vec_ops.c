@@ -424,6 +424,35 @@ static PetscErrorCode test_mdot(Set *S, int st, PetscInt nnv, const PetscInt nvs
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* StnVecMDotBegin/End (stnvec_cuda.h): three MDots in flight at once in slots of their own, taken
+   in the reverse order, each equal bit for bit to the synchronous StnVecMDot (the same kernel and
+   shape); a slot out of range refused. */
+static PetscErrorCode test_mdot_slots(Set *S, int st)
+{
+  const int          nv = (int)PetscMin(S->nvmax, 5), slots[3] = {1, 2, STN_VEC_SLOTS};
+  const PetscScalar *x[3], *y[STN_VEC_MAX_MULTI];
+  double             a[3][STN_VEC_MAX_MULTI], b[STN_VEC_MAX_MULTI];
+  unsigned           seq[3];
+  PetscBool          same = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 3; k++) PetscCall(fill(S->g[k], S->h[k], 17 + (unsigned)k, st));
+  PetscCall(fill_many(S, nv, 19, st));
+  for (int k = 0; k < 3; k++) PetscCall(VecCUDAGetArrayRead(S->g[k], &x[k]));
+  for (int j = 0; j < nv; j++) PetscCall(VecCUDAGetArrayRead(S->gv[j], &y[j]));
+  for (int k = 0; k < 3; k++) STN_CUDA_CALL(StnVecMDotBegin(x[k], nv, y, S->n, slots[k], &seq[k]));
+  for (int k = 2; k >= 0; k--) STN_CUDA_CALL(StnVecMDotEnd(slots[k], seq[k], nv, a[k]));
+  for (int k = 0; k < 3; k++) {
+    STN_CUDA_CALL(StnVecMDot(x[k], nv, y, S->n, b));
+    for (int j = 0; j < nv; j++) same = (PetscBool)(same && a[k][j] == b[j]);
+  }
+  record("StnVecMDotBegin/End: three in flight, as StnVecMDot", same, "a result differs from StnVecMDot's");
+  record("StnVecMDotBegin: a slot out of range refused", (PetscBool)(StnVecMDotBegin(x[0], nv, y, S->n, 0, &seq[0]) != 0 && StnVecMDotBegin(x[0], nv, y, S->n, STN_VEC_SLOTS + 1, &seq[0]) != 0), "accepted");
+  for (int j = 0; j < nv; j++) PetscCall(VecCUDARestoreArrayRead(S->gv[j], &y[j]));
+  for (int k = 0; k < 3; k++) PetscCall(VecCUDARestoreArrayRead(S->g[k], &x[k]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode test_norms(Set *S, int st)
 {
   static const NormType types[] = {NORM_1, NORM_2, NORM_FROBENIUS, NORM_INFINITY, NORM_1_AND_2};
@@ -1246,6 +1275,7 @@ int main(int argc, char **argv)
       set_where("n = %d, %s", (int)sizes[z], state_name[st]);
       PetscCall(test_dot(&S, st));
       PetscCall(test_mdot(&S, st, nnv, nvs));
+      PetscCall(test_mdot_slots(&S, st));
       PetscCall(test_norms(&S, st));
       PetscCall(test_dotnorm2(&S, st));
       PetscCall(test_split(&S, st));
