@@ -327,6 +327,11 @@ extern "C" int StnCUDAMemcpyDtoD(void *dst, const void *src, size_t bytes)
   return check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0), "StnCUDAMemcpyDtoD: cudaMemcpyAsync");
 }
 
+extern "C" int StnCUDAMemcpyHtoDAsync(void *dst, const void *src, size_t bytes)
+{
+  return check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, 0), "StnCUDAMemcpyHtoDAsync: cudaMemcpyAsync");
+}
+
 extern "C" int StnCUDASynchronize(void)
 {
   return check(cudaDeviceSynchronize(), "StnCUDASynchronize: cudaDeviceSynchronize");

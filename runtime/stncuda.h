@@ -29,6 +29,10 @@ int StnCUDAMemcpyHtoD(void *dst, const void *src, size_t bytes);
 int StnCUDAMemcpyDtoH(void *dst, const void *src, size_t bytes);
 /* Queued on the default stream, as the kernels are. */
 int StnCUDAMemcpyDtoD(void *dst, const void *src, size_t bytes);
+/* From pageable host memory, queued on the default stream: the driver stages src before it
+   returns (src may change then), and the host does not wait for the kernels queued before, as
+   cudaMemcpy's stream sync does. For small set-up data inside a solve. */
+int StnCUDAMemcpyHtoDAsync(void *dst, const void *src, size_t bytes);
 int StnCUDASynchronize(void);
 /* The current device's L2 cache in bytes (0 when it cannot be asked). */
 long StnCUDAL2Bytes(void);

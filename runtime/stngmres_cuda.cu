@@ -307,7 +307,8 @@ int StnGMRESDestroy(StnGMRESState *st)
 
 int StnGMRESStart(StnGMRESState *st, double beta)
 {
-  return check(cudaMemcpy(st->grs, &beta, sizeof beta, cudaMemcpyHostToDevice), "StnGMRESStart: cudaMemcpy");
+  /* queued: the driver stages beta before it returns, and the host waits for no kernel */
+  return check(cudaMemcpyAsync(st->grs, &beta, sizeof beta, cudaMemcpyHostToDevice, 0), "StnGMRESStart: cudaMemcpyAsync");
 }
 
 int StnGMRESStartNormalize(StnGMRESState *st, double *v, long n)

@@ -292,9 +292,9 @@ static PetscErrorCode create(MPI_Comm comm, const Layout *L, StnHalo *hp, const 
   h->blocks = StnHaloPutBlocks(&h->put[0]);
   h->fused  = !gpus_shared && StnHaloPutUnpackFits(h->blocks - h->put[0].interior_blocks);
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->plan, 2 * sizeof(StnHaloPut)));
-  STN_CUDA_CALL(StnCUDAMemcpyHtoD(h->plan, h->put, 2 * sizeof(StnHaloPut)));
+  STN_CUDA_CALL(StnCUDAMemcpyHtoDAsync(h->plan, h->put, 2 * sizeof(StnHaloPut))); /* no wait for the queued kernels */
   STN_CUDA_CALL(StnCUDAMalloc((void **)&h->unpack_plan, sizeof(StnHaloUnpack)));
-  STN_CUDA_CALL(StnCUDAMemcpyHtoD(h->unpack_plan, &h->unpack, sizeof(StnHaloUnpack)));
+  STN_CUDA_CALL(StnCUDAMemcpyHtoDAsync(h->unpack_plan, &h->unpack, sizeof(StnHaloUnpack)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
