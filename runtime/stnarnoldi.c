@@ -26,6 +26,13 @@
 ** level's sums to MPI_Allreduce and back, the GPU computes the next levels' (one host wait per
 ** step and level, none of them an idle GPU but the last). Each level's arithmetic is what it
 ** would be alone.
+**
+** Where the level's product runs without the matrix on slabs (the cavity's split levels), the
+** basis lives in the owned box widened by width * steps planes (stnmgdeep.h): the start vector,
+** the state and the diagonal are exchanged into it once per estimate, and step it computes its
+** new vector over the owned box widened by width * (steps - 1 - it) planes, the rows the steps
+** after it read, as the neighbour computes them; the sums take the owned rows, one run of the
+** array. Ten steps then make three exchanges, not ten.
 */
 #include "stnmg.h"
 
@@ -36,6 +43,7 @@
   #include "stngmres_cuda.h"
   #include "stnmatfree.h"
   #include "stnmgcycle_cuda.h"
+  #include "stnmgdeep.h"
 
 /* What one estimator keeps between estimates: the engine and the Krylov basis, V[0] a vector
    of the level's, the rest in one block of device memory (one allocation per level, not one per
@@ -43,7 +51,7 @@
 typedef struct {
   StnGMRESState st;
   Vec           V0;    /* the start, then the first basis vector */
-  double       *basis; /* steps vectors of n after it, on the device */
+  double       *basis; /* steps vectors of n after it, on the device (not with deep ghosts) */
   Vec           dinv;  /* 1 / the diagonal */
   PetscInt      steps, n;
   PetscBool     queued;                       /* Begin queued steps that End has not taken */
@@ -56,6 +64,10 @@ typedef struct {
   const PetscScalar *values, *d;              /*   and 1 / the diagonal, on the device */
   double       *Vd[STN_VEC_MAX_MULTI + 1];    /*   the basis */
   int           set;                          /*   the report set, and the sums' slot */
+  StnDeep      *deep;                         /* several ranks, without the matrix on slabs: the
+                                                 widened box (see the top), or NULL */
+  PetscBool     deep_tried;
+  double       *wbasis;                       /*   V[0..steps] in it */
   double        beta;
   PetscReal     rtol, abstol;                 /* est's, for the stop */
   unsigned      ticket[STN_VEC_MAX_MULTI];    /* each step's, to wait for */
@@ -80,6 +92,8 @@ static PetscErrorCode ArnoldiDestroy(void **ctx)
   STN_CUDA_CALL(StnGMRESDestroy(&a->st));
   PetscCall(VecDestroy(&a->V0));
   STN_CUDA_CALL(StnCUDAFree(a->basis));
+  STN_CUDA_CALL(StnCUDAFree(a->wbasis));
+  PetscCall(StnDeepDestroy(&a->deep));
   PetscCall(VecDestroy(&a->dinv));
   PetscCall(PetscFree(a));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -102,7 +116,6 @@ static PetscErrorCode get_arnoldi(KSP est, Vec b, PetscInt steps, Arnoldi **out)
     a->steps = steps;
     STN_CUDA_CALL(StnGMRESCreate(&a->st, (int)steps));
     PetscCall(VecDuplicate(b, &a->V0));
-    STN_CUDA_CALL(StnCUDAMalloc((void **)&a->basis, sizeof(double) * (size_t)steps * (size_t)(n > 0 ? n : 1)));
     PetscCall(VecDuplicate(b, &a->dinv));
     PetscCall(PetscObjectContainerCompose((PetscObject)est, "StnArnoldi", a, ArnoldiDestroy)); /* frees the old one */
   }
@@ -143,21 +156,39 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Queues a's product V[it + 1] = D^-1 A V[it] through the exchange (split reads) and the sums of
-   its Gram-Schmidt step, V[0..it]^T w and w.w (w is V[it + 1]), into a's slot. */
-static PetscErrorCode step_queue(Arnoldi *a, PetscInt it, long n, unsigned *seq)
+/* Where a's basis vectors hold the owned rows (from there a->n values), and where step it
+   computes its new vector (*off, *len): the owned box, or with deep ghosts that box widened by
+   the planes the steps after it read. */
+static long owned_offset(const Arnoldi *a) { return a->deep ? a->deep->offset : 0; }
+
+static void step_extent(const Arnoldi *a, PetscInt it, long *off, long *len)
+{
+  if (a->deep) StnDeepExtent(a->deep, a->deep->width * (int)(a->steps - 1 - it), off, len);
+  else *off = 0, *len = a->n;
+}
+
+/* Queues a's product V[it + 1] = D^-1 A V[it] (through the exchange, split reads; with deep
+   ghosts over step_extent's rows, no exchange) and the sums of its Gram-Schmidt step over the
+   owned rows, V[0..it]^T w and w.w (w is V[it + 1]), into a's slot. */
+static PetscErrorCode step_queue(Arnoldi *a, PetscInt it, unsigned *seq)
 {
   const PetscScalar *xg;
   double           **Vd = a->Vd;
+  const double      *Vo[STN_VEC_MAX_MULTI + 1];
+  const long         own = owned_offset(a);
 
   PetscFunctionBeginUser;
-  PetscCall(StnHaloExchangeGhosts(a->halo, Vd[it], &xg));
-  if (a->mf) {
-    const StnMultArgs m = {Vd[it], NULL, a->d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, xg};
+  if (a->deep) PetscCall(StnDeepStep(a->deep, a->mf, a->deep->width * (int)(a->steps - 1 - it), Vd[it], NULL, a->deep->d, NULL, 0.0, 0.0, 0.0, Vd[it + 1], PETSC_FALSE));
+  else {
+    PetscCall(StnHaloExchangeGhosts(a->halo, Vd[it], &xg));
+    if (a->mf) {
+      const StnMultArgs m = {Vd[it], NULL, a->d, NULL, Vd[it + 1], 0.0, 0.0, 0.0, xg};
 
-    PetscCall(StnMatFreeApply(a->mf, &m));
-  } else STN_CUDA_CALL(StnMGStepSplitCUDA(a->box, a->values, Vd[it], xg, NULL, a->d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
-  STN_CUDA_CALL(StnVecMDotBegin(Vd[it + 1], (int)it + 2, (const double *const *)Vd, n, a->set, seq));
+      PetscCall(StnMatFreeApply(a->mf, &m));
+    } else STN_CUDA_CALL(StnMGStepSplitCUDA(a->box, a->values, Vd[it], xg, NULL, a->d, NULL, 0.0, 0.0, -1.0, Vd[it + 1]));
+  }
+  for (PetscInt j = 0; j <= it + 1; j++) Vo[j] = Vd[j] + own;
+  STN_CUDA_CALL(StnVecMDotBegin(Vo[it + 1], (int)it + 2, Vo, a->n, a->set, seq));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -167,13 +198,16 @@ static PetscErrorCode step_queue(Arnoldi *a, PetscInt it, long n, unsigned *seq)
    pass); where w nearly lies in the basis (the difference below 1e-8 w.w: its digits lost to
    cancellation) the norm is taken from the vector after all, a second wait. The Hessenberg
    update stays on the device. */
-static PetscErrorCode step_finish(Arnoldi *a, PetscInt it, long n, unsigned seq)
+static PetscErrorCode step_finish(Arnoldi *a, PetscInt it, unsigned seq)
 {
   double          h[STN_VEC_MAX_MULTI + 1], minus_h[STN_VEC_MAX_MULTI], tt = 0, ww;
-  double        **Vd = a->Vd;
+  double         *Vd[STN_VEC_MAX_MULTI + 1];
   const int       k  = (int)it + 1;
+  long            off, n;
 
   PetscFunctionBeginUser;
+  step_extent(a, it, &off, &n);
+  for (int j = 0; j <= k; j++) Vd[j] = a->Vd[j] + off;
   STN_CUDA_CALL(StnVecMDotEnd(a->set, seq, k + 1, h)); /* h[k]: w.w */
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, k + 1, MPI_DOUBLE, MPI_SUM, a->comm));
   ww = h[k];
@@ -182,7 +216,7 @@ static PetscErrorCode step_finish(Arnoldi *a, PetscInt it, long n, unsigned seq)
   if (known) tt = PetscSqrtReal(ww);
   for (int j = 0; j < k; j++) minus_h[j] = known ? -h[j] / tt : -h[j];
   STN_CUDA_CALL(StnVecMAXPBY(Vd[it + 1], k, minus_h, known ? 1.0 / tt : 1.0, (const double *const *)Vd, n)); /* known: w = (w - V h) / tt */
-  if (!known) PetscCall(norm_ranks(a->comm, Vd[it + 1], n, &tt));
+  if (!known) PetscCall(norm_ranks(a->comm, a->Vd[it + 1] + owned_offset(a), a->n, &tt));
   STN_CUDA_CALL(StnGMRESStepFinish(&a->st, (int)it, h, tt, 1e-30, known ? NULL : Vd[it + 1], n, &a->ticket[it])); /* scales w unless done */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -199,9 +233,10 @@ static PetscErrorCode run_pending(void)
   PetscFunctionBeginUser;
   npending = 0; /* taken now: an error below leaves none half-run for later */
   for (int p = 0; p < np; p++) {
-    Arnoldi *a = pending[p];
+    Arnoldi      *a  = pending[p];
+    const double *v0 = a->Vd[0] + owned_offset(a);
 
-    STN_CUDA_CALL(StnVecMDotBegin(a->Vd[0], 1, (const double *const *)a->Vd, a->n, a->set, &seq[p]));
+    STN_CUDA_CALL(StnVecMDotBegin(v0, 1, &v0, a->n, a->set, &seq[p]));
     most = PetscMax(most, a->steps);
   }
   for (int p = 0; p < np; p++) {
@@ -211,14 +246,14 @@ static PetscErrorCode run_pending(void)
     STN_CUDA_CALL(StnVecMDotEnd(a->set, seq[p], 1, &local));
     PetscCallMPI(MPI_Allreduce(&local, &a->beta, 1, MPI_DOUBLE, MPI_SUM, a->comm));
     a->beta = PetscSqrtReal(a->beta);
-    if (a->beta != 0) STN_CUDA_CALL(StnVecScale(a->Vd[0], 1.0 / a->beta, a->n));
+    if (a->beta != 0) STN_CUDA_CALL(StnVecScale(a->Vd[0], 1.0 / a->beta, a->deep ? a->deep->n : a->n)); /* the widened rows too */
     STN_CUDA_CALL(StnGMRESStart(&a->st, a->beta));
   }
   for (PetscInt it = 0; it < most; it++) {
     for (int p = 0; p < np; p++)
-      if (it < pending[p]->steps) PetscCall(step_queue(pending[p], it, pending[p]->n, &seq[p]));
+      if (it < pending[p]->steps) PetscCall(step_queue(pending[p], it, &seq[p]));
     for (int p = 0; p < np; p++)
-      if (it < pending[p]->steps) PetscCall(step_finish(pending[p], it, pending[p]->n, seq[p]));
+      if (it < pending[p]->steps) PetscCall(step_finish(pending[p], it, seq[p]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -249,7 +284,8 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
     Vd[0] = v;
     PetscCall(VecCUDARestoreArray(a->V0, &v));
   }
-  for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->basis + (size_t)(i - 1) * (size_t)n;
+  if (!a->deep && !a->basis) STN_CUDA_CALL(StnCUDAMalloc((void **)&a->basis, sizeof(double) * (size_t)steps * (size_t)(n > 0 ? n : 1)));
+  for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->deep ? NULL : a->basis + (size_t)(i - 1) * (size_t)n;
   a->ranks = (PetscBool)(halo != NULL);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
   if (halo) { /* noted for run_pending, which all the levels' steps wait for */
@@ -257,6 +293,11 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
     for (PetscInt j = 0; j < npending; j++) PetscCheck(pending[j] != a, comm, PETSC_ERR_PLIB, "an estimate noted twice");
     a->comm = comm, a->halo = halo, a->mf = mf, a->box = box, a->values = values, a->d = d;
     for (PetscInt i = 0; i <= steps; i++) a->Vd[i] = Vd[i];
+    if (a->deep) { /* the state, the diagonal and V[0] into the widened box */
+      PetscCall(StnDeepSetOperator(a->deep, mf, a->dinv));
+      PetscCall(StnHaloExchangeInto(a->deep->halo, Vd[0], a->wbasis));
+      for (PetscInt i = 0; i <= steps; i++) a->Vd[i] = a->wbasis + (size_t)i * (size_t)a->deep->n;
+    }
     pending[npending++] = a;
   } else STN_CUDA_CALL(StnGMRESStartNormalize(&a->st, Vd[0], (long)n)); /* VecNormalize's, left on the device */
   for (PetscInt it = 0; it < steps && !halo; it++) { /* V[it + 1] = D^-1 A V[it], then the step */
@@ -270,6 +311,33 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   PetscCall(VecCUDARestoreArrayRead(a->dinv, &d));
   PetscCall(PetscLogGpuFlops(steps * (flops + 4.0 * n * (steps + 2)) + 3.0 * n));
   a->queued = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Several ranks, a product without the matrix: a's widened box (see the top), made at its first
+   estimate, or none where StnDeepCreate refuses (collective: every rank alike). */
+static PetscErrorCode deep_of(Arnoldi *a, Mat P)
+{
+  DM          da;
+  const char *why = NULL;
+  int         have;
+
+  PetscFunctionBeginUser;
+  if (a->deep_tried) PetscFunctionReturn(PETSC_SUCCESS);
+  a->deep_tried = PETSC_TRUE;
+  PetscCall(MatGetDM(P, &da));
+  have = da != NULL;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)P)));
+  if (have) PetscCall(StnDeepCreate(da, a->steps - 1, PETSC_FALSE, &a->deep, &why)); /* depth: width * steps */
+  have = a->deep && (long)a->deep->om[0] * a->deep->om[1] * a->deep->om[2] * a->deep->dof == (long)a->n; /* its owned rows a's */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)P)));
+  if (!have) {
+    PetscCall(StnDeepDestroy(&a->deep));
+    PetscCall(PetscInfo(P, "the eigenvalue estimate exchanges its ghosts every step: %s\n", why ? why : "no grid or another layout"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  STN_CUDA_CALL(StnCUDAMalloc((void **)&a->wbasis, sizeof(double) * (size_t)(a->steps + 1) * (size_t)a->deep->n));
+  PetscCall(PetscInfo(P, "the eigenvalue estimate: deep ghosts, %d planes, three exchanges per estimate\n", a->deep->depth));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -323,6 +391,7 @@ PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int
   if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetDiagonal(P, a->dinv)); /* Jacobi's: 1 / the diagonal */
   PetscCall(VecReciprocal(a->dinv));
+  if (halo && matfree) PetscCall(deep_of(a, P));
   PetscCall(queue_steps(a, PetscObjectComm((PetscObject)P), halo, matfree ? A : NULL, box, values, b, flops));
   *queued = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);

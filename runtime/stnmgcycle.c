@@ -399,7 +399,7 @@ static PetscErrorCode prepare_deep(PC pc, Fused *fc)
       const char *why;
 
       PetscCall(StnDeepDestroy(&lv->deep));
-      PetscCall(StnDeepCreate(da, lv->steps, &lv->deep, &why));
+      PetscCall(StnDeepCreate(da, lv->steps, PETSC_TRUE, &lv->deep, &why));
       lv->deep_dm = id, lv->deep_steps = lv->steps, lv->deep_tried = PETSC_TRUE;
       if (!lv->deep) PetscCall(PetscInfo(pc, "level %" PetscInt_FMT " exchanges its ghosts before every step: %s\n", l, why));
       else PetscCall(PetscInfo(pc, "level %" PetscInt_FMT ": deep ghosts, %d planes, one exchange per smoothing\n", l, lv->deep->depth));

@@ -22,7 +22,7 @@ static long plane(const StnDeep *dp)
   return p;
 }
 
-PetscErrorCode StnDeepCreate(DM da, PetscInt steps, StnDeep **deep, const char **why)
+PetscErrorCode StnDeepCreate(DM da, PetscInt steps, PetscBool vectors, StnDeep **deep, const char **why)
 {
   PetscInt       dim, dof, s, n[3];
   DMBoundaryType bt[3];
@@ -65,9 +65,9 @@ PetscErrorCode StnDeepCreate(DM da, PetscInt steps, StnDeep **deep, const char *
   }
   dp->n      = plane(dp) * dp->em[dp->axis] * dof;
   dp->offset = plane(dp) * (dp->os[dp->axis] - dp->es[dp->axis]) * dof;
-  STN_CUDA_CALL(StnCUDAMalloc((void **)&dp->b, 6 * sizeof(PetscScalar) * (size_t)dp->n));
-  dp->x[0] = dp->b + dp->n, dp->x[1] = dp->b + 2 * dp->n, dp->r = dp->b + 3 * dp->n;
-  dp->d = dp->b + 4 * dp->n, dp->state = dp->b + 5 * dp->n;
+  STN_CUDA_CALL(StnCUDAMalloc((void **)&dp->d, (vectors ? 6 : 2) * sizeof(PetscScalar) * (size_t)dp->n));
+  dp->state = dp->d + dp->n;
+  if (vectors) dp->b = dp->d + 2 * dp->n, dp->x[0] = dp->d + 3 * dp->n, dp->x[1] = dp->d + 4 * dp->n, dp->r = dp->d + 5 * dp->n;
   *deep = dp;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -77,7 +77,7 @@ PetscErrorCode StnDeepDestroy(StnDeep **deep)
   PetscFunctionBeginUser;
   if (!*deep) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(StnHaloDestroy(&(*deep)->halo));
-  STN_CUDA_CALL(StnCUDAFree((*deep)->b));
+  STN_CUDA_CALL(StnCUDAFree((*deep)->d)); /* and the vectors after it */
   PetscCall(PetscFree(*deep));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -121,17 +121,36 @@ PetscErrorCode StnDeepSetOperator(StnDeep *dp, Mat mf, Vec dinv)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The planes [*lo, *hi) of the owned box widened by k, clipped to the widened box. */
+static void widened(const StnDeep *dp, int k, int *lo, int *hi)
+{
+  const int a = dp->axis;
+
+  *lo = PetscMax(dp->es[a], dp->os[a] - k), *hi = PetscMin(dp->es[a] + dp->em[a], dp->os[a] + dp->om[a] + k);
+}
+
+void StnDeepExtent(const StnDeep *dp, int k, long *off, long *len)
+{
+  int lo, hi;
+
+  widened(dp, k, &lo, &hi);
+  *off = plane(dp) * dp->dof * (lo - dp->es[dp->axis]), *len = plane(dp) * dp->dof * (hi - lo);
+}
+
 PetscErrorCode StnDeepStep(const StnDeep *dp, Mat mf, int k, const PetscScalar *x, const PetscScalar *b, const PetscScalar *d, const PetscScalar *p, PetscReal alpha, PetscReal beta, PetscReal gamma, PetscScalar *y, PetscBool y_owned)
 {
-  const int    a = dp->axis, lo = PetscMax(dp->es[a], dp->os[a] - k), hi = PetscMin(dp->es[a] + dp->em[a], dp->os[a] + dp->om[a] + k);
-  const long   off = plane(dp) * dp->dof * (lo - dp->es[a]);
+  const int    a = dp->axis;
+  int          lo, hi;
+  long         off, len;
   StnLocalInfo info = dp->info;
 
   PetscFunctionBeginUser;
   PetscCheck(!y_owned || k == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "an owned output takes the owned box alone");
+  widened(dp, k, &lo, &hi);
+  StnDeepExtent(dp, k, &off, &len);
   set_info_box(&info, a, lo, hi - lo, PETSC_FALSE);
   {
-    const StnMultArgs m = {x + off, b + off, d ? d + off : NULL, p ? p + off : NULL, y_owned ? y : y + off, alpha, beta, gamma, x};
+    const StnMultArgs m = {x + off, b ? b + off : NULL, d ? d + off : NULL, p ? p + off : NULL, y_owned ? y : y + off, alpha, beta, gamma, x};
 
     PetscCall(StnMatFreeApplyAt(mf, &info, dp->state, &m));
   }

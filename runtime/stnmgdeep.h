@@ -37,8 +37,12 @@ typedef struct {
 
 /* Collective on da's communicator: deep ghosts for a smoothing of `steps` Chebyshev steps on da,
    or *deep NULL on every rank, *why saying why (not slabs, a periodic direction, coefficients
-   read from files, whose arrays have the grid's ghosts only: stncoef.h; no exchange). */
-PetscErrorCode StnDeepCreate(DM da, PetscInt steps, StnDeep **deep, const char **why);
+   read from files, whose arrays have the grid's ghosts only: stncoef.h; no exchange). With
+   vectors false only d and state are made (a user with vectors of its own: stnarnoldi.c). */
+PetscErrorCode StnDeepCreate(DM da, PetscInt steps, PetscBool vectors, StnDeep **deep, const char **why);
+/* Where the owned box widened by k planes (clipped to the widened box) lies in an array of the
+   widened box: from *off, *len values. */
+void StnDeepExtent(const StnDeep *dp, int k, long *off, long *len);
 /* Collective. */
 PetscErrorCode StnDeepDestroy(StnDeep **deep);
 /* Collective, once per Jacobian: the state of mf (StnMatFreeCreate's) and dinv (this rank's
@@ -46,8 +50,8 @@ PetscErrorCode StnDeepDestroy(StnDeep **deep);
 PetscErrorCode StnDeepSetOperator(StnDeep *dp, Mat mf, Vec dinv);
 /* y = alpha p + beta x + gamma d .* (b - A x) over the owned box widened by k planes (clipped to
    the widened box), A the product of mf at dp's state: x, b, d, p and y are arrays of the widened
-   box (d and p may be NULL), or with y_owned, y an array of the owned box (k 0). x must hold
-   the rows k + width planes past the owned box. */
+   box (d and p may be NULL), or with y_owned, y an array of the owned box (k 0); with b NULL,
+   y = d .* A x. x must hold the rows k + width planes past the owned box. */
 PetscErrorCode StnDeepStep(const StnDeep *dp, Mat mf, int k, const PetscScalar *x, const PetscScalar *b, const PetscScalar *d, const PetscScalar *p, PetscReal alpha, PetscReal beta, PetscReal gamma, PetscScalar *y, PetscBool y_owned);
 
 #endif
