@@ -66,8 +66,10 @@ typedef struct {
   int           set;                          /*   the report set, and the sums' slot */
   StnDeep      *deep;                         /* several ranks, without the matrix on slabs: the
                                                  widened box (see the top), or NULL */
-  PetscBool     deep_tried;
+  PetscBool     deep_tried;                   /*   made or refused for the grid: */
+  PetscObjectId deep_dm;
   double       *wbasis;                       /*   V[0..steps] in it */
+  PetscBool     on_deep;                      /*   this estimate's steps run in it */
   double        beta;
   PetscReal     rtol, abstol;                 /* est's, for the stop */
   unsigned      ticket[STN_VEC_MAX_MULTI];    /* each step's, to wait for */
@@ -99,18 +101,22 @@ static PetscErrorCode ArnoldiDestroy(void **ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The estimator est's engine and basis for vectors like b. */
-static PetscErrorCode get_arnoldi(KSP est, Vec b, PetscInt steps, Arnoldi **out)
+/* The estimator est's engine and basis for vectors like b; made anew on every rank of comm
+   alike (its destruction is collective there: the widened box's exchange). */
+static PetscErrorCode get_arnoldi(KSP est, Vec b, PetscInt steps, MPI_Comm comm, Arnoldi **out)
 {
   PetscContainer container;
   Arnoldi       *a = NULL;
   PetscInt       n;
+  int            renew;
 
   PetscFunctionBeginUser;
   PetscCall(VecGetLocalSize(b, &n));
   PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
   if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
-  if (!a || a->n != n || a->steps != steps) {
+  renew = !a || a->n != n || a->steps != steps;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, comm));
+  if (renew) {
     PetscCall(PetscNew(&a));
     a->n     = n;
     a->steps = steps;
@@ -159,11 +165,11 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
 /* Where a's basis vectors hold the owned rows (from there a->n values), and where step it
    computes its new vector (*off, *len): the owned box, or with deep ghosts that box widened by
    the planes the steps after it read. */
-static long owned_offset(const Arnoldi *a) { return a->deep ? a->deep->offset : 0; }
+static long owned_offset(const Arnoldi *a) { return a->on_deep ? a->deep->offset : 0; }
 
 static void step_extent(const Arnoldi *a, PetscInt it, long *off, long *len)
 {
-  if (a->deep) StnDeepExtent(a->deep, a->deep->width * (int)(a->steps - 1 - it), off, len);
+  if (a->on_deep) StnDeepExtent(a->deep, a->deep->width * (int)(a->steps - 1 - it), off, len);
   else *off = 0, *len = a->n;
 }
 
@@ -178,7 +184,7 @@ static PetscErrorCode step_queue(Arnoldi *a, PetscInt it, unsigned *seq)
   const long         own = owned_offset(a);
 
   PetscFunctionBeginUser;
-  if (a->deep) PetscCall(StnDeepStep(a->deep, a->mf, a->deep->width * (int)(a->steps - 1 - it), Vd[it], NULL, a->deep->d, NULL, 0.0, 0.0, 0.0, Vd[it + 1], PETSC_FALSE));
+  if (a->on_deep) PetscCall(StnDeepStep(a->deep, a->mf, a->deep->width * (int)(a->steps - 1 - it), Vd[it], NULL, a->deep->d, NULL, 0.0, 0.0, 0.0, Vd[it + 1], PETSC_FALSE));
   else {
     PetscCall(StnHaloExchangeGhosts(a->halo, Vd[it], &xg));
     if (a->mf) {
@@ -246,7 +252,7 @@ static PetscErrorCode run_pending(void)
     STN_CUDA_CALL(StnVecMDotEnd(a->set, seq[p], 1, &local));
     PetscCallMPI(MPI_Allreduce(&local, &a->beta, 1, MPI_DOUBLE, MPI_SUM, a->comm));
     a->beta = PetscSqrtReal(a->beta);
-    if (a->beta != 0) STN_CUDA_CALL(StnVecScale(a->Vd[0], 1.0 / a->beta, a->deep ? a->deep->n : a->n)); /* the widened rows too */
+    if (a->beta != 0) STN_CUDA_CALL(StnVecScale(a->Vd[0], 1.0 / a->beta, a->on_deep ? a->deep->n : a->n)); /* the widened rows too */
     STN_CUDA_CALL(StnGMRESStart(&a->st, a->beta));
   }
   for (PetscInt it = 0; it < most; it++) {
@@ -284,16 +290,18 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
     Vd[0] = v;
     PetscCall(VecCUDARestoreArray(a->V0, &v));
   }
-  if (!a->deep && !a->basis) STN_CUDA_CALL(StnCUDAMalloc((void **)&a->basis, sizeof(double) * (size_t)steps * (size_t)(n > 0 ? n : 1)));
-  for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->deep ? NULL : a->basis + (size_t)(i - 1) * (size_t)n;
+  a->on_deep = (PetscBool)(halo && mf && a->deep);
+  if (!a->on_deep && !a->basis) STN_CUDA_CALL(StnCUDAMalloc((void **)&a->basis, sizeof(double) * (size_t)steps * (size_t)(n > 0 ? n : 1)));
+  for (PetscInt i = 1; i <= steps; i++) Vd[i] = a->on_deep ? NULL : a->basis + (size_t)(i - 1) * (size_t)n;
   a->ranks = (PetscBool)(halo != NULL);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
   if (halo) { /* noted for run_pending, which all the levels' steps wait for */
+    for (int j = 0; j < npending; j++) /* noted before and never run (an error between): run nothing of it */
+      if (pending[j] == a) pending[j--] = pending[--npending];
     PetscCheck(npending < STN_GMRES_REPORT_SETS, comm, PETSC_ERR_PLIB, "more estimates noted than report sets");
-    for (PetscInt j = 0; j < npending; j++) PetscCheck(pending[j] != a, comm, PETSC_ERR_PLIB, "an estimate noted twice");
     a->comm = comm, a->halo = halo, a->mf = mf, a->box = box, a->values = values, a->d = d;
     for (PetscInt i = 0; i <= steps; i++) a->Vd[i] = Vd[i];
-    if (a->deep) { /* the state, the diagonal and V[0] into the widened box */
+    if (a->on_deep) { /* the state, the diagonal and V[0] into the widened box */
       PetscCall(StnDeepSetOperator(a->deep, mf, a->dinv));
       PetscCall(StnHaloExchangeInto(a->deep->halo, Vd[0], a->wbasis));
       for (PetscInt i = 0; i <= steps; i++) a->Vd[i] = a->wbasis + (size_t)i * (size_t)a->deep->n;
@@ -314,26 +322,39 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Several ranks, a product without the matrix: a's widened box (see the top), made at its first
-   estimate, or none where StnDeepCreate refuses (collective: every rank alike). */
+/* Several ranks, a product without the matrix: a's widened box (see the top) for P's grid, made
+   at the grid's first estimate, or none (collective: every rank alike). None with
+   -stn_mg_deep_ghosts 0, where StnDeepCreate refuses, or where the depth exceeds a quarter of a
+   rank's planes: there the redundant rows would cost more than the exchanges they save. */
 static PetscErrorCode deep_of(Arnoldi *a, Mat P)
 {
-  DM          da;
-  const char *why = NULL;
-  int         have;
+  MPI_Comm      comm = PetscObjectComm((PetscObject)P);
+  DM            da;
+  PetscObjectId id = 0;
+  PetscBool     want = PETSC_TRUE;
+  const char   *why  = "-stn_mg_deep_ghosts 0";
+  int           renew, have;
 
   PetscFunctionBeginUser;
-  if (a->deep_tried) PetscFunctionReturn(PETSC_SUCCESS);
-  a->deep_tried = PETSC_TRUE;
   PetscCall(MatGetDM(P, &da));
-  have = da != NULL;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)P)));
+  if (da) PetscCall(PetscObjectGetId((PetscObject)da, &id));
+  renew = !a->deep_tried || a->deep_dm != id;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, comm));
+  if (!renew) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(StnDeepDestroy(&a->deep));
+  STN_CUDA_CALL(StnCUDAFree(a->wbasis));
+  a->wbasis = NULL, a->deep_tried = PETSC_TRUE, a->deep_dm = id;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-stn_mg_deep_ghosts", &want, NULL));
+  have = want && da != NULL;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_LAND, comm));
   if (have) PetscCall(StnDeepCreate(da, a->steps - 1, PETSC_FALSE, &a->deep, &why)); /* depth: width * steps */
-  have = a->deep && (long)a->deep->om[0] * a->deep->om[1] * a->deep->om[2] * a->deep->dof == (long)a->n; /* its owned rows a's */
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)P)));
+  else if (want) why = "no grid";
+  have = a->deep && (long)a->deep->om[0] * a->deep->om[1] * a->deep->om[2] * a->deep->dof == (long)a->n && 4 * a->deep->depth <= a->deep->om[a->deep->axis];
+  if (a->deep && !have) why = "a rank owns fewer than four times the ghosts' planes";
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_LAND, comm));
   if (!have) {
     PetscCall(StnDeepDestroy(&a->deep));
-    PetscCall(PetscInfo(P, "the eigenvalue estimate exchanges its ghosts every step: %s\n", why ? why : "no grid or another layout"));
+    PetscCall(PetscInfo(P, "the eigenvalue estimate exchanges its ghosts every step: %s\n", why ? why : "refused"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   STN_CUDA_CALL(StnCUDAMalloc((void **)&a->wbasis, sizeof(double) * (size_t)(a->steps + 1) * (size_t)a->deep->n));
@@ -343,7 +364,7 @@ static PetscErrorCode deep_of(Arnoldi *a, Mat P)
 
 /* est's engine for vectors like b, its tolerances and report slots; *ok false when est is not
    GMRES (-mg_levels_esteig_ksp_type) or its steps are not ones the engine takes. */
-static PetscErrorCode arnoldi_of(KSP est, Vec b, int set, Arnoldi **a, PetscBool *ok)
+static PetscErrorCode arnoldi_of(KSP est, Vec b, int set, MPI_Comm comm, Arnoldi **a, PetscBool *ok)
 {
   PetscInt  steps;
   PetscBool gmres;
@@ -353,7 +374,7 @@ static PetscErrorCode arnoldi_of(KSP est, Vec b, int set, Arnoldi **a, PetscBool
   PetscCall(PetscObjectTypeCompare((PetscObject)est, KSPGMRES, &gmres)); /* else PETSc's KSPSolve */
   *ok = (PetscBool)(gmres && set >= 1 && set < STN_GMRES_REPORT_SETS && steps >= 1 && steps < STN_VEC_MAX_MULTI);
   if (!*ok) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(get_arnoldi(est, b, steps, a));
+  PetscCall(get_arnoldi(est, b, steps, comm, a));
   PetscCall(KSPGetTolerances(est, &(*a)->rtol, &(*a)->abstol, NULL, NULL));
   (*a)->st.reports = set * STN_VEC_MAX_MULTI;
   (*a)->set        = set;
@@ -387,7 +408,7 @@ PetscErrorCode StnMGEstimateDeviceBegin(KSP est, Mat A, Mat P, PC pc, Vec b, int
     if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
     if (matfree) flops = 0; /* StnMatFreeApply logs its own */
   }
-  PetscCall(arnoldi_of(est, b, set, &a, &ok));
+  PetscCall(arnoldi_of(est, b, set, halo ? PetscObjectComm((PetscObject)P) : PETSC_COMM_SELF, &a, &ok));
   if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatGetDiagonal(P, a->dinv)); /* Jacobi's: 1 / the diagonal */
   PetscCall(VecReciprocal(a->dinv));
@@ -404,7 +425,7 @@ PetscErrorCode StnMGEstimateDeviceBeginWhole(KSP est, const StnBox *box, const P
 
   PetscFunctionBeginUser;
   *queued = PETSC_FALSE;
-  PetscCall(arnoldi_of(est, b, set, &a, &ok));
+  PetscCall(arnoldi_of(est, b, set, PETSC_COMM_SELF, &a, &ok));
   if (!ok) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(VecCopy(dinv, a->dinv));
   PetscCall(queue_steps(a, PETSC_COMM_SELF, NULL, NULL, box, values, b, 2.0 * box->nsten * box->dof * box->dof * (PetscLogDouble)box->xm * box->ym * box->zm));

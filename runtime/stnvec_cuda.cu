@@ -536,9 +536,9 @@ int StnVecMDotBegin(const double *x, int nv, const double *const y[], long n, in
   if (rc) return rc;
   if (slot < 1 || slot > STN_VEC_SLOTS || nv < 1 || nv > STN_VEC_MAX_MULTI)
     return StnCUDARecordError((int)cudaErrorInvalidValue, "StnVecMDotBegin: slot or vectors out of range");
-  if (n < 1) { /* no entries: zeros, and the number of the last reduction queued, to wait for */
+  if (n < 1) { /* no entries: zeros, and a number already done, nothing to wait for */
     for (int k = 0; k < nv; k++) scratch.host_out[(size_t)slot * STN_VEC_MAX_MULTI + k] = 0.0;
-    *seq = scratch.seq;
+    *seq = *(volatile unsigned *)scratch.host_done;
     return 0;
   }
   return start_mdot(StnVecGetLaunch(STN_K_MDOT, n), x, nv, y, n, scratch.dev_out + (size_t)slot * STN_VEC_MAX_MULTI, seq);
