@@ -84,13 +84,27 @@ typedef struct {
 static Arnoldi *pending[STN_GMRES_REPORT_SETS];
 static int      npending;
 
+/* Whether a is noted; and a taken out of the notes (noted and never run: an error between
+   Begin and End), the order of the rest changed alike on every rank. */
+static PetscBool noted(const Arnoldi *a)
+{
+  for (int j = 0; j < npending; j++)
+    if (pending[j] == a) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
+
+static void unnote(const Arnoldi *a)
+{
+  for (int j = 0; j < npending; j++)
+    if (pending[j] == a) pending[j--] = pending[--npending];
+}
+
 static PetscErrorCode ArnoldiDestroy(void **ctx)
 {
   Arnoldi *a = (Arnoldi *)*ctx;
 
   PetscFunctionBeginUser;
-  for (int j = 0; j < npending; j++) /* noted and never run (an error between Begin and End) */
-    if (pending[j] == a) pending[j--] = pending[--npending];
+  unnote(a);
   STN_CUDA_CALL(StnGMRESDestroy(&a->st));
   PetscCall(VecDestroy(&a->V0));
   STN_CUDA_CALL(StnCUDAFree(a->basis));
@@ -167,9 +181,13 @@ static PetscErrorCode norm_ranks(MPI_Comm comm, const double *x, long n, double 
    the planes the steps after it read. */
 static long owned_offset(const Arnoldi *a) { return a->on_deep ? a->deep->offset : 0; }
 
+/* With deep ghosts: the planes past the owned box that step it computes, those the steps after
+   it read. */
+static int step_planes(const Arnoldi *a, PetscInt it) { return a->deep->width * (int)(a->steps - 1 - it); }
+
 static void step_extent(const Arnoldi *a, PetscInt it, long *off, long *len)
 {
-  if (a->on_deep) StnDeepExtent(a->deep, a->deep->width * (int)(a->steps - 1 - it), off, len);
+  if (a->on_deep) StnDeepExtent(a->deep, step_planes(a, it), off, len);
   else *off = 0, *len = a->n;
 }
 
@@ -184,7 +202,7 @@ static PetscErrorCode step_queue(Arnoldi *a, PetscInt it, unsigned *seq)
   const long         own = owned_offset(a);
 
   PetscFunctionBeginUser;
-  if (a->on_deep) PetscCall(StnDeepStep(a->deep, a->mf, a->deep->width * (int)(a->steps - 1 - it), Vd[it], NULL, a->deep->d, NULL, 0.0, 0.0, 0.0, Vd[it + 1], PETSC_FALSE));
+  if (a->on_deep) PetscCall(StnDeepStep(a->deep, a->mf, step_planes(a, it), Vd[it], NULL, a->deep->d, NULL, 0.0, 0.0, 0.0, Vd[it + 1], PETSC_FALSE));
   else {
     PetscCall(StnHaloExchangeGhosts(a->halo, Vd[it], &xg));
     if (a->mf) {
@@ -296,8 +314,7 @@ static PetscErrorCode queue_steps(Arnoldi *a, MPI_Comm comm, StnHalo halo, Mat m
   a->ranks = (PetscBool)(halo != NULL);
   PetscCall(VecCUDAGetArrayRead(a->dinv, &d));
   if (halo) { /* noted for run_pending, which all the levels' steps wait for */
-    for (int j = 0; j < npending; j++) /* noted before and never run (an error between): run nothing of it */
-      if (pending[j] == a) pending[j--] = pending[--npending];
+    unnote(a); /* noted before and never run: nothing of it runs */
     PetscCheck(npending < STN_GMRES_REPORT_SETS, comm, PETSC_ERR_PLIB, "more estimates noted than report sets");
     a->comm = comm, a->halo = halo, a->mf = mf, a->box = box, a->values = values, a->d = d;
     for (PetscInt i = 0; i <= steps; i++) a->Vd[i] = Vd[i];
@@ -447,8 +464,7 @@ PetscErrorCode StnMGEstimateDeviceEnd(KSP est, PetscReal *emax, PetscBool *done)
   PetscCall(PetscObjectQuery((PetscObject)est, "StnArnoldi", (PetscObject *)&container));
   if (container) PetscCall(PetscContainerGetPointer(container, (void **)&a));
   if (!a || !a->queued) PetscFunctionReturn(PETSC_SUCCESS);
-  for (PetscInt j = 0; j < npending; j++)
-    if (pending[j] == a) PetscCall(run_pending()); /* its steps, with every other level noted */
+  if (noted(a)) PetscCall(run_pending()); /* its steps, with every other level noted */
   a->queued = PETSC_FALSE;
   *done     = PETSC_TRUE;
   if (a->ranks) beta = a->beta;

@@ -141,13 +141,13 @@ PetscErrorCode StnDeepStep(const StnDeep *dp, Mat mf, int k, const PetscScalar *
 {
   const int    a = dp->axis;
   int          lo, hi;
-  long         off, len;
+  long         off;
   StnLocalInfo info = dp->info;
 
   PetscFunctionBeginUser;
   PetscCheck(!y_owned || k == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "an owned output takes the owned box alone");
   widened(dp, k, &lo, &hi);
-  StnDeepExtent(dp, k, &off, &len);
+  off = plane(dp) * dp->dof * (lo - dp->es[a]);
   set_info_box(&info, a, lo, hi - lo, PETSC_FALSE);
   {
     const StnMultArgs m = {x + off, b ? b + off : NULL, d ? d + off : NULL, p ? p + off : NULL, y_owned ? y : y + off, alpha, beta, gamma, x};
