@@ -627,7 +627,7 @@ static PetscErrorCode KSPView_StnGMRES(KSP ksp, PetscViewer viewer)
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
   if (ksp->pc) PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCMG, &mg));
-  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc; on the host across ranks), %s step, look-ahead %" PetscInt_FMT " steps, operator %s%s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead >= 0 ? g->lookahead : mg ? 1 : 2, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it", g->fuse_jacobi && g->fused && g->cycle_kernel ? (g->device_restart ? ", whole cycles and their restarts in one kernel where it can be (SG-DIA on one rank)" : ", a whole cycle in one kernel where it can be (SG-DIA on one rank)") : ""));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, "  restart=%" PetscInt_FMT ", classical Gram-Schmidt, Hessenberg matrix on the GPU (stencilc), %s step, look-ahead %" PetscInt_FMT " steps, operator %s%s\n", g->max_k, g->fused ? "one-kernel" : "three-kernel", g->lookahead >= 0 ? g->lookahead : mg ? 1 : 2, g->fuse_jacobi ? "in one kernel where it can be (left Jacobi on SG-DIA, or no preconditioner)" : "as PETSc applies it", g->fuse_jacobi && g->fused && g->cycle_kernel ? (g->device_restart ? ", whole cycles and their restarts in one kernel where it can be (SG-DIA on one rank)" : ", a whole cycle in one kernel where it can be (SG-DIA on one rank)") : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
