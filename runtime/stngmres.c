@@ -32,18 +32,13 @@
 ** grs[0..it]), and their own reports (one per step). The arithmetic is the
 ** same for every N.
 **
-** On several MPI ranks a step's reductions must be summed over the ranks, on
-** the host (step_across_ranks): there the step is PETSc's classical
-** Gram-Schmidt on the vectors (VecMDot, VecMAXPY, VecNorm, VecScale; each sum
-** one MPI_Allreduce, stnvec.c), and the Hessenberg matrix lives on the host,
-** where the sums already are, as in PETSc's GMRES (updated by the device's
-** code, run there): two waits per step, for the two sums, and none for a
-** report. No look-ahead (a step queued ahead would wait for its own
-** reductions) and no cycle kernel (its sums are one rank's). The norm cannot
-** come from the coefficients' sum (sqrt(w.w - sum h_j^2), KSPPGMRES's way):
-** the basis loses orthogonality as the residual falls, and at tight tolerances
-** (bratu2d's multigrid, -ksp_rtol 1e-10, 2 ranks) the estimate stalled and
-** took 30 iterations for 7.
+** On several MPI ranks a step's reductions must be summed over the ranks:
+** there the step is PETSc's classical Gram-Schmidt on the vectors (VecMDot,
+** VecMAXPY, VecNorm, each with one MPI_Allreduce, stnvec.c) and only the
+** Hessenberg update stays on the device (StnGMRESStepFinish), so the rest of
+** this file is the same; three waits per step (the two sums, as PETSc's
+** GMRES, and the report), no look-ahead (a step queued ahead would wait for
+** its own reductions) and no cycle kernel (its sums are one rank's).
 **
 ** The cycle kernel (-ksp_stngmres_cycle_kernel, stncycle_cuda.h): where the
 ** operator is an SG-DIA matrix on the device, with left Jacobi or no
@@ -80,11 +75,9 @@ typedef struct {
   PetscInt       it;               /* the last step done in this cycle (-1: none), for KSPBuildSolution */
   const double **Vd;               /* the device arrays of V */
   StnGMRESState  st;               /* HH, the rotations, GRS: device memory */
-  PetscScalar   *hh, *grs, *nrs;   /* host copies, to build the solution (across ranks, the only ones) */
-  PetscBool      across_ranks;     /* several MPI ranks: each step's reductions on the host (step_across_ranks), */
-  PetscScalar   *h, *minus_h;      /*   its Gram-Schmidt coefficients, */
-  PetscScalar   *cc, *ss;          /*   the Givens rotations: HH, GRS and these on the host, */
-  StnGMRESReport host_report;      /*   and the step's report from there */
+  PetscScalar   *hh, *grs, *nrs;   /* host copies, to build the solution */
+  PetscBool      across_ranks;     /* several MPI ranks: each step's reductions on the host (step_across_ranks) */
+  PetscScalar   *h, *minus_h;      /*   its Gram-Schmidt coefficients */
   PetscBool      profile;          /* -ksp_stngmres_profile: where an iteration's time goes */
   PetscInt       lookahead;        /* -ksp_stngmres_lookahead: steps queued beyond the one waited for; -1: by the PC */
   PetscInt       ahead;            /* this solve's */
@@ -145,7 +138,7 @@ static PetscErrorCode KSPSetUp_StnGMRES(KSP ksp)
   g->st.fused   = g->fused;
   g->st.threads = (int)g->step_threads;
   PetscCall(PetscMalloc4(g->max_k + 1, &g->Vd, (size_t)g->st.ld * (g->max_k + 1), &g->hh, g->max_k + 2, &g->grs, g->max_k + 1, &g->nrs));
-  PetscCall(PetscMalloc4(g->max_k + 1, &g->h, g->max_k + 1, &g->minus_h, g->max_k + 1, &g->cc, g->max_k + 1, &g->ss));
+  PetscCall(PetscMalloc2(g->max_k + 1, &g->h, g->max_k + 1, &g->minus_h));
   {
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
@@ -166,7 +159,7 @@ static PetscErrorCode KSPReset_StnGMRES(KSP ksp)
   g->V = NULL;
   STN_CUDA_CALL(StnGMRESDestroy(&g->st));
   PetscCall(PetscFree4(g->Vd, g->hh, g->grs, g->nrs));
-  PetscCall(PetscFree4(g->h, g->minus_h, g->cc, g->ss));
+  PetscCall(PetscFree2(g->h, g->minus_h));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -192,7 +185,7 @@ static PetscErrorCode build_solution(KSP ksp, PetscInt it, Vec vs, Vec vdest)
     PetscCall(VecCopy(vs, vdest)); /* nothing when vdest is vs */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (!g->across_ranks) STN_CUDA_CALL(StnGMRESGetHessenberg(&g->st, (int)it, g->hh, g->grs)); /* else they are on the host */
+  STN_CUDA_CALL(StnGMRESGetHessenberg(&g->st, (int)it, g->hh, g->grs));
   #define HH(a, b) g->hh[(b) * ld + (a)]
   for (PetscInt k = it; k >= 0; k--) { /* back substitution in the triangular HH */
     PetscScalar t = g->grs[k];
@@ -405,24 +398,24 @@ static PetscErrorCode apply_operator(KSP ksp, Vec x, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Step it on several ranks, on w = V[it + 1] = B A V[it]: PETSc's classical Gram-Schmidt with the
-   ranks' sums, then the Hessenberg update on the host (StnGMRESUpdateHessenbergHost, the device's
-   code) into g->host_report, and w = w / tt queued: the host waits for the two sums only. */
-static PetscErrorCode step_across_ranks(KSP ksp, PetscInt it)
+/* Step it on several ranks, on w = V[it + 1] = B A V[it]: PETSc's classical Gram-Schmidt with
+   the ranks' sums (VecMDot, VecMAXPY, VecNorm), then the Hessenberg update and the scaling of w
+   on the device, as StnGMRESStepLaunch does them on one rank. */
+static PetscErrorCode step_across_ranks(KSP ksp, PetscInt it, PetscInt n, unsigned *ticket)
 {
-  KSP_StnGMRES *g  = (KSP_StnGMRES *)ksp->data;
-  Vec           w  = g->V[it + 1];
-  const int     ld = g->st.ld;
+  KSP_StnGMRES *g = (KSP_StnGMRES *)ksp->data;
+  Vec           w = g->V[it + 1];
   PetscReal     tt;
+  PetscScalar  *wa;
 
   PetscFunctionBegin;
   PetscCall(VecMDot(w, it + 1, g->V, g->h));
   for (PetscInt j = 0; j <= it; j++) g->minus_h[j] = -g->h[j];
   PetscCall(VecMAXPY(w, it + 1, g->minus_h, g->V));
   PetscCall(VecNorm(w, NORM_2, &tt));
-  if (tt != 0.0) PetscCall(VecScale(w, 1.0 / tt)); /* as ScaleByNormOp on one rank */
-  for (PetscInt j = 0; j <= it; j++) g->hh[it * ld + j] = g->h[j];
-  StnGMRESUpdateHessenbergHost(g->hh + it * ld, g->cc, g->ss, g->grs, (int)it, tt, g->haptol, &g->host_report);
+  PetscCall(VecCUDAGetArray(w, &wa));
+  STN_CUDA_CALL(StnGMRESStepFinish(&g->st, (int)it, g->h, tt, g->haptol, wa, n, ticket));
+  PetscCall(VecCUDARestoreArray(w, &wa));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -453,8 +446,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
   }
   g->rnorm0 = res;
   g->it      = -1;
-  if (g->across_ranks) g->grs[0] = res;
-  else if (!on_device) STN_CUDA_CALL(StnGMRESStart(&g->st, res));
+  if (!on_device) STN_CUDA_CALL(StnGMRESStart(&g->st, res));
   ksp->rnorm = res;
   PetscCall(KSPLogResidualHistory(ksp, res));
   PetscCall(KSPMonitor(ksp, ksp->its, res));
@@ -495,7 +487,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
         PetscCall(PetscTime(&t[1]));
         STN_CUDA_CALL(StnCUDAMark(1));
       }
-      if (g->across_ranks) PetscCall(step_across_ranks(ksp, queued));
+      if (g->across_ranks) PetscCall(step_across_ranks(ksp, queued, n, &ticket[queued]));
       else {
         PetscCall(VecCUDAGetArray(g->V[queued + 1], &w)); /* wherever the operator left it: now on the device */
         STN_CUDA_CALL(StnGMRESStepLaunch(&g->st, (int)queued, g->haptol, w, g->Vd, n, &ticket[queued]));
@@ -503,8 +495,7 @@ static PetscErrorCode cycle(PetscInt *itcount, KSP ksp)
       }
       if (g->profile) PetscCall(PetscTime(&t[4]));
     }
-    if (g->across_ranks) rep = g->host_report; /* queued == it + 1: no look-ahead */
-    else STN_CUDA_CALL(StnGMRESStepWait((int)it, ticket[it], &rep));
+    STN_CUDA_CALL(StnGMRESStepWait((int)it, ticket[it], &rep));
     if (g->profile) {
       float ms[2];
       STN_CUDA_CALL(StnCUDAMark(2));

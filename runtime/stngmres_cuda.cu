@@ -362,11 +362,6 @@ int StnGMRESStepFinish(StnGMRESState *st, int it, const double *h, double tt, do
   return w ? launch_map(StnVecGetLaunch(STN_K_SCALE, n), n, ScaleByNormOp{w, st->tt}) : 0;
 }
 
-void StnGMRESUpdateHessenbergHost(double *hh, double *cc, double *ss, double *grs, int it, double tt, double haptol, StnGMRESReport *r)
-{
-  hessenberg_update(hh, cc, ss, grs, it, tt, haptol, r);
-}
-
 int StnGMRESStepWait(int slot, unsigned ticket, StnGMRESReport *r)
 {
   const int rc = slot < 0 || slot >= STN_VEC_MAX_MULTI * STN_GMRES_REPORT_SETS ? StnCUDARecordError((int)cudaErrorInvalidValue, "StnGMRESStepWait: no such step") : wait_result(ticket);

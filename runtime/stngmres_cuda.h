@@ -73,10 +73,6 @@ int StnGMRESStepWait(int slot, unsigned ticket, StnGMRESReport *r); /* slot: st-
    (the same arithmetic) with its report, then w = w / tt (w NULL: the caller has scaled it);
    *ticket: what StnGMRESStepWait waits for. */
 int StnGMRESStepFinish(StnGMRESState *st, int it, const double *h, double tt, double haptol, double *w, long n, unsigned *ticket);
-/* The Hessenberg update of StnGMRESStepFinish, the same code, on the host: for a caller that
-   keeps HH, the rotations and GRS in host memory (laid out as StnGMRESState's). hh: column it,
-   with HH(0..it, it) = h filled in. Launches nothing. */
-void StnGMRESUpdateHessenbergHost(double *hh, double *cc, double *ss, double *grs, int it, double tt, double haptol, StnGMRESReport *r);
 /* Copies HH's columns 0..it (ld doubles each) and GRS(0..it) to the host. */
 int StnGMRESGetHessenberg(const StnGMRESState *st, int it, double *hh, double *grs);
 

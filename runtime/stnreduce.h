@@ -152,9 +152,8 @@ __device__ double fold_partials(const double *partials, long nblocks, double (*w
 
 /* PETSc's KSPGMRESUpdateHessenberg on column it of HH (hh: that column), once tt = ||w|| is known:
    HH(it + 1, it) = tt, the previous rotations applied to the column, the new rotation and the
-   rotated right-hand side; then what the host needs, into the report. One thread, on the device
-   or on the host (StnGMRESUpdateHessenbergHost). */
-__host__ __device__ inline void hessenberg_update(double *hh, double *cc, double *ss, double *grs, int it, double tt, double haptol, StnGMRESReport *report)
+   rotated right-hand side; then what the host needs, into the mapped report. One thread. */
+__device__ inline void hessenberg_update(double *hh, double *cc, double *ss, double *grs, int it, double tt, double haptol, StnGMRESReport *report)
 {
   double hapbnd, res = 0.0, t;
   int    hapend, null = 0;
