@@ -33,7 +33,10 @@
 ** rank. A split level whose product runs without the matrix has deep ghosts instead
 ** (stnmgdeep.h, -stn_mg_deep_ghosts): its vectors its own, in the owned box widened by
 ** width * (steps + 1) planes, one exchange before each smoothing, and each step computing the
-** ghost rows the steps after it read (deep_down, deep_up): 2 exchanges per level and cycle.
+** ghost rows the steps after it read (deep_down, deep_up): 2 exchanges per level and cycle,
+** and one on the lowest split level, whose coarse correction every rank has whole: its
+** smoothing down starts from a box deeper by width * (steps - 1) planes and so leaves the
+** smoothing up the iterate it reads, and the interpolation adds the correction there too.
 **
 ** Below the split, the coarse grids of at most -stn_mg_redundant_unknowns unknowns, every rank
 ** holds the whole grid and computes the one-rank cycle there redundantly, with no exchange: on
@@ -87,7 +90,7 @@ typedef struct {
      smoothing (stnmgdeep.h), its vectors its own; NULL where not */
   StnDeep               *deep;
   PetscObjectId          deep_dm;    /* the grid and the steps they were made, or refused, for */
-  PetscInt               deep_steps;
+  PetscInt               deep_steps; /*   (deep_steps_for) */
   PetscBool              deep_tried;
   PetscInt               steps;  /* Chebyshev steps per smoothing */
   PetscReal              emax, emin;
@@ -371,6 +374,17 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The steps level l's deep ghosts are made for (StnDeepCreate: depth = width * (steps + 1)): its
+   smoothing's, or on the lowest split level (l == split, the coarser levels whole) twice as
+   many less one, so that the smoothing down leaves its iterate valid width * (steps + 1) planes
+   deep, the smoothing up's depth, and deep_up needs no exchange. */
+static PetscInt deep_steps_for(const Fused *fc, PetscInt l)
+{
+  const PetscInt steps = fc->level[l].steps;
+
+  return l == fc->split ? 2 * steps - 1 : steps;
+}
+
 /* Several ranks, after the levels' diagonals: deep ghosts (stnmgdeep.h) on every split level
    whose product runs without the matrix, made again for a new grid or smoothing, and this
    Jacobian's state and diagonal exchanged into them. The same levels on every rank. */
@@ -393,16 +407,17 @@ static PetscErrorCode prepare_deep(PC pc, Fused *fc)
     }
     PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
     PetscCall(PetscObjectGetId((PetscObject)da, &id));
-    renew = !lv->deep_tried || lv->deep_dm != id || lv->deep_steps != lv->steps; /* not again where refused */
+    renew = !lv->deep_tried || lv->deep_dm != id || lv->deep_steps != deep_steps_for(fc, l); /* not again where refused */
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, fc->comm));
     if (renew) {
       const char *why;
 
       PetscCall(StnDeepDestroy(&lv->deep));
-      PetscCall(StnDeepCreate(da, lv->steps, PETSC_TRUE, &lv->deep, &why));
-      lv->deep_dm = id, lv->deep_steps = lv->steps, lv->deep_tried = PETSC_TRUE;
+      lv->deep_steps = deep_steps_for(fc, l);
+      PetscCall(StnDeepCreate(da, lv->deep_steps, PETSC_TRUE, &lv->deep, &why));
+      lv->deep_dm = id, lv->deep_tried = PETSC_TRUE;
       if (!lv->deep) PetscCall(PetscInfo(pc, "level %" PetscInt_FMT " exchanges its ghosts before every step: %s\n", l, why));
-      else PetscCall(PetscInfo(pc, "level %" PetscInt_FMT ": deep ghosts, %d planes, one exchange per smoothing\n", l, lv->deep->depth));
+      else PetscCall(PetscInfo(pc, "level %" PetscInt_FMT ": deep ghosts, %d planes, %s\n", l, lv->deep->depth, l == fc->split ? "one exchange per cycle" : "one exchange per smoothing"));
     }
     if (lv->deep) PetscCall(StnDeepSetOperator(lv->deep, lv->mf, lv->dinv));
   }
@@ -936,7 +951,8 @@ static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscSca
 }
 
 /* Up to level l: xa += the interpolation of level l - 1's correction. Across the split, this
-   rank's fine points from the whole coarse grid, with no exchange. With deep ghosts on level
+   rank's fine points from the whole coarse grid, with no exchange, and with deep ghosts on level
+   l the points of its widened box. With deep ghosts on level
    l - 1 its correction holds its ghosts already (deep_up); on level l, xa is its widened array. */
 static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *xa)
 {
@@ -948,6 +964,7 @@ static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *
   PetscFunctionBeginUser;
   if (lf->deep) copy_box(g.fs, g.fm, lf->deep->es, lf->deep->em);
   if (lc->whole) {
+    if (lf->deep) copy_box(g.os, g.om, lf->deep->es, lf->deep->em); /* its ghost planes too: deep_up */
     PetscCall(VecCUDAGetArrayRead(lc->wx, &xc));
     STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xc, xa));
     PetscCall(VecCUDARestoreArrayRead(lc->wx, &xc));
@@ -1002,22 +1019,27 @@ static PetscErrorCode deep_down(PC pc, Fused *fc, PetscInt l, Vec b)
 /* Deep ghosts on level l: up to it. The interpolation added to the smoothing down's iterate,
    exchanged once; the smoothing from it, its last step over width planes more than the owned box
    (the finer level's interpolation reads them), or on the finest level (x) its owned box into x.
-   The iterates alternate between x[0] and x[1] and end in x[1]: deep_result. */
+   The iterates alternate between x[0] and x[1] and end in x[1]: deep_result. On the lowest split
+   level no exchange: the smoothing down left its iterate valid depth planes deep (deep_steps_for),
+   and the interpolation from the whole coarse grid adds the correction on every plane of the
+   widened box, each value the one its owner adds. */
 static PetscErrorCode deep_up(PC pc, Fused *fc, PetscInt l, Vec x)
 {
-  const Level   *lv = &fc->level[l];
-  const StnDeep *dp = lv->deep;
-  Chebyshev      c  = chebyshev_start(lv);
-  int            prev = (int)((lv->steps - 1) % 2), cur = 1 - prev;
-  PetscScalar   *xa = NULL;
+  const Level    *lv    = &fc->level[l];
+  const StnDeep  *dp    = lv->deep;
+  const PetscBool local = (PetscBool)(l == fc->split); /* see above */
+  const int       depth = dp->width * (int)(lv->steps + 1);
+  Chebyshev       c     = chebyshev_start(lv);
+  int             prev  = (int)((lv->steps - 1) % 2), cur = 1 - prev;
+  PetscScalar    *xa    = NULL;
 
   PetscFunctionBeginUser;
   PetscCall(interpolate_up(pc, fc, l, dp->x[prev]));
-  PetscCall(StnHaloExchangeGhostsInto(dp->halo, dp->x[prev] + dp->offset, dp->x[prev]));
+  if (!local) PetscCall(StnHaloExchangeGhostsInto(dp->halo, dp->x[prev] + dp->offset, dp->x[prev]));
   if (x) PetscCall(VecCUDAGetArrayWrite(x, &xa));
   for (PetscInt i = 1; i <= lv->steps; i++) {
     const PetscBool last = (PetscBool)(xa && i == lv->steps);
-    const int       k    = last ? 0 : dp->depth - dp->width * (int)i;
+    const int       k    = last ? 0 : depth - dp->width * (int)i;
 
     if (i == 1) PetscCall(StnDeepStep(dp, lv->mf, k, dp->x[prev], dp->b, dp->d, NULL, 0.0, 1.0, c.scale, last ? xa : dp->x[cur], last));
     else {

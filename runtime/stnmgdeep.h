@@ -8,7 +8,9 @@
    smoothing from zero covers width planes past the owned box (the restriction reads them), and
    so does the last step of the smoothing up (the finer level's interpolation reads them). On a
    ghost row a step computes what the neighbour computes on its own row, from the same values in
-   the same order, so the Krylov counts are those of an exchange before every step.
+   the same order, so the Krylov counts are those of an exchange before every step. A caller
+   may ask for more steps than a smoothing takes, for a deeper box (stnmgcycle.c's lowest split
+   level, whose smoothing up reads what its smoothing down left).
 
    For levels whose product runs without the matrix (stnmatfree.h, the generated kernel): its
    state and the smoother's diagonal are exchanged into the widened box once per Jacobian. On

@@ -97,9 +97,10 @@ same() {
   else bad "same answers: $line"; tail -15 "$6"; fi
 }
 
-# deep_same N LOG PROG OPTIONS...: the fused cycle with deep ghosts (one exchange per smoothing,
-# stnmgdeep.h) and with an exchange before every step print the same Krylov residual norms,
-# digit for digit: a ghost row computes the neighbour's values in the neighbour's order.
+# deep_same N LOG PROG OPTIONS...: the fused cycle with deep ghosts (stnmgdeep.h: one exchange per
+# smoothing, per cycle on the lowest split level) and with an exchange before every step print the
+# same Krylov residual norms, digit for digit: a ghost row computes the neighbour's values in the
+# neighbour's order.
 deep_same() {
   dn=$1 dlog=$2 keep_n=$n # run sets n and log
   shift 2
@@ -168,6 +169,7 @@ while IFS=: read -r name grid params uneven; do
         if [ "$name" = cavity ]; then # deep ghosts on its split levels without the matrix (stnmgdeep.h)
           deep_same "$n" "$OUTDIR/$name.deep.$n" $B/$name $grid $params $mg
           deep_same "$n" "$OUTDIR/$name.deep.$n.matfree" $B/$name $grid $params $mg -stn_operator matfree -stn_mg_redundant_unknowns 0
+          deep_same "$n" "$OUTDIR/$name.deep.$n.low" $B/$name $grid $params $mg -stn_mg_redundant_unknowns 5000 # the lowest split level below the finest
           [ "$n" = "${RANKS%% *}" ] && deep_same 3 "$OUTDIR/$name.deep.3.uneven" $B/$name -da_grid_x 129 -da_grid_y 161 $params $mg # 54, 54, 53 rows
         fi
         # The coarse grids split over the ranks (none held whole), and split below 33^2 only.
