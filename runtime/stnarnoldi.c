@@ -364,7 +364,7 @@ static PetscErrorCode deep_of(Arnoldi *a, Mat P)
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-stn_mg_deep_ghosts", &want, NULL));
   have = want && da != NULL;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_LAND, comm));
-  if (have) PetscCall(StnDeepCreate(da, a->steps - 1, PETSC_FALSE, &a->deep, &why)); /* depth: width * steps */
+  if (have) PetscCall(StnDeepCreate(da, a->steps, PETSC_FALSE, &a->deep, &why)); /* depth: width * steps */
   else if (want) why = "no grid";
   have = a->deep && (long)a->deep->om[0] * a->deep->om[1] * a->deep->om[2] * a->deep->dof == (long)a->n && 4 * a->deep->depth <= a->deep->om[a->deep->axis];
   if (a->deep && !have) why = "a rank owns fewer than four times the ghosts' planes";

@@ -33,10 +33,10 @@
 ** rank. A split level whose product runs without the matrix has deep ghosts instead
 ** (stnmgdeep.h, -stn_mg_deep_ghosts): its vectors its own, in the owned box widened by
 ** width * (steps + 1) planes, one exchange before each smoothing, and each step computing the
-** ghost rows the steps after it read (deep_down, deep_up): 2 exchanges per level and cycle,
-** and one on the lowest split level, whose coarse correction every rank has whole: its
-** smoothing down starts from a box deeper by width * (steps - 1) planes and so leaves the
-** smoothing up the iterate it reads, and the interpolation adds the correction there too.
+** ghost rows the steps after it read (deep_down, deep_up). Where every split level has them,
+** one exchange per level and cycle: the smoothing down starts deep enough to leave the smoothing
+** up the iterate it reads, and the interpolation adds the correction there too, from the whole
+** coarse grid or from a coarser level's smoothing up that ended as deep (deep_depths).
 **
 ** Below the split, the coarse grids of at most -stn_mg_redundant_unknowns unknowns, every rank
 ** holds the whole grid and computes the one-rank cycle there redundantly, with no exchange: on
@@ -86,11 +86,14 @@ typedef struct {
   Vec                    wb, wx, wr;    /* its vectors (on this rank, the whole grid's) */
   Vec                    wdinv;         /* 1 / its diagonal, whole */
   StnTransferGrid        wgrid, wrgrid; /* the whole grids' transfers to the next coarser */
-  /* several ranks, a split level whose product runs without the matrix: one exchange per
-     smoothing (stnmgdeep.h), its vectors its own; NULL where not */
+  /* several ranks, a split level whose product runs without the matrix: deep ghosts
+     (stnmgdeep.h), its vectors its own; NULL where not */
   StnDeep               *deep;
-  PetscObjectId          deep_dm;    /* the grid and the steps they were made, or refused, for */
-  PetscInt               deep_steps; /*   (deep_steps_for) */
+  PetscInt               deep_units; /* their depth in stencil widths (deep_depths), */
+  PetscInt               deep_in;    /* the smoothing up's iterate valid so many widths deep at its start */
+  PetscBool              deep_exchange_up;  /* the smoothing up exchanges its iterate first */
+  PetscObjectId          deep_dm;    /* the grid and the depth they were made, or refused, for */
+  PetscInt               deep_made;
   PetscBool              deep_tried;
   PetscInt               steps;  /* Chebyshev steps per smoothing */
   PetscReal              emax, emin;
@@ -374,53 +377,89 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The steps level l's deep ghosts are made for (StnDeepCreate: depth = width * (steps + 1)): its
-   smoothing's, or on the lowest split level (l == split, the coarser levels whole) twice as
-   many less one, so that the smoothing down leaves its iterate valid width * (steps + 1) planes
-   deep, the smoothing up's depth, and deep_up needs no exchange. */
-static PetscInt deep_steps_for(const Fused *fc, PetscInt l)
+/* The split levels' deep ghosts (stnmgdeep.h), in stencil widths, s a level's Chebyshev steps.
+   chain (every split level above level 0 has them): no smoothing up exchanges. It starts from the
+   smoothing down's iterate plus the interpolated correction, both valid in = out + s widths past
+   the owned box, and ends valid out widths past it: 0 on the finest level, and on a coarser one
+   what the next finer level's interpolation reads for its in, ceil(in / 2) + 1 (a coarse point per
+   two fine ones, and the one beyond). The smoothing down starts max(in, 2) + s - 1 widths deep
+   and ends valid max(in, 2) deep (its residual reads 2). Level split's correction comes whole;
+   only level 1 above a split level 0 (no whole levels: level 0's rows are its owner's) exchanges.
+   Otherwise each box is s + 1 widths deep and each smoothing up exchanges (in s + 1, out 1). */
+static void deep_depths(Fused *fc, PetscBool chain)
 {
-  const PetscInt steps = fc->level[l].steps;
+  PetscInt out = 0;
 
-  return l == fc->split ? 2 * steps - 1 : steps;
+  for (PetscInt l = fc->nlevels - 1; l >= 1 && !fc->level[l].whole; l--) {
+    Level         *lv = &fc->level[l];
+    const PetscInt s  = lv->steps;
+
+    if (chain) {
+      lv->deep_in          = out + s;
+      lv->deep_units       = PetscMax(lv->deep_in, 2) + s - 1;
+      lv->deep_exchange_up = (PetscBool)(l == 1 && !fc->split);
+      out                  = (lv->deep_in + 1) / 2 + 1;
+    } else {
+      lv->deep_in = lv->deep_units = s + 1;
+      lv->deep_exchange_up = PETSC_TRUE;
+    }
+  }
 }
 
 /* Several ranks, after the levels' diagonals: deep ghosts (stnmgdeep.h) on every split level
-   whose product runs without the matrix, made again for a new grid or smoothing, and this
-   Jacobian's state and diagonal exchanged into them. The same levels on every rank. */
+   whose product runs without the matrix, made again for a new grid or depth, and this
+   Jacobian's state and diagonal exchanged into them. The same levels on every rank. Where the
+   chain of deep_depths is wanted and a level is refused them, the others are made again without. */
 static PetscErrorCode prepare_deep(PC pc, Fused *fc)
 {
-  PC_MG_Levels **mgl = ((PC_MG *)pc->data)->levels;
+  PC_MG_Levels **mgl   = ((PC_MG *)pc->data)->levels;
+  int            chain = 1, *want;
 
   PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(fc->nlevels, &want));
   for (PetscInt l = 1; l < fc->nlevels; l++) {
-    Level        *lv   = &fc->level[l];
-    int           want = fc->deep_ghosts && !lv->whole && lv->mf && lv->halo, renew;
-    DM            da;
-    PetscObjectId id;
+    const Level *lv = &fc->level[l];
 
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT, MPI_LAND, fc->comm));
-    if (!want) {
-      PetscCall(StnDeepDestroy(&lv->deep));
-      lv->deep_tried = PETSC_FALSE;
-      continue;
+    want[l] = fc->deep_ghosts && !lv->whole && lv->mf && lv->halo;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &want[l], 1, MPI_INT, MPI_LAND, fc->comm));
+    if (!lv->whole && !want[l]) chain = 0;
+    if (!want[l]) { /* no deep ghosts here */
+      PetscCall(StnDeepDestroy(&fc->level[l].deep));
+      fc->level[l].deep_tried = PETSC_FALSE;
     }
-    PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
-    PetscCall(PetscObjectGetId((PetscObject)da, &id));
-    renew = !lv->deep_tried || lv->deep_dm != id || lv->deep_steps != deep_steps_for(fc, l); /* not again where refused */
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, fc->comm));
-    if (renew) {
-      const char *why;
-
-      PetscCall(StnDeepDestroy(&lv->deep));
-      lv->deep_steps = deep_steps_for(fc, l);
-      PetscCall(StnDeepCreate(da, lv->deep_steps, PETSC_TRUE, &lv->deep, &why));
-      lv->deep_dm = id, lv->deep_tried = PETSC_TRUE;
-      if (!lv->deep) PetscCall(PetscInfo(pc, "level %" PetscInt_FMT " exchanges its ghosts before every step: %s\n", l, why));
-      else PetscCall(PetscInfo(pc, "level %" PetscInt_FMT ": deep ghosts, %d planes, %s\n", l, lv->deep->depth, l == fc->split ? "one exchange per cycle" : "one exchange per smoothing"));
-    }
-    if (lv->deep) PetscCall(StnDeepSetOperator(lv->deep, lv->mf, lv->dinv));
   }
+  for (int pass = 0; pass < 2; pass++) {
+    int made = 1;
+
+    deep_depths(fc, (PetscBool)chain);
+    for (PetscInt l = 1; l < fc->nlevels; l++) {
+      Level        *lv = &fc->level[l];
+      DM            da;
+      PetscObjectId id;
+      int           renew;
+
+      if (!want[l]) continue;
+      PetscCall(KSPGetDM(mgl[l]->smoothd, &da));
+      PetscCall(PetscObjectGetId((PetscObject)da, &id));
+      renew = !lv->deep_tried || lv->deep_dm != id || lv->deep_made != lv->deep_units; /* not again where refused */
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &renew, 1, MPI_INT, MPI_LOR, fc->comm));
+      if (renew) {
+        const char *why;
+
+        PetscCall(StnDeepDestroy(&lv->deep));
+        PetscCall(StnDeepCreate(da, lv->deep_units, PETSC_TRUE, &lv->deep, &why));
+        lv->deep_dm = id, lv->deep_made = lv->deep_units, lv->deep_tried = PETSC_TRUE;
+        if (!lv->deep) PetscCall(PetscInfo(pc, "level %" PetscInt_FMT " exchanges its ghosts before every step: %s\n", l, why));
+        else PetscCall(PetscInfo(pc, "level %" PetscInt_FMT ": deep ghosts, %d planes, %s\n", l, lv->deep->depth, lv->deep_exchange_up ? "one exchange per smoothing" : "one exchange per cycle"));
+      }
+      if (!lv->deep) made = 0;
+    }
+    if (made || !chain) break;
+    chain = 0;
+  }
+  PetscCall(PetscFree(want));
+  for (PetscInt l = 1; l < fc->nlevels; l++)
+    if (fc->level[l].deep) PetscCall(StnDeepSetOperator(fc->level[l].deep, fc->level[l].mf, fc->level[l].dinv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -951,8 +990,8 @@ static PetscErrorCode restrict_down(PC pc, Fused *fc, PetscInt l, const PetscSca
 }
 
 /* Up to level l: xa += the interpolation of level l - 1's correction. Across the split, this
-   rank's fine points from the whole coarse grid, with no exchange, and with deep ghosts on level
-   l the points of its widened box. With deep ghosts on level
+   rank's fine points from the whole coarse grid, with no exchange. With deep ghosts on level l
+   whose smoothing up does not exchange, also the ghost points it reads (deep_depths). With deep ghosts on level
    l - 1 its correction holds its ghosts already (deep_up); on level l, xa is its widened array. */
 static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *xa)
 {
@@ -963,8 +1002,8 @@ static PetscErrorCode interpolate_up(PC pc, Fused *fc, PetscInt l, PetscScalar *
 
   PetscFunctionBeginUser;
   if (lf->deep) copy_box(g.fs, g.fm, lf->deep->es, lf->deep->em);
+  if (lf->deep && !lf->deep_exchange_up) StnDeepBox(lf->deep, lf->deep->width * (int)lf->deep_in, g.os, g.om); /* its ghost planes too: deep_up */
   if (lc->whole) {
-    if (lf->deep) copy_box(g.os, g.om, lf->deep->es, lf->deep->em); /* its ghost planes too: deep_up */
     PetscCall(VecCUDAGetArrayRead(lc->wx, &xc));
     STN_CUDA_CALL(StnTransferInterpolateCUDA(&g, 1, xc, xa));
     PetscCall(VecCUDARestoreArrayRead(lc->wx, &xc));
@@ -1019,23 +1058,22 @@ static PetscErrorCode deep_down(PC pc, Fused *fc, PetscInt l, Vec b)
 /* Deep ghosts on level l: up to it. The interpolation added to the smoothing down's iterate,
    exchanged once; the smoothing from it, its last step over width planes more than the owned box
    (the finer level's interpolation reads them), or on the finest level (x) its owned box into x.
-   The iterates alternate between x[0] and x[1] and end in x[1]: deep_result. On the lowest split
-   level no exchange: the smoothing down left its iterate valid depth planes deep (deep_steps_for),
-   and the interpolation from the whole coarse grid adds the correction on every plane of the
-   widened box, each value the one its owner adds. */
+   The iterates alternate between x[0] and x[1] and end in x[1]: deep_result. With the chain of
+   deep_depths no exchange: the smoothing down left its iterate valid deep_in widths deep, and the
+   interpolation added the correction there, each value the one its owner adds; the last step
+   covers deep_in - steps widths past the owned box. */
 static PetscErrorCode deep_up(PC pc, Fused *fc, PetscInt l, Vec x)
 {
   const Level    *lv    = &fc->level[l];
   const StnDeep  *dp    = lv->deep;
-  const PetscBool local = (PetscBool)(l == fc->split); /* see above */
-  const int       depth = dp->width * (int)(lv->steps + 1);
+  const int       depth = dp->width * (int)lv->deep_in;
   Chebyshev       c     = chebyshev_start(lv);
   int             prev  = (int)((lv->steps - 1) % 2), cur = 1 - prev;
   PetscScalar    *xa    = NULL;
 
   PetscFunctionBeginUser;
   PetscCall(interpolate_up(pc, fc, l, dp->x[prev]));
-  if (!local) PetscCall(StnHaloExchangeGhostsInto(dp->halo, dp->x[prev] + dp->offset, dp->x[prev]));
+  if (lv->deep_exchange_up) PetscCall(StnHaloExchangeGhostsInto(dp->halo, dp->x[prev] + dp->offset, dp->x[prev]));
   if (x) PetscCall(VecCUDAGetArrayWrite(x, &xa));
   for (PetscInt i = 1; i <= lv->steps; i++) {
     const PetscBool last = (PetscBool)(xa && i == lv->steps);

@@ -22,7 +22,7 @@ static long plane(const StnDeep *dp)
   return p;
 }
 
-PetscErrorCode StnDeepCreate(DM da, PetscInt steps, PetscBool vectors, StnDeep **deep, const char **why)
+PetscErrorCode StnDeepCreate(DM da, PetscInt units, PetscBool vectors, StnDeep **deep, const char **why)
 {
   PetscInt       dim, dof, s, n[3];
   DMBoundaryType bt[3];
@@ -37,7 +37,7 @@ PetscErrorCode StnDeepCreate(DM da, PetscInt steps, PetscBool vectors, StnDeep *
   *why  = NULL;
   PetscCall(DMDAGetInfo(da, &dim, &n[0], &n[1], &n[2], NULL, NULL, NULL, &dof, &s, &bt[0], &bt[1], &bt[2], NULL));
   PetscCall(PetscNew(&dp));
-  dp->width = (int)s, dp->depth = (int)(s * (steps + 1)), dp->axis = (int)dim - 1, dp->dof = (int)dof;
+  dp->width = (int)s, dp->depth = (int)(s * units), dp->axis = (int)dim - 1, dp->dof = (int)dof;
   PetscCall(StnDMDABox(da, PETSC_FALSE, dp->os, dp->om));
   for (int d = 0; d < 3; d++) {
     dp->es[d] = dp->os[d], dp->em[d] = dp->om[d];
@@ -127,6 +127,16 @@ static void widened(const StnDeep *dp, int k, int *lo, int *hi)
   const int a = dp->axis;
 
   *lo = PetscMax(dp->es[a], dp->os[a] - k), *hi = PetscMin(dp->es[a] + dp->em[a], dp->os[a] + dp->om[a] + k);
+}
+
+void StnDeepBox(const StnDeep *dp, int k, int s[3], int m[3])
+{
+  const int a = dp->axis;
+  int       lo, hi;
+
+  widened(dp, k, &lo, &hi);
+  for (int d = 0; d < 3; d++) s[d] = dp->os[d], m[d] = dp->om[d];
+  s[a] = lo, m[a] = hi - lo;
 }
 
 void StnDeepExtent(const StnDeep *dp, int k, long *off, long *len)

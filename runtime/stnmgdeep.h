@@ -2,15 +2,15 @@
    exchange per smoothing instead of one per Chebyshev step.
 
    The level's vectors are laid out in its owned box widened by depth = width * (steps + 1)
-   planes along the split axis (width: the grid's stencil width). After one exchange of those
+   planes along the split axis (width: the grid's stencil width; StnDeepCreate's units). After one exchange of those
    planes, step i of a smoothing computes the owned rows and, redundantly, the ghost rows that
    the steps after it read: the owned box widened by depth - width * i. The residual after the
    smoothing from zero covers width planes past the owned box (the restriction reads them), and
    so does the last step of the smoothing up (the finer level's interpolation reads them). On a
    ghost row a step computes what the neighbour computes on its own row, from the same values in
-   the same order, so the Krylov counts are those of an exchange before every step. A caller
-   may ask for more steps than a smoothing takes, for a deeper box (stnmgcycle.c's lowest split
-   level, whose smoothing up reads what its smoothing down left).
+   the same order, so the Krylov counts are those of an exchange before every step. A caller may
+   ask for a deeper box (stnmgcycle.c's deep_depths: a smoothing up that reads what the smoothing
+   down and the interpolation left, with no exchange).
 
    For levels whose product runs without the matrix (stnmatfree.h, the generated kernel): its
    state and the smoother's diagonal are exchanged into the widened box once per Jacobian. On
@@ -37,14 +37,16 @@ typedef struct {
   PetscScalar *d, *state;     /*   1 / the operator's diagonal and the state, set each Jacobian */
 } StnDeep;
 
-/* Collective on da's communicator: deep ghosts for a smoothing of `steps` Chebyshev steps on da,
-   or *deep NULL on every rank, *why saying why (not slabs, a periodic direction, coefficients
+/* Collective on da's communicator: deep ghosts units stencil widths deep on da (a smoothing of
+   steps Chebyshev steps: steps + 1), or *deep NULL on every rank, *why saying why (not slabs, a periodic direction, coefficients
    read from files, whose arrays have the grid's ghosts only: stncoef.h; no exchange). With
    vectors false only d and state are made (a user with vectors of its own: stnarnoldi.c). */
-PetscErrorCode StnDeepCreate(DM da, PetscInt steps, PetscBool vectors, StnDeep **deep, const char **why);
+PetscErrorCode StnDeepCreate(DM da, PetscInt units, PetscBool vectors, StnDeep **deep, const char **why);
 /* Where the owned box widened by k planes (clipped to the widened box) lies in an array of the
    widened box: from *off, *len values. */
 void StnDeepExtent(const StnDeep *dp, int k, long *off, long *len);
+/* That box, in global point indices: [s, s + m). */
+void StnDeepBox(const StnDeep *dp, int k, int s[3], int m[3]);
 /* Collective. */
 PetscErrorCode StnDeepDestroy(StnDeep **deep);
 /* Collective, once per Jacobian: the state of mf (StnMatFreeCreate's) and dinv (this rank's
