@@ -98,7 +98,7 @@ same() {
 }
 
 # deep_same N LOG PROG OPTIONS...: the fused cycle with deep ghosts (stnmgdeep.h: one exchange per
-# smoothing, per cycle on the lowest split level) and with an exchange before every step print the
+# level and cycle where every split level has them) and with an exchange before every step print the
 # same Krylov residual norms, digit for digit: a ghost row computes the neighbour's values in the
 # neighbour's order.
 deep_same() {
