@@ -31,12 +31,12 @@
 ** else), the generated product without the matrix too (its NB()). The restriction computes each
 ** owned coarse point from the fine points around it, the same sum in the same order as on one
 ** rank. A split level whose product runs without the matrix has deep ghosts instead
-** (stnmgdeep.h, -stn_mg_deep_ghosts): its vectors its own, in the owned box widened by
-** width * (steps + 1) planes, one exchange before each smoothing, and each step computing the
-** ghost rows the steps after it read (deep_down, deep_up). Where every split level has them,
-** one exchange per level and cycle: the smoothing down starts deep enough to leave the smoothing
-** up the iterate it reads, and the interpolation adds the correction there too, from the whole
-** coarse grid or from a coarser level's smoothing up that ended as deep (deep_depths).
+** (stnmgdeep.h, -stn_mg_deep_ghosts): its vectors its own, in the owned box widened by some
+** planes, an exchange before a smoothing, and each step computing the ghost rows the steps after
+** it read (deep_down, deep_up). Where every split level has them, one exchange per level and
+** cycle: the smoothing down starts deep enough to leave the smoothing up the iterate it reads,
+** and the interpolation adds the correction there too, from the whole coarse grid or from a
+** coarser level's smoothing up that ended as deep (deep_depths); else one before each smoothing.
 **
 ** Below the split, the coarse grids of at most -stn_mg_redundant_unknowns unknowns, every rank
 ** holds the whole grid and computes the one-rank cycle there redundantly, with no exchange: on
@@ -116,6 +116,7 @@ typedef struct {
   /* several ranks: levels 0 to split - 1 held whole on every rank, or split 0 */
   PetscInt         split, redundant_unknowns;
   PetscBool        deep_ghosts; /* -stn_mg_deep_ghosts: stnmgdeep.h on the levels it serves */
+  PetscObjectId    chain_refused; /* the finest grid for which a level was refused deep_depths' chain */
   StnHalo          to_whole;   /* gathers level split - 1's restricted right side */
   PetscObjectId    to_whole_dm;
   const PetscScalar *b_split;  /*   into here, each cycle */
@@ -384,8 +385,9 @@ static PetscErrorCode prepare_ranks(PC pc, Fused *fc, PetscBool *ok)
    what the next finer level's interpolation reads for its in, ceil(in / 2) + 1 (a coarse point per
    two fine ones, and the one beyond). The smoothing down starts max(in, 2) + s - 1 widths deep
    and ends valid max(in, 2) deep (its residual reads 2). Level split's correction comes whole;
-   only level 1 above a split level 0 (no whole levels: level 0's rows are its owner's) exchanges.
-   Otherwise each box is s + 1 widths deep and each smoothing up exchanges (in s + 1, out 1). */
+   only level 1 above a split level 0 (no whole levels: level 0's rows are its owner's) exchanges,
+   its box max(in, s + 1) deep. Otherwise each box is s + 1 widths deep and each smoothing up
+   exchanges (in s + 1, out 1). The levels share one stencil width (DMCoarsen keeps it). */
 static void deep_depths(Fused *fc, PetscBool chain)
 {
   PetscInt out = 0;
@@ -396,8 +398,8 @@ static void deep_depths(Fused *fc, PetscBool chain)
 
     if (chain) {
       lv->deep_in          = out + s;
-      lv->deep_units       = PetscMax(lv->deep_in, 2) + s - 1;
       lv->deep_exchange_up = (PetscBool)(l == 1 && !fc->split);
+      lv->deep_units       = lv->deep_exchange_up ? PetscMax(lv->deep_in, s + 1) : PetscMax(lv->deep_in, 2) + s - 1;
       out                  = (lv->deep_in + 1) / 2 + 1;
     } else {
       lv->deep_in = lv->deep_units = s + 1;
@@ -409,13 +411,19 @@ static void deep_depths(Fused *fc, PetscBool chain)
 /* Several ranks, after the levels' diagonals: deep ghosts (stnmgdeep.h) on every split level
    whose product runs without the matrix, made again for a new grid or depth, and this
    Jacobian's state and diagonal exchanged into them. The same levels on every rank. Where the
-   chain of deep_depths is wanted and a level is refused them, the others are made again without. */
+   chain of deep_depths is wanted and a level is refused them, the others are made again without,
+   and so for these grids from then on. */
 static PetscErrorCode prepare_deep(PC pc, Fused *fc)
 {
   PC_MG_Levels **mgl   = ((PC_MG *)pc->data)->levels;
   int            chain = 1, *want;
+  DM             finest;
+  PetscObjectId  finest_id;
 
   PetscFunctionBeginUser;
+  PetscCall(KSPGetDM(mgl[fc->nlevels - 1]->smoothd, &finest));
+  PetscCall(PetscObjectGetId((PetscObject)finest, &finest_id));
+  if (fc->chain_refused == finest_id) chain = 0; /* not again for these grids */
   PetscCall(PetscMalloc1(fc->nlevels, &want));
   for (PetscInt l = 1; l < fc->nlevels; l++) {
     const Level *lv = &fc->level[l];
@@ -455,7 +463,8 @@ static PetscErrorCode prepare_deep(PC pc, Fused *fc)
       if (!lv->deep) made = 0;
     }
     if (made || !chain) break;
-    chain = 0;
+    chain             = 0;
+    fc->chain_refused = finest_id;
   }
   PetscCall(PetscFree(want));
   for (PetscInt l = 1; l < fc->nlevels; l++)
@@ -940,8 +949,8 @@ static void copy_box(int s[3], int m[3], const int from_s[3], const int from_m[3
   for (int d = 0; d < 3; d++) s[d] = from_s[d], m[d] = from_m[d];
 }
 
-/* Deep ghosts: where the smoothing up leaves the level's correction (deep_up), with width
-   planes past the owned box. */
+/* Deep ghosts: where the smoothing up leaves the level's correction (deep_up), deep_in - steps
+   widths past the owned box. */
 static const PetscScalar *deep_result(const StnDeep *dp) { return dp->x[1]; }
 
 /* grid with split reads (StnTransferGrid.own): its input's points in the owned box [ps, ps + pm)
@@ -1056,12 +1065,12 @@ static PetscErrorCode deep_down(PC pc, Fused *fc, PetscInt l, Vec b)
 }
 
 /* Deep ghosts on level l: up to it. The interpolation added to the smoothing down's iterate,
-   exchanged once; the smoothing from it, its last step over width planes more than the owned box
-   (the finer level's interpolation reads them), or on the finest level (x) its owned box into x.
-   The iterates alternate between x[0] and x[1] and end in x[1]: deep_result. With the chain of
-   deep_depths no exchange: the smoothing down left its iterate valid deep_in widths deep, and the
-   interpolation added the correction there, each value the one its owner adds; the last step
-   covers deep_in - steps widths past the owned box. */
+   then the smoothing from it, step i over deep_in - i widths past the owned box: its last step
+   over what the finer level's interpolation reads, or on the finest level (x) its owned box into
+   x. The iterates alternate between x[0] and x[1] and end in x[1]: deep_result. With the chain of
+   deep_depths the smoothing down left its iterate valid deep_in widths deep and the
+   interpolation added the correction there, each value the one its owner adds; else the iterate
+   is exchanged first. */
 static PetscErrorCode deep_up(PC pc, Fused *fc, PetscInt l, Vec x)
 {
   const Level    *lv    = &fc->level[l];

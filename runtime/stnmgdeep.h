@@ -1,16 +1,16 @@
-/* stnmgdeep.h: deep ghosts for a multigrid level split over the ranks (stnmgcycle.c), one
-   exchange per smoothing instead of one per Chebyshev step.
+/* stnmgdeep.h: deep ghosts for a multigrid level split over the ranks (stnmgcycle.c), at most
+   one exchange per smoothing instead of one per Chebyshev step.
 
-   The level's vectors are laid out in its owned box widened by depth = width * (steps + 1)
-   planes along the split axis (width: the grid's stencil width; StnDeepCreate's units). After one exchange of those
-   planes, step i of a smoothing computes the owned rows and, redundantly, the ghost rows that
-   the steps after it read: the owned box widened by depth - width * i. The residual after the
-   smoothing from zero covers width planes past the owned box (the restriction reads them), and
-   so does the last step of the smoothing up (the finer level's interpolation reads them). On a
-   ghost row a step computes what the neighbour computes on its own row, from the same values in
-   the same order, so the Krylov counts are those of an exchange before every step. A caller may
-   ask for a deeper box (stnmgcycle.c's deep_depths: a smoothing up that reads what the smoothing
-   down and the interpolation left, with no exchange).
+   The level's vectors are laid out in its owned box widened by depth planes along the split axis
+   (width * units, width the grid's stencil width; a smoothing of s steps needs s + 1 units).
+   After one exchange of those planes, step i of a smoothing computes the owned rows and,
+   redundantly, the ghost rows that the steps after it read: the owned box widened by
+   depth - width * i. The residual after the smoothing from zero covers width planes past the
+   owned box (the restriction reads them), and the last step of the smoothing up what the finer
+   level's interpolation reads. On a ghost row a step computes what the neighbour computes on
+   its own row, from the same values in the same order, so the Krylov counts are those of an
+   exchange before every step. stnmgcycle.c's deep_depths asks for deeper boxes, whose smoothing
+   up reads what the smoothing down and the interpolation left, with no exchange.
 
    For levels whose product runs without the matrix (stnmatfree.h, the generated kernel): its
    state and the smoother's diagonal are exchanged into the widened box once per Jacobian. On
