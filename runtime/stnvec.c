@@ -695,19 +695,22 @@ static PetscErrorCode free_pooled(void **array)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A vector of n entries here on a device array of its own; with like, as VecDuplicate_MPICUDA
-   makes like's duplicate: like's operations, composed objects and functions, but for its own
-   array's container (composed last, in place of like's). Its layout is its own, made like
-   like's (PETSc's duplicate shares it): one MPI_Allgather more. */
+/* A vector of n entries here on a device array of its own (an MPI vector, or a sequential one on
+   a communicator of one rank); with like, as VecDuplicate_MPICUDA makes like's duplicate: like's
+   operations, composed objects and functions, but for its own array's container (composed last,
+   in place of like's). Its layout is its own, made like like's (PETSc's duplicate shares it):
+   one MPI_Allgather more. */
 static PetscErrorCode create_pooled(MPI_Comm comm, PetscInt bs, PetscInt n, PetscInt N, Vec like, Vec *v)
 {
   PetscScalar   *d;
+  PetscMPIInt    size;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
   *v = NULL;
-  STN_CUDA_CALL(StnCUDAMalloc((void **)&d, (size_t)n * sizeof(PetscScalar)));
-  ierr = VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v);
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  STN_CUDA_CALL(StnCUDAMalloc((void **)&d, (size_t)(n > 0 ? n : 1) * sizeof(PetscScalar)));
+  ierr = size == 1 ? VecCreateSeqCUDAWithArrays(comm, bs, n, NULL, d, v) : VecCreateMPICUDAWithArrays(comm, bs, n, N, NULL, d, v);
   if (!ierr && like) {
     (*v)->ops[0] = like->ops[0];
     ierr         = PetscObjectListDuplicate(((PetscObject)like)->olist, &((PetscObject)*v)->olist);
@@ -773,12 +776,32 @@ static PetscErrorCode create_global(DM da, Vec *g)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A grid's local (ghosted) vectors on several ranks, as DMCreateLocalVector_DA makes them but on
+   device memory of the runtime's, zeroed there (PETSc's are zeroed on the host: the ghost points
+   past the grid's edge stay 0), with no host array unless read there; their duplicates pooled
+   too (the Jacobian's state without its matrix is one). PETSc's would each take a cudaMalloc in
+   the first solve, which the driver takes in turn from the ranks of a node. */
+static PetscErrorCode create_local(DM da, Vec *l)
+{
+  PetscInt dof, gxm, gym, gzm;
+
+  PetscFunctionBegin;
+  PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+  PetscCall(DMDAGetGhostCorners(da, NULL, NULL, NULL, &gxm, &gym, &gzm));
+  PetscCall(create_pooled(PETSC_COMM_SELF, dof, dof * gxm * gym * gzm, PETSC_DETERMINE, NULL, l));
+  PetscCall(StnVecUseKernels(*l));
+  PetscCall(VecSetOperation(*l, VECOP_DUPLICATE, (void (*)(void))duplicate_pooled));
+  PetscCall(VecSet(*l, 0.0));
+  PetscCall(VecSetDM(*l, da));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode lazy_vectors(DM dm);
 static PetscErrorCode coarsen_hook(DM fine, DM coarse, void *ctx) { return (void)fine, (void)ctx, lazy_vectors(coarse); }
 static PetscErrorCode refine_hook(DM coarse, DM fine, void *ctx) { return (void)coarse, (void)ctx, lazy_vectors(fine); }
 
-/* dm's global vectors made as create_global does, and those of every grid coarsened or refined
-   from it: a DMDA on several ranks, not bound to the CPU. */
+/* dm's global and local vectors made as create_global and create_local do, and those of every
+   grid coarsened or refined from it: a DMDA on several ranks, not bound to the CPU. */
 static PetscErrorCode lazy_vectors(DM dm)
 {
   PetscBool   da;
@@ -790,6 +813,7 @@ static PetscErrorCode lazy_vectors(DM dm)
   if (!da || size == 1 || dm->bind_below > 0 || dm->ops->createglobalvector == create_global) PetscFunctionReturn(PETSC_SUCCESS);
   if (!petsc_create_global) petsc_create_global = dm->ops->createglobalvector;
   dm->ops->createglobalvector = create_global;
+  dm->ops->createlocalvector  = create_local;
   PetscCall(DMCoarsenHookAdd(dm, coarsen_hook, NULL, NULL));
   PetscCall(DMRefineHookAdd(dm, refine_hook, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
