@@ -777,10 +777,12 @@ static PetscErrorCode create_global(DM da, Vec *g)
 }
 
 /* A grid's local (ghosted) vectors on several ranks, as DMCreateLocalVector_DA makes them but on
-   device memory of the runtime's, zeroed there (PETSc's are zeroed on the host: the ghost points
-   past the grid's edge stay 0), with no host array unless read there; their duplicates pooled
-   too (the Jacobian's state without its matrix is one). PETSc's would each take a cudaMalloc in
-   the first solve, which the driver takes in turn from the ranks of a node. */
+   device memory of the runtime's, zeroed there (PETSc's have no memory until first used, zeroed
+   only by a first read: the device exchange's first use, write-only, left the ghost points past
+   the grid's edge unset), with no host array unless read there; their duplicates pooled too,
+   not zeroed (the Jacobian's state without its matrix is one, copied over whole). PETSc's would
+   each take a cudaMalloc in the first solve, which the driver takes in turn from the ranks of a
+   node. */
 static PetscErrorCode create_local(DM da, Vec *l)
 {
   PetscInt dof, gxm, gym, gzm;
