@@ -426,14 +426,14 @@ static PetscErrorCode prepare_deep(PC pc, Fused *fc)
   if (fc->chain_refused == finest_id) chain = 0; /* not again for these grids */
   PetscCall(PetscMalloc1(fc->nlevels, &want));
   for (PetscInt l = 1; l < fc->nlevels; l++) {
-    const Level *lv = &fc->level[l];
+    Level *lv = &fc->level[l];
 
     want[l] = fc->deep_ghosts && !lv->whole && lv->mf && lv->halo;
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &want[l], 1, MPI_INT, MPI_LAND, fc->comm));
     if (!lv->whole && !want[l]) chain = 0;
     if (!want[l]) { /* no deep ghosts here */
-      PetscCall(StnDeepDestroy(&fc->level[l].deep));
-      fc->level[l].deep_tried = PETSC_FALSE;
+      PetscCall(StnDeepDestroy(&lv->deep));
+      lv->deep_tried = PETSC_FALSE;
     }
   }
   for (int pass = 0; pass < 2; pass++) {

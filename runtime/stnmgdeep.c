@@ -139,12 +139,15 @@ void StnDeepBox(const StnDeep *dp, int k, int s[3], int m[3])
   s[a] = lo, m[a] = hi - lo;
 }
 
+/* Where plane lo of the widened box starts in its arrays. */
+static long offset_of(const StnDeep *dp, int lo) { return plane(dp) * dp->dof * (lo - dp->es[dp->axis]); }
+
 void StnDeepExtent(const StnDeep *dp, int k, long *off, long *len)
 {
   int lo, hi;
 
   widened(dp, k, &lo, &hi);
-  *off = plane(dp) * dp->dof * (lo - dp->es[dp->axis]), *len = plane(dp) * dp->dof * (hi - lo);
+  *off = offset_of(dp, lo), *len = plane(dp) * dp->dof * (hi - lo);
 }
 
 PetscErrorCode StnDeepStep(const StnDeep *dp, Mat mf, int k, const PetscScalar *x, const PetscScalar *b, const PetscScalar *d, const PetscScalar *p, PetscReal alpha, PetscReal beta, PetscReal gamma, PetscScalar *y, PetscBool y_owned)
@@ -157,7 +160,7 @@ PetscErrorCode StnDeepStep(const StnDeep *dp, Mat mf, int k, const PetscScalar *
   PetscFunctionBeginUser;
   PetscCheck(!y_owned || k == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "an owned output takes the owned box alone");
   widened(dp, k, &lo, &hi);
-  off = plane(dp) * dp->dof * (lo - dp->es[a]);
+  off = offset_of(dp, lo);
   set_info_box(&info, a, lo, hi - lo, PETSC_FALSE);
   {
     const StnMultArgs m = {x + off, b ? b + off : NULL, d ? d + off : NULL, p ? p + off : NULL, y_owned ? y : y + off, alpha, beta, gamma, x};

@@ -38,9 +38,10 @@ typedef struct {
 } StnDeep;
 
 /* Collective on da's communicator: deep ghosts units stencil widths deep on da (a smoothing of
-   steps Chebyshev steps: steps + 1), or *deep NULL on every rank, *why saying why (not slabs, a periodic direction, coefficients
-   read from files, whose arrays have the grid's ghosts only: stncoef.h; no exchange). With
-   vectors false only d and state are made (a user with vectors of its own: stnarnoldi.c). */
+   s Chebyshev steps needs s + 1), or *deep NULL on every rank, *why saying why (not slabs, a
+   periodic direction, coefficients read from files, whose arrays have the grid's ghosts only:
+   stncoef.h; no exchange). With vectors false only d and state are made (a user with vectors of
+   its own: stnarnoldi.c). */
 PetscErrorCode StnDeepCreate(DM da, PetscInt units, PetscBool vectors, StnDeep **deep, const char **why);
 /* Where the owned box widened by k planes (clipped to the widened box) lies in an array of the
    widened box: from *off, *len values. */
