@@ -680,7 +680,7 @@ PetscErrorCode StnVecDestroyBlock(PetscInt m, Vec **vs, void **block)
    made here with device memory only (a host array only if they are read there), zeroed on the
    device as PETSc's are, with what it sets besides; their duplicates are made the same way (not
    zeroed, as PETSc's are not). Its viewer and loader, which PETSc does not export, come from the
-   first vector, made by PETSc. */
+   first vector, made by PETSc, whose duplicates are made here too. */
 static PetscErrorCode (*petsc_create_global)(DM, Vec *);
 static PetscErrorCode (*da_view)(Vec, PetscViewer), (*da_load)(Vec, PetscViewer);
 
@@ -761,6 +761,7 @@ static PetscErrorCode create_global(DM da, Vec *g)
     PetscCall((*petsc_create_global)(da, g));
     da_view = (*g)->ops->view;
     da_load = (*g)->ops->load;
+    PetscCall(VecSetOperation(*g, VECOP_DUPLICATE, (void (*)(void))duplicate_pooled));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(DMDAGetInfo(da, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));

@@ -27,8 +27,8 @@
 #include <time.h>
 
 enum { PHASES = 8, SLOW = 24 };
-enum { F_MALLOC, F_MALLOC_ASYNC, F_FREE, F_FREE_ASYNC, F_HOST_ALLOC, F_FREE_HOST, F_IPC_OPEN, F_IPC_GET, F_GET_KERNEL, F_LAUNCH, F_LAUNCH_COOP, F_MEMCPY, F_STREAM_SYNC, F_DEVICE_SYNC, F_SOLVE, NFUNCS };
-static const char *fname[NFUNCS] = {"cudaMalloc", "cudaMallocAsync", "cudaFree", "cudaFreeAsync", "cudaHostAlloc", "cudaFreeHost", "cudaIpcOpenMemHandle", "cudaIpcGetMemHandle", "__cudaGetKernel", "__cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaMemcpy", "cudaStreamSynchronize", "cudaDeviceSynchronize", "SNESSolve"};
+enum { F_MALLOC, F_MALLOC_ASYNC, F_FREE, F_FREE_ASYNC, F_HOST_ALLOC, F_MALLOC_HOST, F_FREE_HOST, F_IPC_OPEN, F_IPC_GET, F_GET_KERNEL, F_LAUNCH, F_LAUNCH_COOP, F_MEMCPY, F_STREAM_SYNC, F_DEVICE_SYNC, F_SOLVE, NFUNCS };
+static const char *fname[NFUNCS] = {"cudaMalloc", "cudaMallocAsync", "cudaFree", "cudaFreeAsync", "cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cudaIpcOpenMemHandle", "cudaIpcGetMemHandle", "__cudaGetKernel", "__cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaMemcpy", "cudaStreamSynchronize", "cudaDeviceSynchronize", "SNESSolve"};
 
 typedef struct {
   long   calls, slow_calls;
@@ -77,7 +77,7 @@ static void record(int func, double t0, size_t bytes)
   t->calls++;
   t->ms += ms;
   if (log_allocs < 0) log_allocs = getenv("STN_TRACE_ALLOCS") != NULL;
-  if (log_allocs && (func == F_MALLOC || func == F_MALLOC_ASYNC || func == F_HOST_ALLOC || func == F_FREE) && nlogged < LOGGED) {
+  if (log_allocs && (func == F_MALLOC || func == F_MALLOC_ASYNC || func == F_HOST_ALLOC || func == F_MALLOC_HOST || func == F_FREE) && nlogged < LOGGED) {
     void *f[FRAMES + 2];
     int   n = backtrace(f, FRAMES + 2);
     for (int i = 2; i < n; i++) frames[nlogged][i - 2] = f[i]; /* past record() and the wrapper */
@@ -153,6 +153,15 @@ cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags)
   cudaError_t rc;
   if (!f) f = next("cudaHostAlloc");
   TIMED(F_HOST_ALLOC, bytes, f(p, bytes, flags));
+  return rc;
+}
+
+cudaError_t cudaMallocHost(void **p, size_t bytes)
+{
+  static cudaError_t (*f)(void **, size_t);
+  cudaError_t rc;
+  if (!f) f = next("cudaMallocHost");
+  TIMED(F_MALLOC_HOST, bytes, f(p, bytes));
   return rc;
 }
 
