@@ -88,7 +88,8 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   const char *mat_types[] = {"sgdia", "aij"}, *devices[] = {"cpu", "gpu"}, *operators[] = {"auto", "matrix", "matfree"};
   PetscInt    mat_type = 0, device = 0, levels_type, op = 0;
   char        galerkin_type[16] = "";
-  PetscBool   galerkin;
+  PetscBool   galerkin, mg_levels_given;
+  PetscInt    mg_levels = 1;
 
   PetscFunctionBeginUser;
   PetscCall(PetscMemzero(app, sizeof *app));
@@ -154,6 +155,9 @@ PetscErrorCode StnAppSetFromOptions(StnApp *app, const char *program)
   PetscCheck(!galerkin || !app->levels_sgdia, PETSC_COMM_WORLD, PETSC_ERR_SUP,
              "-pc_mg_galerkin forms the coarse grids' operators as products R A P of assembled matrices, but with -stn_levels_mat_type sgdia the grids pass vectors without matrices: "
              "use -stn_levels_mat_type aij with -pc_mg_galerkin, or drop -pc_mg_galerkin (each grid then has the .stn's own Jacobian)");
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-pc_mg_levels", &mg_levels, &mg_levels_given)); /* PETSc's PCMG crashes on 0 */
+  PetscCheck(!mg_levels_given || mg_levels >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+             "-pc_mg_levels %" PetscInt_FMT ": give at least 1 level (1 is the finest grid alone), or leave it out and the levels are counted from the grid", mg_levels);
   PetscCall(StnAppCheckOutputs(app)); /* before the solve, not after it */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1220,6 +1220,7 @@ if is_built bratu2d; then
   refused_mpi "options: -pc_type eisenstat on 2 ranks" 2 "-pc_type eisenstat runs on one rank only" "$OUT/bratu2d" -pc_type eisenstat
   refused_mpi "options: -pc_mg_galerkin with SG-DIA levels" 1 "-pc_mg_galerkin forms the coarse grids' operators as products" \
     "$OUT/bratu2d" -da_grid_x 17 -da_grid_y 17 -pc_type mg -pc_mg_galerkin -stn_levels_mat_type sgdia
+  refused_mpi "options: -pc_mg_levels 0" 1 "-pc_mg_levels 0: give at least 1 level" "$OUT/bratu2d" -pc_type mg -pc_mg_levels 0
   refused_mpi "options: -stn_solve_repeat with -snes_grid_sequence" 1 "-stn_solve_repeat cannot be combined with -snes_grid_sequence" "$OUT/bratu2d" -stn_solve_repeat 2 -snes_grid_sequence 1
   refused_mpi "options: -pc_telescope_ignore_dm false" 1 "-pc_type telescope cannot use the grid" "$OUT/bratu2d" -pc_type telescope -pc_telescope_ignore_dm false
   if is_built heat2d && pkg-config --max-version=3.18.99 PETSc; then
