@@ -10,7 +10,8 @@ enum { kThreads = 256 };
 struct StnDenseInverse {
   int                n;
   double            *lu, *inv;        /* n x n column-major each */
-  int               *pivots, *info;   /* n, 1 */
+  int               *pivots, *info;   /* 2n (Gauss-Jordan's p_k and q_j, or getrf's n), 1 */
+  double            *panel;           /* Gauss-Jordan over the device: a panel's multipliers and 1 / pivots */
   cusolverDnHandle_t solver;          /* cuSOLVER's LU, for n > kGJGlobalMaxRows: made at its first use */
   double            *work;            /* and its workspace */
   int                lwork;
@@ -164,53 +165,176 @@ __global__ static void __launch_bounds__(kGJThreads) gauss_jordan_kernel(double 
 }
 
 /* The same Gauss-Jordan for kGJMaxRows < n <= kGJGlobalMaxRows over the whole device, in one
-   cooperative launch (every block resident, a grid-wide sync after each pivot step), the
-   matrix in global memory (two buffers, in L2: 16 MB at most). The rows are not swapped: step k
-   pivots on the largest entry of column k among the rows not yet pivoted (p_k, found by every
-   block alike; on a tie the lowest row of the original matrix), reads src and writes every
-   entry of dst (each step's input is whole while it is read), then the two swap. Entry by entry
-   the arithmetic is the swapping version's, so with the same pivots the result is the same to
-   the bit (that version broke ties by the rows' swapped order). After n steps R holds the
-   inverse permuted: inverse(k, j) = R(p_k, q_j) with p_{q_j} = j. One launch instead of two per step: the 576 unknowns of a 12^2
-   grid of 4 values took 6.3 ms in 1152 launches, cuSOLVER's getrf loads its kernels at its
-   first call (80 to 140 ms). *info: 0, or k + 1 for a zero pivot in column k (then src holds
-   what the steps before made, and dst nothing of use). */
-constexpr int kGJGlobalMaxRows = 1024;
+   cooperative launch (every block resident), the matrix in global memory (in L2: 8 MB at most),
+   in panels of kGJPanel pivot columns: two grid-wide syncs a panel, where a sync a pivot cost as
+   much as the pivot's work. The rows are not swapped: step k pivots on the largest entry of
+   column k among the rows not yet pivoted (p_k; on a tie the lowest row of the original matrix).
+   Block 0 takes a panel's steps in its shared memory on the panel's columns alone, a row per
+   thread, and leaves each step's multipliers (column k before it, m_k) and 1 / pivot; then every
+   block applies the panel's steps to the other columns: the scaled pivot rows s_k(j) first (row
+   p_k through the panel's earlier steps, times 1 / pivot: a warp per column, a lane per pivot
+   row), then each row through the steps in order (row p_k becomes s_k(j), every other row i
+   loses m_k(i) s_k(j)). Entry by entry that is the arithmetic of one pivot at a time
+   (gauss_jordan_kernel's, without its swaps), so with the same pivots the result is the same to
+   the bit (that version breaks ties by the rows' swapped order). After n steps the matrix holds
+   the inverse permuted: inverse(k, j) = R(p_k, q_j) with p_{q_j} = j. kGJPanel 8 keeps a lane's
+   multipliers in registers (64 a thread at 1024 threads). cuSOLVER's getrf loads its kernels at
+   its first call (80 to 140 ms). *info: 0, or k + 1 for a zero pivot in column k (then a holds
+   what the panels before made, and dst nothing of use). */
+constexpr int kGJGlobalMaxRows = 1024, kGJPanel = 8;
 
-__global__ static void __launch_bounds__(kGJThreads) gj_cooperative_kernel(double *src, double *dst, int n, int *info)
+struct GJPanel {
+  double *m;         /* the panel's multipliers: m_t(i) at m[t * n + i] */
+  double *inv_pivot; /* kGJPanel */
+  int    *pivot_of;  /* n: p_k */
+  int    *column_of; /* n: q_j */
+  int    *info;      /* 0, or k + 1 for a zero pivot in column k */
+};
+
+/* The pivot row among those not marked in pivoted whose entry in column is largest in
+   magnitude, the lowest such row on a tie (pivot_search's choice), or -1 where the column is
+   zero there: by the whole block, n <= kGJThreads, a row per thread, the warps' candidates
+   reduced by warp 0. */
+__device__ static int pivot_search_rows(const double *column, int n, const unsigned char *pivoted)
 {
+  __shared__ double best[kGJThreads / 32];
+  __shared__ int    where[kGJThreads / 32];
+  __shared__ int    pivot_row;
+  const int         tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  double            v   = -1.0; /* a NaN entry is never chosen, as in pivot_search */
+  int               at  = n;
+
+  if (tid < n && !pivoted[tid] && fabs(column[tid]) > v) v = fabs(column[tid]), at = tid;
+
+  for (int o = 16; o > 0; o >>= 1) {
+    const double ov = __shfl_down_sync(0xffffffffu, v, o);
+    const int    oa = __shfl_down_sync(0xffffffffu, at, o);
+    if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
+  }
+  if (lane == 0) best[warp] = v, where[warp] = at;
+  __syncthreads();
+  if (warp == 0) {
+    v  = best[lane];
+    at = where[lane];
+    for (int o = 16; o > 0; o >>= 1) {
+      const double ov = __shfl_down_sync(0xffffffffu, v, o);
+      const int    oa = __shfl_down_sync(0xffffffffu, at, o);
+      if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
+    }
+    if (lane == 0) pivot_row = v > 0.0 ? at : -1;
+  }
+  __syncthreads();
+  return pivot_row;
+}
+
+/* Block 0: the panel's columns kb..kb + w - 1 through their w steps, in shared memory pan (n x w,
+   column-major), a row per thread, with s (kGJPanel) beside; pivoted (n) persists across
+   panels. Returns 0, or 1 for a zero pivot (recorded in *g.info). n <= kGJThreads. */
+__device__ static int gj_panel(double *a, int n, int kb, int w, double *pan, double *s, unsigned char *pivoted, const GJPanel &g)
+{
+  const int tid = threadIdx.x;
+
+  for (int e = tid; e < n * w; e += kGJThreads) pan[e] = a[(long)kb * n + e];
+  __syncthreads();
+  for (int t = 0; t < w; t++) {
+    const int p = pivot_search_rows(pan + (long)t * n, n, pivoted);
+
+    if (p < 0) {
+      if (tid == 0) *g.info = kb + t + 1;
+      return 1;
+    }
+    const double inv_pivot = 1.0 / pan[(long)t * n + p];
+    if (tid < w) s[tid] = pan[(long)tid * n + p] * inv_pivot; /* row p of each panel column, scaled */
+    if (tid == 0) pivoted[p] = 1, g.pivot_of[kb + t] = p, g.column_of[p] = kb + t, g.inv_pivot[t] = inv_pivot;
+    __syncthreads();
+    if (tid < n) { /* row i / pivot if p, else row i -= m(i) * row p / pivot; column t replaced */
+      const int    i = tid;
+      const double m = pan[(long)t * n + i];
+
+      g.m[(long)t * n + i] = m;
+      for (int c = 0; c < w; c++)
+        if (c != t) pan[(long)c * n + i] = i == p ? s[c] : pan[(long)c * n + i] - m * s[c];
+      pan[(long)t * n + i] = i == p ? inv_pivot : -m * inv_pivot;
+    }
+    __syncthreads();
+  }
+  for (int e = tid; e < n * w; e += kGJThreads) a[(long)kb * n + e] = pan[e];
+  return 0;
+}
+
+/* Every block: the panel's w steps (pivot rows g.pivot_of[kb..], multipliers g.m) on the columns
+   outside it, this block's columns j = blockIdx.x + r gridDim.x, kGJThreads / 32 of them a round:
+   warp r the scaled pivot rows of the r-th, then each thread its row of each. n <= kGJThreads. */
+__device__ static void gj_update(double *a, int n, int kb, int w, double (*s)[kGJPanel], const GJPanel &g)
+{
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+  for (int first = blockIdx.x; first < n; first += gridDim.x * (kGJThreads / 32)) {
+    const int j = first + warp * gridDim.x;
+
+    if (j < n && (j < kb || j >= kb + w) && lane < w) { /* lane u: row p_u through the steps */
+      const int p = g.pivot_of[kb + lane];
+      double    v = a[(long)j * n + p], mp[kGJPanel];
+#pragma unroll
+      for (int t = 0; t < kGJPanel; t++)
+        if (t < w) mp[t] = g.m[(long)t * n + p];
+#pragma unroll
+      for (int t = 0; t < kGJPanel; t++)
+        if (t < w) {
+          const double st = __shfl_sync((1u << w) - 1, v, t) * g.inv_pivot[t];
+          v               = lane == t ? st : v - mp[t] * st;
+          if (lane == 0) s[warp][t] = st;
+        }
+    }
+    __syncthreads();
+    if (tid < n) {
+      const int i = tid;
+      int       pivot_step = -1;
+      double    m[kGJPanel];
+
+#pragma unroll
+      for (int t = 0; t < kGJPanel; t++)
+        if (t < w) {
+          m[t] = g.m[(long)t * n + i];
+          if (g.pivot_of[kb + t] == i) pivot_step = t;
+        }
+      for (int r = 0; r < kGJThreads / 32; r++) {
+        const int jr = first + r * gridDim.x;
+        if (jr >= n) break;
+        if (jr >= kb && jr < kb + w) continue;
+        double v = a[(long)jr * n + i];
+#pragma unroll
+        for (int t = 0; t < kGJPanel; t++)
+          if (t < w) v = t == pivot_step ? s[r][t] : v - m[t] * s[r][t];
+        a[(long)jr * n + i] = v;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+__global__ static void __launch_bounds__(kGJThreads) gj_cooperative_kernel(double *a, double *dst, int n, GJPanel g)
+{
+  extern __shared__ double pan[]; /* block 0: the panel, n x kGJPanel */
+  __shared__ double        s[kGJThreads / 32][kGJPanel];
   __shared__ unsigned char pivoted[kGJGlobalMaxRows];
-  __shared__ int           pivot_of[kGJGlobalMaxRows], column_of[kGJGlobalMaxRows]; /* p_k, q_j */
-  cooperative_groups::grid_group grid   = cooperative_groups::this_grid();
-  const int                      tid    = threadIdx.x;
-  const int                      nn     = n * n, stride = gridDim.x * kGJThreads; /* 2^20 at most */
-  const int                      e0     = blockIdx.x * kGJThreads + tid;
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const int                      tid  = threadIdx.x;
 
   for (int i = tid; i < n; i += kGJThreads) pivoted[i] = 0;
   __syncthreads();
-  for (int k = 0; k < n; k++) {
-    const double *column = src + k * n;
-    const int     p      = pivot_search(column, 0, n, pivoted); /* the same in every block */
+  for (int kb = 0; kb < n; kb += kGJPanel) {
+    const int w = n - kb < kGJPanel ? n - kb : kGJPanel;
 
-    if (p < 0) {
-      if (blockIdx.x == 0 && tid == 0) *info = k + 1;
-      return; /* every block, at the same step */
-    }
-    if (tid == 0) pivoted[p] = 1, pivot_of[k] = p, column_of[p] = k;
-    const double inv_pivot = 1.0 / column[p];
-    for (int e = e0; e < nn; e += stride) { /* row p / pivot; row i -= a(i,k) * that; column k */
-      const int    i = e % n, j = e / n;
-      const double scaled = src[j * n + p] * inv_pivot;
-      if (i == p) dst[e] = j == k ? inv_pivot : scaled;
-      else dst[e] = j == k ? -column[i] * inv_pivot : src[e] - column[i] * scaled;
-    }
-    grid.sync(); /* dst whole before anyone reads it; src read by everyone before it is written */
-    double *t = src;
-    src = dst, dst = t;
+    if (blockIdx.x == 0) gj_panel(a, n, kb, w, pan, s[0], pivoted, g);
+    grid.sync(); /* the panel, its pivots and multipliers whole; *g.info set */
+    if (*(volatile int *)g.info) return; /* every block, at the same panel */
+    gj_update(a, n, kb, w, s, g);
+    grid.sync(); /* the other columns through the panel's steps before the next panel reads them */
   }
-  for (int e = e0; e < nn; e += stride) { /* inverse(k, j) = R(p_k, q_j), column-major */
+  for (int e = blockIdx.x * kGJThreads + tid; e < n * n; e += gridDim.x * kGJThreads) { /* inverse(k, j) = R(p_k, q_j), column-major */
     const int k = e % n, j = e / n;
-    dst[e] = src[column_of[j] * n + pivot_of[k]];
+    dst[e] = a[(long)g.column_of[j] * n + g.pivot_of[k]];
   }
 }
 
@@ -226,11 +350,12 @@ extern "C" int StnDenseInverseCreate(int n, StnDenseInverse **out)
   inv->n = n;
   if ((rc = check(cudaMalloc((void **)&inv->lu, bytes), "StnDenseInverseCreate: cudaMalloc")) ||
       (rc = check(cudaMalloc((void **)&inv->inv, bytes), "StnDenseInverseCreate: cudaMalloc")) ||
-      (rc = check(cudaMalloc((void **)&inv->pivots, sizeof(int) * (size_t)(n + 1)), "StnDenseInverseCreate: cudaMalloc"))) {
+      (rc = check(cudaMalloc((void **)&inv->pivots, sizeof(int) * (size_t)(2 * n + 1)), "StnDenseInverseCreate: cudaMalloc")) ||
+      (rc = check(cudaMalloc((void **)&inv->panel, sizeof(double) * (size_t)(n + 1) * kGJPanel), "StnDenseInverseCreate: cudaMalloc"))) {
     StnDenseInverseDestroy(inv);
     return rc;
   }
-  inv->info = inv->pivots + n;
+  inv->info = inv->pivots + 2 * n;
   *out      = inv;
   return 0;
 }
@@ -253,23 +378,25 @@ extern "C" int StnDenseInverseSetSGDIA(StnDenseInverse *inv, const StnBox *box, 
       const size_t shared = sizeof(double) * (size_t)(n + 1) * n;
       if ((rc = check(cudaFuncSetAttribute(gauss_jordan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared), "StnDenseInverseSetSGDIA: cudaFuncSetAttribute"))) return rc;
       gauss_jordan_kernel<<<1, kGJThreads, shared>>>(inv->lu, n, inv->pivots, inv->info);
-    } else { /* as many blocks as are resident at once, at most one entry per thread */
-      int   per_sm = 0, sms = 0, device = 0, grid;
-      void *args[] = {&inv->lu, &inv->inv, (void *)&n, &inv->info};
+    } else { /* as many blocks as are resident at once (one a multiprocessor: the panel's shared
+                memory), at most one entry per thread */
+      const size_t shared = sizeof(double) * (size_t)n * kGJPanel;
+      int          per_sm = 0, sms = 0, device = 0, grid;
+      GJPanel      g      = {inv->panel + kGJPanel, inv->panel, inv->pivots, inv->pivots + n, inv->info};
+      void        *args[] = {&inv->lu, &inv->inv, (void *)&n, &g};
 
       if ((rc = check(cudaMemsetAsync(inv->info, 0, sizeof(int), 0), "StnDenseInverseSetSGDIA: cudaMemsetAsync")) ||
-          (rc = check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gj_cooperative_kernel, kGJThreads, 0), "StnDenseInverseSetSGDIA: cudaOccupancyMaxActiveBlocksPerMultiprocessor")) ||
+          (rc = check(cudaFuncSetAttribute(gj_cooperative_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared), "StnDenseInverseSetSGDIA: cudaFuncSetAttribute")) ||
+          (rc = check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gj_cooperative_kernel, kGJThreads, shared), "StnDenseInverseSetSGDIA: cudaOccupancyMaxActiveBlocksPerMultiprocessor")) ||
           (rc = check(cudaGetDevice(&device), "StnDenseInverseSetSGDIA: cudaGetDevice")) ||
           (rc = check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "StnDenseInverseSetSGDIA: cudaDeviceGetAttribute")))
         return rc;
       grid = per_sm * sms;
       if ((long)grid > ((long)n * n + kGJThreads - 1) / kGJThreads) grid = (int)(((long)n * n + kGJThreads - 1) / kGJThreads);
       if (grid < 1) return StnCUDAFail((int)cudaErrorInvalidConfiguration, "StnDenseInverseSetSGDIA: the Gauss-Jordan kernel fits no block on this GPU");
-      if ((rc = check(cudaLaunchCooperativeKernel((const void *)gj_cooperative_kernel, grid, kGJThreads, args, 0, 0), "StnDenseInverseSetSGDIA: cudaLaunchCooperativeKernel"))) return rc;
-      if (n % 2 == 0) { /* the result is in inv (the last dst), not lu: swapped here and back below */
-        double *t = inv->inv;
-        inv->inv = inv->lu, inv->lu = t;
-      }
+      if ((rc = check(cudaLaunchCooperativeKernel((const void *)gj_cooperative_kernel, grid, kGJThreads, args, shared, 0), "StnDenseInverseSetSGDIA: cudaLaunchCooperativeKernel"))) return rc;
+      double *t = inv->inv; /* the result is in inv (dst), not lu: swapped here and back below */
+      inv->inv = inv->lu, inv->lu = t;
     }
     if ((rc = check(cudaGetLastError(), "StnDenseInverseSetSGDIA: launch"))) return rc;
     if ((rc = check(cudaMemcpy(zero_pivot, inv->info, sizeof(int), cudaMemcpyDeviceToHost), "StnDenseInverseSetSGDIA: cudaMemcpy"))) return rc;
@@ -312,6 +439,7 @@ extern "C" int StnDenseInverseDestroy(StnDenseInverse *inv)
   cudaFree(inv->inv);
   cudaFree(inv->work);
   cudaFree(inv->pivots);
+  cudaFree(inv->panel);
   if (inv->solver) cusolverDnDestroy(inv->solver);
   delete inv;
   return 0;

@@ -198,6 +198,7 @@ int main(int argc, char **argv)
     {"2D 10 x 16, star stencil (shared memory, its largest)", 2, 1, {10, 16, 1}, 0, 0},
     {"2D 7 x 23, star stencil (over the device, its smallest)", 2, 1, {7, 23, 1}, 0, 0},
     {"3D 6^3 x 1 value, star stencil (over the device)", 3, 1, {6, 6, 6}, 0, 0},
+    {"3D 7^3 x 1 value, star stencil (over the device, a last panel of 7 pivots)", 3, 1, {7, 7, 7}, 0, 0},
     {"2D 16^2 periodic in x, star stencil (over the device)", 2, 1, {16, 16, 1}, 0, 1},
     {"2D 12^2 x 4 values, box stencil (over the device)", 2, 4, {12, 12, 1}, 1, 0},
     {"2D 16^2 x 4 values, box stencil (over the device, its largest)", 2, 4, {16, 16, 1}, 1, 0},
