@@ -79,9 +79,10 @@ __global__ static void gemv_kernel(const double *__restrict__ a, const double *_
 constexpr int kGJThreads = 1024, kGJMaxRows = 160; /* 160^2 doubles: 200 KB of shared memory */
 
 /* Partial pivoting for a Gauss-Jordan step, by the whole block (kGJThreads threads, every one
-   calling it): the row among first..n-1 not marked in skip (NULL: none marked) whose entry in
-   column (column[i] = a[i][k]) is largest in magnitude, the lowest such row on a tie. Returns
-   it, or -1 where the column is zero there. */
+   calling it; n <= kGJThreads, a row per thread): the row among first..n-1 not marked in skip
+   (NULL: none marked) whose entry in column (column[i] = a[i][k]) is largest in magnitude, the
+   lowest such row on a tie (a NaN entry is never chosen); the warps' candidates reduced by warp
+   0. Returns it, or -1 where the column is zero there. */
 __device__ static int pivot_search(const double *column, int first, int n, const unsigned char *skip)
 {
   __shared__ double best[kGJThreads / 32];
@@ -91,10 +92,7 @@ __device__ static int pivot_search(const double *column, int first, int n, const
   double            v   = -1.0;
   int               at  = n;
 
-  for (int i = first + tid; i < n; i += kGJThreads) {
-    const double m = fabs(column[i]);
-    if ((!skip || !skip[i]) && m > v) v = m, at = i;
-  }
+  if (tid >= first && tid < n && (!skip || !skip[tid]) && fabs(column[tid]) > v) v = fabs(column[tid]), at = tid;
   for (int o = 16; o > 0; o >>= 1) {
     const double ov = __shfl_down_sync(0xffffffffu, v, o);
     const int    oa = __shfl_down_sync(0xffffffffu, at, o);
@@ -102,10 +100,15 @@ __device__ static int pivot_search(const double *column, int first, int n, const
   }
   if (lane == 0) best[warp] = v, where[warp] = at;
   __syncthreads();
-  if (tid == 0) {
-    for (int w = 1; w < kGJThreads / 32; w++)
-      if (best[w] > best[0] || (best[w] == best[0] && where[w] < where[0])) best[0] = best[w], where[0] = where[w];
-    pivot_row = best[0] > 0.0 ? where[0] : -1;
+  if (warp == 0) {
+    v  = best[lane];
+    at = where[lane];
+    for (int o = 16; o > 0; o >>= 1) {
+      const double ov = __shfl_down_sync(0xffffffffu, v, o);
+      const int    oa = __shfl_down_sync(0xffffffffu, at, o);
+      if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
+    }
+    if (lane == 0) pivot_row = v > 0.0 ? at : -1;
   }
   __syncthreads();
   return pivot_row;
@@ -191,42 +194,6 @@ struct GJPanel {
   int    *info;      /* 0, or k + 1 for a zero pivot in column k */
 };
 
-/* The pivot row among those not marked in pivoted whose entry in column is largest in
-   magnitude, the lowest such row on a tie (pivot_search's choice), or -1 where the column is
-   zero there: by the whole block, n <= kGJThreads, a row per thread, the warps' candidates
-   reduced by warp 0. */
-__device__ static int pivot_search_rows(const double *column, int n, const unsigned char *pivoted)
-{
-  __shared__ double best[kGJThreads / 32];
-  __shared__ int    where[kGJThreads / 32];
-  __shared__ int    pivot_row;
-  const int         tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  double            v   = -1.0; /* a NaN entry is never chosen, as in pivot_search */
-  int               at  = n;
-
-  if (tid < n && !pivoted[tid] && fabs(column[tid]) > v) v = fabs(column[tid]), at = tid;
-
-  for (int o = 16; o > 0; o >>= 1) {
-    const double ov = __shfl_down_sync(0xffffffffu, v, o);
-    const int    oa = __shfl_down_sync(0xffffffffu, at, o);
-    if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
-  }
-  if (lane == 0) best[warp] = v, where[warp] = at;
-  __syncthreads();
-  if (warp == 0) {
-    v  = best[lane];
-    at = where[lane];
-    for (int o = 16; o > 0; o >>= 1) {
-      const double ov = __shfl_down_sync(0xffffffffu, v, o);
-      const int    oa = __shfl_down_sync(0xffffffffu, at, o);
-      if (ov > v || (ov == v && oa < at)) v = ov, at = oa;
-    }
-    if (lane == 0) pivot_row = v > 0.0 ? at : -1;
-  }
-  __syncthreads();
-  return pivot_row;
-}
-
 /* Block 0: the panel's columns kb..kb + w - 1 through their w steps, in shared memory pan (n x w,
    column-major), a row per thread, with s (kGJPanel) beside; pivoted (n) persists across
    panels. Returns 0, or 1 for a zero pivot (recorded in *g.info). n <= kGJThreads. */
@@ -237,7 +204,7 @@ __device__ static int gj_panel(double *a, int n, int kb, int w, double *pan, dou
   for (int e = tid; e < n * w; e += kGJThreads) pan[e] = a[(long)kb * n + e];
   __syncthreads();
   for (int t = 0; t < w; t++) {
-    const int p = pivot_search_rows(pan + (long)t * n, n, pivoted);
+    const int p = pivot_search(pan + (long)t * n, 0, n, pivoted);
 
     if (p < 0) {
       if (tid == 0) *g.info = kb + t + 1;
